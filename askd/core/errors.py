@@ -1,0 +1,52 @@
+"""Errors the registry raises when an event cannot be applied.
+
+Each carries the spec's error ``code``; front ends map codes to their own
+status (HTTP status, WebSocket ``error``/``ack``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AskdError(Exception):
+    code = "error"
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidRequest(AskdError):
+    code = "invalid_request"
+
+
+class InvalidAnswer(AskdError):
+    code = "invalid_answer"
+
+
+class NotPending(AskdError):
+    """The question is not pending for this caller: ended, unknown, or another user's."""
+
+    code = "not_pending"
+
+
+class NotFound(AskdError):
+    code = "not_found"
+
+
+class Forbidden(AskdError):
+    code = "forbidden"
+
+
+class SessionOwnerMismatch(AskdError):
+    code = "session_owner_mismatch"
+
+
+class UserOffline(AskdError):
+    code = "user_offline"
+
+
+class TooManyPending(AskdError):
+    code = "too_many_pending"

@@ -1,0 +1,66 @@
+"""Server events and the sends the registry asks its driver to make.
+
+An :class:`Event` is encoded at most once, however many connections it goes
+to and however often it is re-pushed: the encoded frame is cached on it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+ASK = "ask_user_questions"
+CANCELLED = "ask_user_questions_cancelled"
+SNAPSHOT = "session_snapshot"
+ACK = "ack"
+ERROR = "error"
+PONG = "pong"
+
+
+def isotime(ts: float) -> str:
+    """Epoch seconds as ISO 8601 UTC with milliseconds, e.g. ``2026-11-29T10:00:00.250Z``."""
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def encode(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@dataclass(slots=True, eq=False)
+class Event:
+    """One frame of the spec's envelope ``{"type", "sessionId", "payload"}``.
+
+    ``id`` echoes a client frame's id (replies only)."""
+
+    type: str
+    session_id: str | None = None
+    payload: dict[str, Any] | None = None
+    id: Any = None
+    _frame: bytes | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.session_id is not None:
+            out["sessionId"] = self.session_id
+        if self.payload is not None:
+            out["payload"] = self.payload
+        return out
+
+    @property
+    def frame(self) -> bytes:
+        """The UTF-8 JSON text of the frame, encoded on first use."""
+        if self._frame is None:
+            self._frame = encode(self.to_json())
+        return self._frame
+
+
+@dataclass(slots=True, frozen=True)
+class Send:
+    """Deliver ``event`` to each connection in ``to``."""
+
+    to: tuple[str, ...]
+    event: Event

@@ -1,0 +1,56 @@
+"""The lifecycle of a pending question, as data.
+
+Every state a question can be in and every transition between them is in
+``TRANSITIONS``. A question starts ``pending`` and ends exactly once; any
+other move is a bug in the caller and raises :class:`IllegalTransition`
+(as ``h11`` raises on an event its state machine does not allow).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Status(str, Enum):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Trigger(str, Enum):
+    ANSWER = "answer"  # a user (or an admin on its behalf) answered
+    EXPIRE = "expire"  # the clock passed expiresAt
+    CANCEL = "cancel"  # its session (or an ancestor session) was cancelled
+
+
+TRANSITIONS: dict[tuple[Status, Trigger], Status] = {
+    (Status.PENDING, Trigger.ANSWER): Status.ANSWERED,
+    (Status.PENDING, Trigger.EXPIRE): Status.TIMEOUT,
+    (Status.PENDING, Trigger.CANCEL): Status.CANCELLED,
+}
+
+#: The ``reason`` of the ``ask_user_questions_cancelled`` event each end sends.
+END_REASON: dict[Status, str] = {
+    Status.ANSWERED: "answered",
+    Status.TIMEOUT: "timeout",
+    Status.CANCELLED: "cancelled",
+}
+
+#: The ``error`` text an agent reads in a result that did not get an answer.
+TIMEOUT_ERROR = "Timed out waiting for the user's answer"
+CANCEL_ERROR = "Session cancelled"
+
+
+class IllegalTransition(RuntimeError):
+    """A question was moved in a way the lifecycle does not allow."""
+
+
+def next_status(current: Status, trigger: Trigger) -> Status:
+    try:
+        return TRANSITIONS[(current, trigger)]
+    except KeyError:
+        raise IllegalTransition(f"cannot {trigger.value} a question that is {current.value}") from None

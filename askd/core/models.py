@@ -1,0 +1,126 @@
+"""Wire models of questions, asks and answers (spec sections 4 and 5).
+
+One definition, used by the daemon to validate and by ``askd.client`` to
+build requests. Questions are validated with these models but stored and
+re-pushed exactly as the agent sent them, so unknown fields pass through
+untouched and nothing is added.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
+
+# Ids name sessions in URLs and frames: printable, bounded.
+Id = Annotated[StrictStr, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
+NonEmpty = Annotated[StrictStr, Field(min_length=1)]
+AnswerValue = Union[StrictStr, list[StrictStr]]
+Answers = dict[StrictStr, AnswerValue]
+
+
+class Option(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    label: NonEmpty
+    description: StrictStr | None = None
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    question: NonEmpty
+    header: StrictStr | None = None
+    options: list[Option] | None = None
+    multiSelect: StrictBool = False
+
+    @field_validator("options")
+    @classmethod
+    def _labels_unique(cls, options: list[Option] | None) -> list[Option] | None:
+        if options:
+            labels = [o.label for o in options]
+            if len(set(labels)) != len(labels):
+                raise ValueError("option labels must be unique within a question")
+        return options
+
+
+def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Question]:
+    limit = (info.context or {}).get("max_questions", 20)
+    if not 1 <= len(questions) <= limit:
+        raise ValueError(f"must hold 1 to {limit} questions")
+    texts = [q.question for q in questions]
+    if len(set(texts)) != len(texts):
+        raise ValueError("question texts must be unique within a request")
+    return questions
+
+
+class AskBody(BaseModel):
+    """``POST /v1/sessions/{S}/questions``. Validate with a context giving
+    ``max_questions`` and ``max_timeout``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    userId: Id
+    questions: list[Question]
+    metadata: dict[str, Any] | None = None
+    timeoutSeconds: float | None = Field(default=None, gt=0)
+    requireOnline: StrictBool = False
+    parentSessionId: Id | None = None
+
+    _questions_ok = field_validator("questions")(_check_questions)
+
+    @field_validator("timeoutSeconds", mode="before")
+    @classmethod
+    def _number(cls, v: Any) -> Any:
+        # Strict mode refuses ints for floats; JSON has one number type.
+        if isinstance(v, bool):
+            raise ValueError("must be a number")
+        return float(v) if isinstance(v, int) else v
+
+    @field_validator("timeoutSeconds")
+    @classmethod
+    def _capped(cls, v: float | None, info: ValidationInfo) -> float | None:
+        cap = (info.context or {}).get("max_timeout")
+        if v is not None and cap is not None and v > cap:
+            raise ValueError(f"must be at most max_timeout_seconds ({cap:g})")
+        return v
+
+
+class AnswerBody(BaseModel):
+    """``POST /admin/v1/sessions/{S}/questions/{R}/answer``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # Only the shape here; content is checked against the question (check_answers).
+    answers: dict[str, Any]
+
+
+def check_answers(answers: dict[str, Any], multi_select: dict[str, bool]) -> str | None:
+    """Check answers against their question; return what is wrong, or None.
+
+    ``multi_select`` maps each question text of the request to its
+    ``multiSelect`` flag. Keys must name questions; a value is a string, or a
+    list of strings for a multiSelect question. Answering a subset is allowed
+    (a user may skip an optional question), but not answering nothing.
+    """
+    if not answers:
+        return "answers must answer at least one question"
+    for key, value in answers.items():
+        if key not in multi_select:
+            return f"no question {key!r} in this request"
+        if isinstance(value, list):
+            if not multi_select[key]:
+                return f"question {key!r} takes one answer, not a list"
+            if not all(isinstance(v, str) for v in value):
+                return f"answers to {key!r} must be strings"
+        elif not isinstance(value, str):
+            return f"answer to {key!r} must be a string"
+    return None

@@ -1,0 +1,529 @@
+"""The registry: sessions, pending questions, results and who is connected.
+
+A plain synchronous object with no I/O, in the sans-I/O style of ``h11`` and
+``websockets``: a front end feeds it events (``connect``, ``subscribe``,
+``ask``, ``answer``, ``cancel_session``, ``disconnect``, ``advance`` when the
+clock reaches ``next_deadline()``) and then takes what must happen from
+``drain()``: frames to send to connections, and requests that ended (so that
+agents waiting on them can be woken). The clock is injected; tests move it.
+
+Deadlines (question timeouts and result retention) live in one heap, so the
+front end needs a single timer at ``next_deadline()`` and no scan of
+everything. The question lifecycle itself is in ``lifecycle.py``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from askd.core import events as ev
+from askd.core.errors import (
+    Forbidden,
+    InvalidAnswer,
+    InvalidRequest,
+    NotPending,
+    SessionOwnerMismatch,
+    TooManyPending,
+    UserOffline,
+)
+from askd.core.events import Event, Send, isotime
+from askd.core.lifecycle import (
+    CANCEL_ERROR,
+    END_REASON,
+    TIMEOUT_ERROR,
+    Status,
+    Trigger,
+    next_status,
+)
+from askd.core.models import Answers, check_answers
+
+ALL_SESSIONS = "*"
+
+# Kinds of heap entries.
+_DEADLINE = 0  # a pending question's expiresAt
+_FORGET = 1  # an ended question's result retention runs out
+
+# Rebuild the heap once this many entries (and over half of it) are stale.
+_COMPACT_MIN = 1024
+
+
+@dataclass(slots=True, frozen=True)
+class Limits:
+    question_timeout: float = 900.0
+    max_timeout: float = 86400.0
+    result_ttl: float = 600.0
+    max_pending_per_session: int = 100
+    max_pending_total: int = 100_000
+
+
+@dataclass(slots=True, eq=False)
+class Request:
+    """One ``ask``: its questions, and once ended, its result."""
+
+    request_id: str
+    session_id: str
+    user_id: str
+    questions: list[dict[str, Any]]  # exactly as the agent sent them
+    metadata: dict[str, Any]
+    created_at: float
+    expires_at: float
+    multi_select: dict[str, bool]  # question text -> multiSelect, to check answers
+    idempotency_key: str | None = None
+    status: Status = Status.PENDING
+    answers: Answers | None = None
+    error: str | None = None
+    ended_at: float | None = None
+    ask_event: Event | None = None  # cached while pending; shared by every (re-)push
+
+    @property
+    def pending(self) -> bool:
+        return self.status is Status.PENDING
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "requestId": self.request_id,
+            "sessionId": self.session_id,
+            "status": self.status.value,
+        }
+        if self.answers is not None:
+            out["answers"] = self.answers
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """The pending question as listings show it."""
+        return {
+            "sessionId": self.session_id,
+            "userId": self.user_id,
+            "requestId": self.request_id,
+            "questions": self.questions,
+            "metadata": self.metadata,
+            "createdAt": isotime(self.created_at),
+            "expiresAt": isotime(self.expires_at),
+        }
+
+
+@dataclass(slots=True, eq=False)
+class Session:
+    id: str
+    owner: str
+    parent: str | None = None
+    children: set[str] = field(default_factory=set)
+    requests: dict[str, Request] = field(default_factory=dict)  # pending and retained, oldest first
+    pending: int = 0
+    by_key: dict[str, Request] = field(default_factory=dict)  # Idempotency-Key -> request
+
+
+@dataclass(slots=True, eq=False)
+class Connection:
+    id: str
+    user_id: str
+    connected_at: float
+    remote: str = ""
+    subscriptions: set[str] = field(default_factory=set)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "connectionId": self.id,
+            "userId": self.user_id,
+            "subscriptions": sorted(self.subscriptions),
+            "connectedAt": isotime(self.connected_at),
+            "remote": self.remote,
+        }
+
+
+@dataclass(slots=True)
+class Counters:
+    asked: int = 0
+    answered: int = 0
+    timeout: int = 0
+    cancelled: int = 0
+    repushed: int = 0
+
+
+@dataclass(slots=True)
+class Outbox:
+    sends: list[Send]
+    ended: list[Request]
+
+
+class Registry:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self.limits = limits or Limits()
+        self.counters = Counters()
+        self._clock = clock
+        self._new_id = new_id
+        self._sessions: dict[str, Session] = {}
+        self._user_sessions: dict[str, dict[str, None]] = {}  # owner -> its session ids, in order
+        self._conns: dict[str, Connection] = {}
+        self._user_conns: dict[str, dict[str, Connection]] = {}
+        self._pending_total = 0
+        self._heap: list[tuple[float, int, int, Request]] = []
+        self._seq = itertools.count()
+        self._stale = 0  # _DEADLINE entries in the heap whose request already ended
+        self._sends: list[Send] = []
+        self._ended: list[Request] = []
+
+    # ---- output -------------------------------------------------------
+
+    def drain(self) -> Outbox:
+        """Take what the events so far ask the front end to do."""
+        out = Outbox(self._sends, self._ended)
+        self._sends, self._ended = [], []
+        return out
+
+    def _send_to_user(self, user_id: str, event: Event) -> None:
+        conns = self._user_conns.get(user_id)
+        if conns:
+            self._sends.append(Send(tuple(conns), event))
+
+    # ---- connections --------------------------------------------------
+
+    def connect(self, conn_id: str, user_id: str, remote: str = "") -> Connection:
+        if conn_id in self._conns:
+            raise ValueError(f"connection {conn_id} is already connected")
+        conn = Connection(conn_id, user_id, self._clock(), remote)
+        self._conns[conn_id] = conn
+        self._user_conns.setdefault(user_id, {})[conn_id] = conn
+        return conn
+
+    def disconnect(self, conn_id: str) -> None:
+        """A connection went away. This never ends a question (seed D1)."""
+        conn = self._conns.pop(conn_id, None)
+        if conn is None:
+            return
+        conns = self._user_conns[conn.user_id]
+        del conns[conn_id]
+        if not conns:
+            del self._user_conns[conn.user_id]
+
+    def subscribe(self, conn_id: str, session_id: str) -> int:
+        """Subscribe and re-push the pending questions (seed D4).
+
+        For one session: a ``session_snapshot`` then each pending question,
+        oldest first. For ``*``: the same for every session of the user that
+        has pending questions. Returns the number of questions re-pushed."""
+        conn = self._conns[conn_id]
+        if session_id == ALL_SESSIONS:
+            conn.subscriptions.add(ALL_SESSIONS)
+            pushed = 0
+            for sid in self._user_sessions.get(conn.user_id, ()):
+                session = self._sessions[sid]
+                if session.pending:
+                    pushed += self._replay(conn, sid, session)
+            return pushed
+        session = self._sessions.get(session_id)
+        if session is not None and session.owner != conn.user_id:
+            raise Forbidden(f"session {session_id} belongs to another user")
+        conn.subscriptions.add(session_id)
+        return self._replay(conn, session_id, session)
+
+    def _replay(self, conn: Connection, session_id: str, session: Session | None) -> int:
+        to = (conn.id,)
+        pending = [r for r in session.requests.values() if r.pending] if session else []
+        snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)})
+        self._sends.append(Send(to, snapshot))
+        for req in pending:
+            assert req.ask_event is not None
+            self._sends.append(Send(to, req.ask_event))
+        self.counters.repushed += len(pending)
+        return len(pending)
+
+    def unsubscribe(self, conn_id: str, session_id: str) -> None:
+        self._conns[conn_id].subscriptions.discard(session_id)
+
+    # ---- agents -------------------------------------------------------
+
+    def ask(
+        self,
+        session_id: str,
+        user_id: str,
+        questions: list[dict[str, Any]],
+        *,
+        metadata: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        require_online: bool = False,
+        parent_session_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[Request, bool]:
+        """Ask ``questions`` (already valid, see ``models.AskBody``) and push
+        them to every connection of the user (seed D5).
+
+        Returns the request and whether it is new: a repeated
+        ``idempotency_key`` in the same session returns the first request."""
+        session = self._sessions.get(session_id)
+        if session is not None and session.owner != user_id:
+            raise SessionOwnerMismatch(f"session {session_id} belongs to another user")
+        if idempotency_key is not None and session is not None:
+            prior = session.by_key.get(idempotency_key)
+            if prior is not None:
+                return prior, False
+        if parent_session_id is not None:
+            self._check_parent(session_id, session, parent_session_id, user_id)
+        if require_online and user_id not in self._user_conns:
+            raise UserOffline(f"user {user_id} has no open connection")
+        if session is not None and session.pending >= self.limits.max_pending_per_session:
+            raise TooManyPending(
+                f"session {session_id} already has {session.pending} pending questions "
+                f"(limit {self.limits.max_pending_per_session})"
+            )
+        if self._pending_total >= self.limits.max_pending_total:
+            raise TooManyPending(f"askd holds {self._pending_total} pending questions (limit)")
+        timeout = self.limits.question_timeout if timeout is None else timeout
+        if not 0 < timeout <= self.limits.max_timeout:
+            raise InvalidRequest(f"timeoutSeconds must be in (0, {self.limits.max_timeout:g}]")
+
+        if session is None:
+            session = self._new_session(session_id, user_id)
+        if parent_session_id is not None and session.parent is None:
+            parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, user_id)
+            session.parent = parent.id
+            parent.children.add(session_id)
+
+        now = self._clock()
+        req = Request(
+            request_id=self._new_id(),
+            session_id=session_id,
+            user_id=user_id,
+            questions=questions,
+            metadata=metadata if metadata is not None else {},
+            created_at=now,
+            expires_at=now + timeout,
+            multi_select={q["question"]: bool(q.get("multiSelect", False)) for q in questions},
+            idempotency_key=idempotency_key,
+        )
+        req.ask_event = Event(
+            ev.ASK,
+            session_id,
+            {
+                "requestId": req.request_id,
+                "questions": req.questions,
+                "metadata": req.metadata,
+                "createdAt": isotime(req.created_at),
+                "expiresAt": isotime(req.expires_at),
+            },
+        )
+        session.requests[req.request_id] = req
+        session.pending += 1
+        if idempotency_key is not None:
+            session.by_key[idempotency_key] = req
+        self._pending_total += 1
+        self.counters.asked += 1
+        self._schedule(req.expires_at, _DEADLINE, req)
+        self._send_to_user(user_id, req.ask_event)
+        return req, True
+
+    def _check_parent(self, session_id: str, session: Session | None, parent_id: str, user_id: str) -> None:
+        if parent_id == session_id:
+            raise InvalidRequest("a session cannot be its own parent")
+        if session is not None and session.parent not in (None, parent_id):
+            raise InvalidRequest(f"session {session_id} already has parent session {session.parent}")
+        parent = self._sessions.get(parent_id)
+        if parent is None:
+            return
+        if parent.owner != user_id:
+            raise SessionOwnerMismatch(f"parent session {parent_id} belongs to another user")
+        # Refuse a cycle: the new parent must not descend from this session.
+        node: Session | None = parent
+        while node is not None:
+            if node.id == session_id:
+                raise InvalidRequest(f"session {parent_id} descends from {session_id}: a cycle")
+            node = self._sessions.get(node.parent) if node.parent else None
+
+    def _new_session(self, session_id: str, owner: str) -> Session:
+        session = Session(session_id, owner)
+        self._sessions[session_id] = session
+        self._user_sessions.setdefault(owner, {})[session_id] = None
+        return session
+
+    def answer(
+        self,
+        session_id: str,
+        request_id: str,
+        answers: Answers,
+        *,
+        user_id: str | None = None,
+    ) -> Request:
+        """Answer a pending question; ``user_id`` None answers as an admin.
+
+        Raises :class:`NotPending` when it is not pending for this user
+        (ended, unknown, or another user's) and :class:`InvalidAnswer` when
+        the answers do not fit its questions; neither changes anything."""
+        session = self._sessions.get(session_id)
+        req = session.requests.get(request_id) if session else None
+        if req is None or not req.pending or (user_id is not None and req.user_id != user_id):
+            raise NotPending(f"question {request_id} is not pending")
+        problem = check_answers(answers, req.multi_select)
+        if problem:
+            raise InvalidAnswer(problem)
+        self._end(req, Trigger.ANSWER, answers=answers)
+        return req
+
+    def cancel_session(self, session_id: str) -> int:
+        """End every pending question of the session and of its descendants
+        as ``cancelled`` (seed ``failAllForSession``). Returns how many."""
+        root = self._sessions.get(session_id)
+        if root is None:
+            return 0
+        n = 0
+        for session in self._descendants(root):
+            for req in [r for r in session.requests.values() if r.pending]:
+                self._end(req, Trigger.CANCEL, error=CANCEL_ERROR)
+                n += 1
+        return n
+
+    def _descendants(self, root: Session) -> Iterator[Session]:
+        stack = [root]
+        while stack:
+            session = stack.pop()
+            yield session
+            stack.extend(self._sessions[c] for c in session.children)
+
+    # ---- the end of a question ----------------------------------------
+
+    def _end(self, req: Request, trigger: Trigger, *, answers: Answers | None = None, error: str | None = None) -> None:
+        req.status = next_status(req.status, trigger)
+        req.answers = answers
+        req.error = error
+        req.ended_at = self._clock()
+        req.ask_event = None
+        session = self._sessions[req.session_id]
+        session.pending -= 1
+        self._pending_total -= 1
+        if trigger is not Trigger.EXPIRE:
+            self._stale += 1  # its deadline entry stays in the heap until popped
+        if req.status is Status.ANSWERED:
+            self.counters.answered += 1
+        elif req.status is Status.TIMEOUT:
+            self.counters.timeout += 1
+        else:
+            self.counters.cancelled += 1
+        self._schedule(req.ended_at + self.limits.result_ttl, _FORGET, req)
+        self._send_to_user(
+            req.user_id,
+            Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": END_REASON[req.status]}),
+        )
+        self._ended.append(req)
+
+    def _forget(self, req: Request) -> None:
+        """Drop an ended request once its result retention has run out."""
+        session = self._sessions[req.session_id]
+        del session.requests[req.request_id]
+        if req.idempotency_key is not None and session.by_key.get(req.idempotency_key) is req:
+            del session.by_key[req.idempotency_key]
+        self._collect(session)
+
+    def _collect(self, session: Session | None) -> None:
+        """Forget sessions that hold nothing, walking up to their parents."""
+        while session is not None and not session.requests and not session.children:
+            del self._sessions[session.id]
+            owned = self._user_sessions[session.owner]
+            del owned[session.id]
+            if not owned:
+                del self._user_sessions[session.owner]
+            parent = self._sessions.get(session.parent) if session.parent else None
+            if parent is not None:
+                parent.children.discard(session.id)
+            session = parent
+
+    # ---- time ---------------------------------------------------------
+
+    def _schedule(self, when: float, kind: int, req: Request) -> None:
+        heapq.heappush(self._heap, (when, next(self._seq), kind, req))
+
+    def next_deadline(self) -> float | None:
+        """When ``advance()`` next has work to do, in the clock's seconds."""
+        heap = self._heap
+        while heap and heap[0][2] == _DEADLINE and not heap[0][3].pending:
+            heapq.heappop(heap)
+            self._stale -= 1
+        if self._stale > _COMPACT_MIN and self._stale * 2 > len(heap):
+            heap = self._heap = [e for e in heap if e[2] == _FORGET or e[3].pending]
+            heapq.heapify(heap)
+            self._stale = 0
+        return heap[0][0] if heap else None
+
+    def advance(self) -> None:
+        """Apply everything due by now: time out questions, forget old results."""
+        now = self._clock()
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, kind, req = heapq.heappop(heap)
+            if kind == _FORGET:
+                self._forget(req)
+            elif req.pending:
+                self._end(req, Trigger.EXPIRE, error=TIMEOUT_ERROR)
+            else:
+                self._stale -= 1
+
+    # ---- queries ------------------------------------------------------
+
+    def get(self, session_id: str, request_id: str) -> Request | None:
+        """A pending request, or an ended one whose result is still kept."""
+        session = self._sessions.get(session_id)
+        return session.requests.get(request_id) if session else None
+
+    def owner(self, session_id: str) -> str | None:
+        session = self._sessions.get(session_id)
+        return session.owner if session else None
+
+    def pending(self, session_id: str | None = None, user_id: str | None = None) -> list[Request]:
+        """Pending requests, oldest first within each session."""
+        if session_id is not None:
+            sessions: Iterable[Session] = [s for s in (self._sessions.get(session_id),) if s]
+        elif user_id is not None:
+            sessions = [self._sessions[s] for s in self._user_sessions.get(user_id, ())]
+        else:
+            sessions = self._sessions.values()
+        return [
+            r
+            for s in sessions
+            if s.pending and (user_id is None or s.owner == user_id)
+            for r in s.requests.values()
+            if r.pending
+        ]
+
+    def connections(self, user_id: str | None = None) -> list[Connection]:
+        if user_id is not None:
+            return list(self._user_conns.get(user_id, {}).values())
+        return list(self._conns.values())
+
+    def connections_for_session(self, session_id: str) -> list[Connection]:
+        """Connections that get this session's events on subscribe: those
+        subscribed to it, and its owner's connections subscribed to ``*``."""
+        owner = self.owner(session_id)
+        return [
+            c
+            for c in self._conns.values()
+            if session_id in c.subscriptions or (c.user_id == owner and ALL_SESSIONS in c.subscriptions)
+        ]
+
+    def is_online(self, user_id: str) -> bool:
+        return user_id in self._user_conns
+
+    def stats(self) -> dict[str, int]:
+        c = self.counters
+        return {
+            "connections": len(self._conns),
+            "users": len(self._user_conns),
+            "sessions": len(self._sessions),
+            "pending": self._pending_total,
+            "asked": c.asked,
+            "answered": c.answered,
+            "timedOut": c.timeout,
+            "cancelled": c.cancelled,
+            "repushed": c.repushed,
+        }

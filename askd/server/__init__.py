@@ -1,0 +1,1 @@
+"""The Tornado daemon around the core registry."""

@@ -1,0 +1,112 @@
+"""The admin API (spec section 6). Admin listener only, role ``admin``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, StrictBool
+
+from askd.core import NotPending
+from askd.core.models import AnswerBody, Id
+from askd.server.base import ApiError, ApiHandler
+from askd.server.metrics import CONTENT_TYPE
+
+
+class _AdminHandler(ApiHandler):
+    role = "admin"
+
+    def optional_query_id(self, name: str) -> str | None:
+        value = self.get_query_argument(name, None)
+        return None if value is None else self.path_id(value, name)
+
+
+class PendingHandler(_AdminHandler):
+    def get(self) -> None:
+        pending = self.ctx.hub.registry.pending(
+            session_id=self.optional_query_id("sessionId"),
+            user_id=self.optional_query_id("userId"),
+        )
+        self.send_json({"pending": [r.describe() for r in pending]})
+
+
+class AnswerHandler(_AdminHandler):
+    def post(self, session_id: str, request_id: str) -> None:
+        sid = self.path_id(session_id, "sessionId")
+        rid = self.path_id(request_id, "requestId")
+        body, _ = self.json_body(AnswerBody)
+        try:
+            self.ctx.hub.answer(sid, rid, body.answers, user_id=None)
+        except NotPending as err:
+            raise ApiError("not_pending", err.message) from None
+        self.send_json({"accepted": True})
+
+
+class ConnectionsHandler(_AdminHandler):
+    def get(self) -> None:
+        conns = self.ctx.hub.registry.connections(self.optional_query_id("userId"))
+        self.send_json({"connections": [c.describe() for c in conns]})
+
+
+class DisconnectBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    userId: Id | None = None
+    sessionId: Id | None = None
+    connectionId: Id | None = None
+    all: StrictBool = False
+    mode: Literal["abort", "close"] = "abort"
+
+
+class DisconnectHandler(_AdminHandler):
+    def post(self) -> None:
+        body, _ = self.json_body(DisconnectBody)
+        if not (body.all or body.userId or body.sessionId or body.connectionId):
+            raise ApiError("invalid_request", "name userId, sessionId or connectionId, or set all: true")
+        hub = self.ctx.hub
+        conns = hub.matching_connections(
+            user_id=body.userId,
+            session_id=body.sessionId,
+            connection_id=body.connectionId,
+            everyone=body.all,
+        )
+        self.send_json({"disconnected": hub.drop(conns, body.mode)})
+
+
+class CancelHandler(_AdminHandler):
+    def post(self, session_id: str) -> None:
+        sid = self.path_id(session_id, "sessionId")
+        self.send_json({"cancelled": self.ctx.hub.cancel_session(sid)})
+
+
+class StatsHandler(_AdminHandler):
+    def get(self) -> None:
+        hub = self.ctx.hub
+        self.send_json(
+            {
+                **hub.registry.stats(),
+                "version": self.ctx.version,
+                "uptimeSeconds": round(time.time() - hub.started_at, 3),
+                "port": self.ctx.ports.get("port"),
+                "adminPort": self.ctx.ports.get("admin_port"),
+            }
+        )
+
+
+class MetricsHandler(_AdminHandler):
+    def get(self) -> None:
+        self.set_header("Content-Type", CONTENT_TYPE)
+        self.finish(self.ctx.hub.metrics.render())
+
+
+def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
+    seg = r"([^/]+)"
+    return [
+        (r"/admin/v1/pending", PendingHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/questions/{seg}/answer", AnswerHandler, {"ctx": ctx}),
+        (r"/admin/v1/connections", ConnectionsHandler, {"ctx": ctx}),
+        (r"/admin/v1/disconnect", DisconnectHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
+        (r"/admin/v1/stats", StatsHandler, {"ctx": ctx}),
+        (r"/metrics", MetricsHandler, {"ctx": ctx}),
+    ]

@@ -1,0 +1,128 @@
+"""The agent API (spec section 5): ask, read or wait for a result, list,
+cancel. Public listener, role ``agent``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+
+from askd.core import Request
+from askd.core.events import isotime
+from askd.core.models import AskBody
+from askd.server.base import ApiError, ApiHandler
+from askd.server.hub import ShuttingDown
+
+IDEMPOTENCY_KEY_MAX = 256
+
+
+class _AgentHandler(ApiHandler):
+    role = "agent"
+
+    def initialize(self, ctx: Any) -> None:  # type: ignore[override]
+        super().initialize(ctx)
+        self._gone: asyncio.Future[None] | None = None
+
+    def on_connection_close(self) -> None:
+        # The agent hung up: stop waiting for it, never touch the question.
+        if self._gone is not None and not self._gone.done():
+            self._gone.set_result(None)
+
+    async def wait_for(self, req: Request, seconds: float) -> Request:
+        if self.ctx.hub.stopping:
+            raise ApiError("shutting_down", "askd is stopping")
+        self._gone = asyncio.get_running_loop().create_future()
+        try:
+            return await self.ctx.hub.wait(req, seconds, self._gone)
+        except ShuttingDown:
+            raise ApiError(
+                "shutting_down",
+                "askd is stopping; the question was not answered and is lost (v1 keeps state in memory)",
+            ) from None
+
+    def session_arg(self, session_id: str) -> str:
+        sid = self.path_id(session_id, "sessionId")
+        structlog.contextvars.bind_contextvars(sessionId=sid)
+        return sid
+
+
+def pending_body(req: Request) -> dict[str, Any]:
+    return {
+        "requestId": req.request_id,
+        "sessionId": req.session_id,
+        "status": "pending",
+        "createdAt": isotime(req.created_at),
+        "expiresAt": isotime(req.expires_at),
+    }
+
+
+class QuestionsHandler(_AgentHandler):
+    """``POST`` asks; ``GET`` lists the session's pending questions."""
+
+    async def post(self, session_id: str) -> None:
+        sid = self.session_arg(session_id)
+        wait = self.wait_seconds()
+        limits = self.ctx.settings.limits
+        body, raw = self.json_body(
+            AskBody,
+            {"max_questions": limits.max_questions, "max_timeout": self.ctx.settings.max_timeout_seconds},
+        )
+        key = self.request.headers.get("Idempotency-Key")
+        if key is not None and not 0 < len(key) <= IDEMPOTENCY_KEY_MAX:
+            raise ApiError("invalid_request", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
+        if self.ctx.hub.stopping:
+            raise ApiError("shutting_down", "askd is stopping")
+        structlog.contextvars.bind_contextvars(userId=body.userId)
+        req, created = self.ctx.hub.ask(
+            sid,
+            body.userId,
+            raw["questions"],  # stored and re-pushed exactly as sent
+            metadata=raw.get("metadata"),
+            timeout=body.timeoutSeconds,
+            require_online=body.requireOnline,
+            parent_session_id=body.parentSessionId,
+            idempotency_key=key,
+        )
+        if not created:
+            self.set_header("Idempotent-Replayed", "true")
+        if wait and req.pending:
+            await self.wait_for(req, wait)
+        if req.pending:
+            self.send_json(pending_body(req), 201)
+        else:
+            self.send_json(req.result(), 200)
+
+    def get(self, session_id: str) -> None:
+        sid = self.session_arg(session_id)
+        pending = [r.describe() for r in self.ctx.hub.registry.pending(session_id=sid)]
+        self.send_json({"sessionId": sid, "pending": pending})
+
+
+class ResultHandler(_AgentHandler):
+    async def get(self, session_id: str, request_id: str) -> None:
+        sid = self.session_arg(session_id)
+        rid = self.path_id(request_id, "requestId")
+        structlog.contextvars.bind_contextvars(requestId=rid)
+        wait = self.wait_seconds()
+        req = self.ctx.hub.registry.get(sid, rid)
+        if req is None:
+            raise ApiError("not_found", f"no question {rid} in session {sid} (never asked, or its result expired)")
+        if wait and req.pending:
+            await self.wait_for(req, wait)
+        self.send_json(req.result())
+
+
+class CancelHandler(_AgentHandler):
+    def post(self, session_id: str) -> None:
+        sid = self.session_arg(session_id)
+        self.send_json({"cancelled": self.ctx.hub.cancel_session(sid)})
+
+
+def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
+    seg = r"([^/]+)"
+    return [
+        (rf"/v1/sessions/{seg}/questions", QuestionsHandler, {"ctx": ctx}),
+        (rf"/v1/sessions/{seg}/questions/{seg}", ResultHandler, {"ctx": ctx}),
+        (rf"/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
+    ]

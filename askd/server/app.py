@@ -1,0 +1,161 @@
+"""The daemon: two listeners over one hub, started and stopped cleanly.
+
+The public listener serves ``/ws``, ``/v1/...``, ``/healthz`` and the web
+page; the admin listener serves ``/admin/v1/...``, ``/metrics`` and
+``/healthz``. Neither serves the other's paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from typing import Any
+
+import tornado.httpserver
+import tornado.netutil
+import tornado.web
+
+from askd import __version__, state
+from askd.core import Limits
+from askd.server import admin_api, agent_api, web
+from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
+from askd.server.hub import Hub
+from askd.server.logs import get_logger
+from askd.server.ws import WsHandler
+
+log = get_logger("askd.daemon")
+
+# How long a stop waits for close handshakes and 503s to go out.
+STOP_GRACE_SECONDS = 2.0
+
+
+class ListenError(Exception):
+    pass
+
+
+def limits_from(settings: Any) -> Limits:
+    return Limits(
+        question_timeout=settings.question_timeout_seconds,
+        max_timeout=settings.max_timeout_seconds,
+        result_ttl=settings.result_ttl_seconds,
+        max_pending_per_session=settings.limits.max_pending_per_session,
+        max_pending_total=settings.limits.max_pending_total,
+    )
+
+
+class Daemon:
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        secret = settings.auth.secret.get_secret_value() if settings.auth.secret else None
+        if secret is None:
+            secret = state.load_or_create_secret(settings.state_dir)
+        self.hub = Hub(limits_from(settings))
+        self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__)
+        self.port = self.admin_port = 0
+        self._servers: list[tornado.httpserver.HTTPServer] = []
+
+    def _apps(self) -> tuple[tornado.web.Application, tornado.web.Application]:
+        s, ctx = self.settings, self.ctx
+        common: dict[str, Any] = {
+            "default_handler_class": NotFoundHandler,
+            "default_handler_args": {"ctx": ctx},
+            "log_function": access_log,
+        }
+        public = tornado.web.Application(
+            [
+                (r"/ws", WsHandler, {"ctx": ctx}),
+                (r"/healthz", HealthHandler, {"ctx": ctx}),
+                *agent_api.routes(ctx),
+                *web.routes(),
+            ],
+            websocket_ping_interval=s.ws.ping_interval_seconds,
+            websocket_ping_timeout=min(s.ws.ping_timeout_seconds, s.ws.ping_interval_seconds),
+            websocket_max_message_size=s.limits.max_message_bytes,
+            **common,
+        )
+        admin = tornado.web.Application(
+            [(r"/healthz", HealthHandler, {"ctx": ctx}), *admin_api.routes(ctx)],
+            **common,
+        )
+        return public, admin
+
+    def _listen(self, app: tornado.web.Application, host: str, port: int) -> int:
+        try:
+            sockets = tornado.netutil.bind_sockets(port, host)
+        except OSError as err:
+            raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+        # Bodies between max_request_bytes and this get a 413 from the handler;
+        # larger ones are cut off by Tornado before they are read.
+        cap = max(8 * self.settings.limits.max_request_bytes, 1024 * 1024)
+        server = tornado.httpserver.HTTPServer(app, max_body_size=cap, idle_connection_timeout=120)
+        server.add_sockets(sockets)
+        self._servers.append(server)
+        return sockets[0].getsockname()[1]
+
+    async def start(self) -> None:
+        public, admin = self._apps()
+        s = self.settings
+        self.port = self._listen(public, s.host, s.port)
+        try:
+            self.admin_port = self._listen(admin, s.admin_host, s.admin_port)
+        except ListenError:
+            self._servers[0].stop()
+            raise
+        self.ctx.ports = {"port": self.port, "admin_port": self.admin_port}
+        state.write_runtime(
+            s.state_dir,
+            {
+                "port": self.port,
+                "admin_port": self.admin_port,
+                "pid": os.getpid(),
+                "host": s.host,
+                "admin_host": s.admin_host,
+                "version": __version__,
+                "started_at": time.time(),
+            },
+        )
+        log.info(
+            "listening",
+            host=s.host,
+            port=self.port,
+            admin_host=s.admin_host,
+            admin_port=self.admin_port,
+            version=__version__,
+            pid=os.getpid(),
+        )
+
+    async def stop(self) -> None:
+        """Stop accepting, fail waiting agents with 503, close sockets with 1001."""
+        log.info("stopping", pending=self.hub.registry.stats()["pending"])
+        for server in self._servers:
+            server.stop()
+        self.hub.shutdown()
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        while self.hub.registry.connections() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        for server in self._servers:
+            try:
+                await asyncio.wait_for(server.close_all_connections(), max(0.1, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                pass
+        state.remove_runtime(self.settings.state_dir, os.getpid())
+        log.info("stopped")
+
+
+async def serve(settings: Any) -> None:
+    """Run until SIGTERM or SIGINT, then stop gracefully."""
+    daemon = Daemon(settings)
+    await daemon.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        await daemon.stop()
+

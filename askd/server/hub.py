@@ -1,0 +1,234 @@
+"""The hub drives the core registry from the event loop.
+
+Handlers call the hub; the hub applies the event to the registry, then
+flushes what the registry asks for: frames to connections (each event
+encoded once, whatever the number of connections), agents to wake, and the
+one loop timer moved to the registry's next deadline. All of it runs on the
+event loop thread, so nothing here locks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import structlog
+
+from askd.core import Connection, Limits, Registry, Request, Status
+from askd.core import events as ev
+from askd.server.logs import get_logger
+from askd.server.metrics import Metrics
+
+log = get_logger("askd.hub")
+
+_END_EVENT = {
+    Status.ANSWERED: "question.answered",
+    Status.TIMEOUT: "question.timeout",
+    Status.CANCELLED: "question.cancelled",
+}
+
+
+class Peer(Protocol):
+    """What the hub needs of a WebSocket connection."""
+
+    def send_frame(self, frame: bytes) -> None: ...
+
+    def close_peer(self, code: int, reason: str) -> None: ...
+
+    def abort_peer(self) -> None: ...
+
+
+class ShuttingDown(Exception):
+    """The daemon is stopping; waiting agents get a 503."""
+
+
+class Hub:
+    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.time) -> None:
+        self.registry = Registry(limits, clock=clock)
+        self.metrics = Metrics(self.registry)
+        self.started_at = clock()
+        self.stopping = False
+        self._clock = clock
+        self._peers: dict[str, Peer] = {}
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+
+    # ---- connections --------------------------------------------------
+
+    def connect(self, peer: Peer, user_id: str, remote: str) -> str:
+        conn_id = "c_" + secrets.token_urlsafe(9)
+        self.registry.connect(conn_id, user_id, remote)
+        self._peers[conn_id] = peer
+        return conn_id
+
+    def disconnect(self, conn_id: str) -> None:
+        self._peers.pop(conn_id, None)
+        self.registry.disconnect(conn_id)  # never ends a question (seed D1)
+
+    def peer_count(self, user_id: str) -> int:
+        return len(self.registry.connections(user_id))
+
+    def subscribe(self, conn_id: str, session_id: str) -> int:
+        pushed = self.registry.subscribe(conn_id, session_id)
+        out = self.registry.drain()
+        for send in out.sends:
+            if send.event.type == ev.ASK:
+                log.info("question.repushed", sessionId=send.event.session_id, requestId=send.event.payload["requestId"])  # type: ignore[index]
+        self._deliver(out.sends)
+        return pushed
+
+    def unsubscribe(self, conn_id: str, session_id: str) -> None:
+        self.registry.unsubscribe(conn_id, session_id)
+
+    # ---- agents and answers -------------------------------------------
+
+    def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
+        req, created = self.registry.ask(session_id, user_id, questions, **kw)
+        if created:
+            structlog.contextvars.bind_contextvars(requestId=req.request_id)
+            log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at))
+            log.info("question.pushed", connections=len(self.registry.connections(user_id)))
+        self._flush()
+        return req, created
+
+    def answer(
+        self,
+        session_id: str,
+        request_id: str,
+        answers: dict[str, Any],
+        *,
+        user_id: str | None,
+        before_flush: Callable[[], None] | None = None,
+    ) -> Request:
+        """Answer; raises (changing nothing) when not pending or invalid.
+        ``before_flush`` runs after the answer is taken and before the
+        ``cancelled`` events go out (the sender's ack goes first)."""
+        req = self.registry.answer(session_id, request_id, answers, user_id=user_id)
+        if before_flush is not None:
+            before_flush()
+        self._flush()
+        return req
+
+    def cancel_session(self, session_id: str) -> int:
+        n = self.registry.cancel_session(session_id)
+        log.info("session.cancelled", sessionId=session_id, cancelled=n)
+        self._flush()
+        return n
+
+    async def wait(self, req: Request, timeout: float, abandon: asyncio.Future[None] | None = None) -> Request:
+        """Wait until ``req`` ends or ``timeout`` passes (or ``abandon`` is
+        done: the agent hung up). Raises :class:`ShuttingDown` on stop."""
+        if not req.pending or timeout <= 0:
+            return req
+        if self.stopping:
+            raise ShuttingDown()
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters = self._waiters.setdefault(req.request_id, [])
+        waiters.append(fut)
+        try:
+            await asyncio.wait([fut, abandon] if abandon else [fut], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if fut in waiters:
+                waiters.remove(fut)
+                if not waiters:
+                    self._waiters.pop(req.request_id, None)
+        if fut.done() and fut.exception() is not None:
+            raise ShuttingDown()
+        return req
+
+    # ---- the flush ----------------------------------------------------
+
+    def _flush(self) -> None:
+        out = self.registry.drain()
+        self._deliver(out.sends)
+        for req in out.ended:
+            self._ended(req)
+        self._arm_timer()
+
+    def _deliver(self, sends: list[ev.Send]) -> None:
+        for send in sends:
+            frame = send.event.frame  # encoded once for every connection
+            for conn_id in send.to:
+                peer = self._peers.get(conn_id)
+                if peer is not None:
+                    peer.send_frame(frame)
+
+    def _ended(self, req: Request) -> None:
+        log.info(_END_EVENT[req.status], sessionId=req.session_id, requestId=req.request_id, userId=req.user_id)
+        if req.status is Status.ANSWERED and req.ended_at is not None:
+            self.metrics.time_to_answer.observe(req.ended_at - req.created_at)
+        for fut in self._waiters.pop(req.request_id, ()):
+            if not fut.done():
+                fut.set_result(None)
+
+    def _arm_timer(self) -> None:
+        """Keep one loop timer at the registry's next deadline."""
+        when = self.registry.next_deadline()
+        if when is None or (self._timer_at is not None and self._timer_at <= when):
+            return  # an earlier timer is armed; when it fires it re-arms
+        if self._timer is not None:
+            self._timer.cancel()
+        delay = max(0.0, when - self._clock())
+        self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+        self._timer_at = when
+
+    def _on_timer(self) -> None:
+        self._timer = self._timer_at = None
+        self.registry.advance()
+        self._flush()
+
+    # ---- admin --------------------------------------------------------
+
+    def matching_connections(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        connection_id: str | None = None,
+        everyone: bool = False,
+    ) -> list[Connection]:
+        if session_id is not None:
+            conns = self.registry.connections_for_session(session_id)
+        else:
+            conns = self.registry.connections(user_id)
+        if user_id is not None:
+            conns = [c for c in conns if c.user_id == user_id]
+        if connection_id is not None:
+            conns = [c for c in conns if c.id == connection_id]
+        if not (everyone or user_id or session_id or connection_id):
+            return []
+        return conns
+
+    def drop(self, conns: list[Connection], mode: str) -> int:
+        """Close connections: ``abort`` drops TCP with no close handshake (a
+        network failure), ``close`` sends close code 1001."""
+        n = 0
+        for conn in conns:
+            peer = self._peers.get(conn.id)
+            if peer is None:
+                continue
+            if mode == "abort":
+                peer.abort_peer()
+            else:
+                peer.close_peer(1001, "closed by admin")
+            n += 1
+        return n
+
+    # ---- stop ---------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Fail every waiting agent and close every connection with 1001."""
+        self.stopping = True
+        for waiters in self._waiters.values():
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_exception(ShuttingDown())
+        for peer in list(self._peers.values()):
+            peer.close_peer(1001, "askd is stopping")
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = self._timer_at = None

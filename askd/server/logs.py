@@ -1,0 +1,79 @@
+"""Logging: structlog with context variables, JSON when not on a terminal.
+
+Handlers bind ``sessionId``, ``requestId``, ``userId`` and ``connectionId``
+with ``structlog.contextvars`` so every line of one request or frame carries
+them. Tornado's own stdlib loggers are bridged in. Tokens and secrets are
+scrubbed before rendering: no line ever carries one.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from typing import Any, TextIO
+
+import structlog
+
+_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+_SENSITIVE_KEYS = {"token", "secret", "authorization", "password"}
+_TOKEN_QUERY = re.compile(r"(?i)(token=)[^&\s\"']+")
+_JWT = re.compile(r"eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+")
+REDACTED = "[REDACTED]"
+
+
+def redact_text(text: str) -> str:
+    return _JWT.sub(REDACTED, _TOKEN_QUERY.sub(r"\1" + REDACTED, text))
+
+
+def _redact(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
+    for key, value in event.items():
+        if key.lower() in _SENSITIVE_KEYS:
+            event[key] = REDACTED
+        elif isinstance(value, str):
+            event[key] = redact_text(value)
+    return event
+
+
+class _StdlibBridge(logging.Handler):
+    """Sends Tornado's (and any library's) stdlib records through structlog."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        log = structlog.get_logger(record.name)
+        kw: dict[str, Any] = {"logger": record.name}
+        if record.exc_info:
+            kw["exc_info"] = record.exc_info
+        log.log(record.levelno, record.getMessage(), **kw)
+
+
+def configure(level: str = "info", fmt: str = "json", stream: TextIO | None = None) -> None:
+    stream = stream or sys.stderr
+    renderer: Any
+    if fmt == "console":
+        renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty())
+    else:
+        renderer = structlog.processors.JSONRenderer()
+    processors: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _redact,
+    ]
+    if fmt != "console":
+        processors.append(structlog.processors.format_exc_info)
+    processors.append(renderer)
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
+        logger_factory=structlog.WriteLoggerFactory(stream),
+        cache_logger_on_first_use=False,
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [_StdlibBridge()]
+    root.setLevel(_LEVELS[level])
+    # Tornado's access log is replaced by our own `http.request` event.
+    logging.getLogger("tornado.access").disabled = True
+
+
+def get_logger(name: str = "askd") -> Any:
+    return structlog.get_logger(name)

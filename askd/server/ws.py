@@ -1,0 +1,175 @@
+"""The user's WebSocket (spec section 3): authenticate before the upgrade,
+then parse each frame, hand it to the hub and reply."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import structlog
+import tornado.websocket
+from tornado.iostream import StreamClosedError
+
+from askd.core import Forbidden, InvalidAnswer, NotPending
+from askd.core import events as ev
+from askd.core.events import Event
+from askd.core.frames import AnswerFrame, FrameError, Ping, Subscribe, Unsubscribe, parse_frame
+from askd.server.base import ApiError, ApiHandler, Context, authenticate
+from askd.server.logs import get_logger
+
+log = get_logger("askd.ws")
+
+
+class _TokenBucket:
+    __slots__ = ("rate", "burst", "tokens", "at")
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = float(burst)
+        self.at = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class WsHandler(tornado.websocket.WebSocketHandler):
+    def initialize(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.conn_id: str | None = None
+        self.user_id = ""
+        limits = ctx.settings.limits
+        self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
+
+    # ---- before the upgrade -------------------------------------------
+
+    # The error envelope and exception mapping are the API's.
+    write_error = ApiHandler.write_error  # type: ignore[assignment]
+    _handle_request_exception = ApiHandler._handle_request_exception  # type: ignore[assignment]
+
+    def prepare(self) -> None:
+        structlog.contextvars.clear_contextvars()
+        principal = authenticate(self.ctx, self.request, "user", allow_query=True)
+        self.user_id = principal.sub or ""
+        if self.ctx.hub.stopping:
+            raise ApiError("shutting_down", "askd is stopping")
+        cap = self.ctx.settings.limits.max_connections_per_user
+        if self.ctx.hub.peer_count(self.user_id) >= cap:
+            raise ApiError("too_many_pending", f"user has {cap} open connections (limit)", status=429)
+
+    def check_origin(self, origin: str) -> bool:
+        if origin in self.ctx.settings.allowed_origins:
+            return True
+        return super().check_origin(origin)  # same host as the daemon
+
+    # ---- the connection -----------------------------------------------
+
+    def open(self) -> None:
+        self.set_nodelay(True)  # small frames must not wait on Nagle
+        stream = self.ws_connection.stream if self.ws_connection else None  # type: ignore[attr-defined]
+        if stream is not None:
+            stream.max_write_buffer_size = self.ctx.settings.limits.max_buffered_bytes
+        self.conn_id = self.ctx.hub.connect(self, self.user_id, self.request.remote_ip or "")
+        self._bind()
+        log.info("ws.connected", remote=self.request.remote_ip)
+
+    def _bind(self) -> None:
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(connectionId=self.conn_id, userId=self.user_id)
+
+    def on_close(self) -> None:
+        if self.conn_id is None:
+            return
+        self._bind()
+        self.ctx.hub.disconnect(self.conn_id)
+        log.info("ws.disconnected", code=self.close_code, reason=self.close_reason)
+        self.conn_id = None
+
+    def on_message(self, message: str | bytes) -> None:
+        if self.conn_id is None:
+            return
+        if isinstance(message, bytes):
+            self.close(1003, "binary frames are not accepted")
+            return
+        self._bind()
+        if not self._bucket.take():
+            self._reply(Event(ev.ERROR, payload={"code": "rate_limited", "message": "too many frames; closing"}))
+            log.warning("ws.rate_limited")
+            self.close(1008, "rate limited")
+            return
+        try:
+            frame = parse_frame(message)
+        except FrameError as err:
+            payload: dict[str, Any] = {"code": err.code, "message": err.message}
+            if err.details:
+                payload["details"] = err.details
+            self._reply(Event(ev.ERROR, payload=payload, id=err.id))
+            return
+        try:
+            self._dispatch(frame)
+        except Forbidden as err:
+            self._reply(Event(ev.ERROR, getattr(frame, "sessionId", None), {"code": "forbidden", "message": err.message}, frame.id))
+
+    def _dispatch(self, frame: Any) -> None:
+        hub, conn_id = self.ctx.hub, self.conn_id
+        assert conn_id is not None
+        if isinstance(frame, Ping):
+            self._reply(Event(ev.PONG, id=frame.id))
+        elif isinstance(frame, Subscribe):
+            structlog.contextvars.bind_contextvars(sessionId=frame.sessionId)
+            pushed = hub.subscribe(conn_id, frame.sessionId)
+            if frame.id is not None:  # tells the client the replay is complete
+                self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
+        elif isinstance(frame, Unsubscribe):
+            hub.unsubscribe(conn_id, frame.sessionId)
+            self._reply(Event(ev.ACK, frame.sessionId, {}, frame.id))
+        elif isinstance(frame, AnswerFrame):
+            structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
+            self._answer(frame)
+
+    def _answer(self, frame: AnswerFrame) -> None:
+        try:
+            # The hub sends every connection the `cancelled` event; the ack
+            # must reach the sender first, so it is written before the flush.
+            self.ctx.hub.answer(
+                frame.sessionId,
+                frame.requestId,
+                frame.answers,
+                user_id=self.user_id,
+                before_flush=lambda: self._reply(Event(ev.ACK, frame.sessionId, {"accepted": True}, frame.id)),
+            )
+        except NotPending:
+            self._reply(Event(ev.ACK, frame.sessionId, {"accepted": False, "reason": "not_pending"}, frame.id))
+        except InvalidAnswer as err:
+            self._reply(Event(ev.ERROR, frame.sessionId, {"code": "invalid_answer", "message": err.message}, frame.id))
+
+    def _reply(self, event: Event) -> None:
+        self.send_frame(event.frame)
+
+    # ---- the hub's Peer -----------------------------------------------
+
+    def send_frame(self, frame: bytes) -> None:
+        if self.ws_connection is None or self.ws_connection.is_closing():
+            return
+        try:
+            # bytes with binary=False go out as a text frame, not re-encoded
+            self.write_message(frame, binary=False)
+        except (tornado.websocket.WebSocketClosedError, StreamClosedError):
+            pass
+        except Exception:  # the peer left too much unread: drop it
+            log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
+            self.abort_peer()
+
+    def close_peer(self, code: int, reason: str) -> None:
+        self.close(code, reason)
+
+    def abort_peer(self) -> None:
+        """Drop the TCP connection with no close handshake, as a network failure would."""
+        conn = self.ws_connection
+        if conn is not None and conn.stream is not None:  # type: ignore[attr-defined]
+            conn.stream.close()  # type: ignore[attr-defined]

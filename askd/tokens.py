@@ -1,0 +1,54 @@
+"""Tokens: HS256 JWTs with ``sub``, ``role`` and optional ``exp`` (spec section 2)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import jwt
+
+Role = Literal["user", "agent", "admin"]
+ROLES: tuple[str, ...] = ("user", "agent", "admin")
+ALGORITHM = "HS256"
+
+
+class TokenError(Exception):
+    """The token is missing, malformed, forged, expired or lacks a claim."""
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    role: Role
+    sub: str | None
+
+
+def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = None) -> str:
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}")
+    if role == "user" and not sub:
+        raise ValueError("a user token needs a sub (the user id)")
+    claims: dict[str, object] = {"role": role, "iat": int(time.time())}
+    if sub:
+        claims["sub"] = sub
+    if ttl is not None:
+        claims["exp"] = int(time.time() + ttl)
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)
+
+
+def verify(secret: str, token: str) -> Principal:
+    try:
+        # algorithms pins HS256: "none" and every other algorithm are refused.
+        claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["role"]})
+    except jwt.ExpiredSignatureError:
+        raise TokenError("token expired") from None
+    except jwt.InvalidTokenError as err:
+        raise TokenError(f"invalid token: {err}") from None
+    role, sub = claims.get("role"), claims.get("sub")
+    if role not in ROLES:
+        raise TokenError("invalid token: unknown role")
+    if sub is not None and (not isinstance(sub, str) or not sub or len(sub) > 256):
+        raise TokenError("invalid token: bad sub")
+    if role == "user" and not sub:
+        raise TokenError("invalid token: a user token needs a sub")
+    return Principal(role, sub)

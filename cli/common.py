@@ -1,0 +1,56 @@
+"""What every command shares: loading settings, one-line errors, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+
+from askd.config import ConfigError, Settings, load_settings
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """An error to print as one line (exit ``code``)."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("ASKD_DEBUG", "") not in ("", "0", "false")
+
+
+def settings(config: Path | None = None, **flags: Any) -> Settings:
+    try:
+        return load_settings(config, **flags)
+    except ConfigError as err:
+        raise CliError(str(err), EXIT_USAGE) from None
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    raise CliError(message, code)
+
+
+def print_json(obj: Any) -> None:
+    typer.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+
+
+def eprint(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+ConfigOption = typer.Option(
+    None,
+    "--config",
+    help="TOML configuration file (default: $ASKD_CONFIG).",
+    exists=False,
+    dir_okay=False,
+)

@@ -1,0 +1,58 @@
+"""``askd serve``: run the daemon in the foreground."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from askd.cli.common import ConfigOption, fail, settings
+
+
+class LogFormat(str, Enum):
+    json = "json"
+    console = "console"
+
+
+class LogLevel(str, Enum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+def serve(
+    config: Path | None = ConfigOption,
+    host: str | None = typer.Option(None, "--host", help="Public listener address [default: 127.0.0.1]."),
+    port: int | None = typer.Option(None, "--port", help="Public listener port; 0 picks one [default: 8765]."),
+    admin_host: str | None = typer.Option(None, "--admin-host", help="Admin listener address [default: 127.0.0.1]."),
+    admin_port: int | None = typer.Option(None, "--admin-port", help="Admin listener port; 0 picks one [default: 8766]."),
+    question_timeout: float | None = typer.Option(
+        None, "--question-timeout", help="Default question timeout in seconds, may be fractional [default: 900]."
+    ),
+    log_format: LogFormat | None = typer.Option(None, "--log-format", help="json or console [default: console on a terminal, else json]."),
+    log_level: LogLevel | None = typer.Option(None, "--log-level", help="Log level [default: info]."),
+) -> None:
+    """Run the askd daemon until SIGTERM or Ctrl-C."""
+    from askd.server import logs
+    from askd.server.app import ListenError, serve as run
+
+    s = settings(
+        config,
+        host=host,
+        port=port,
+        admin_host=admin_host,
+        admin_port=admin_port,
+        question_timeout_seconds=question_timeout,
+        log__format=log_format.value if log_format else None,
+        log__level=log_level.value if log_level else None,
+    )
+    logs.configure(s.log.level, s.log.resolved_format())
+    try:
+        asyncio.run(run(s))
+    except ListenError as err:
+        fail(str(err))
+    except KeyboardInterrupt:  # a second Ctrl-C during the graceful stop
+        pass

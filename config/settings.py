@@ -1,0 +1,168 @@
+"""askd's one settings model (spec section 8).
+
+Sources, highest first: command-line flags (passed as init values), the
+environment (``ASKD_`` prefix, ``__`` between nested names), the TOML file
+(``--config`` or ``ASKD_CONFIG``), then the defaults written here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+_toml_file: ContextVar[Path | None] = ContextVar("askd_toml_file", default=None)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AuthSettings(_Section):
+    secret: SecretStr | None = Field(
+        default=None,
+        description="HS256 secret that signs tokens; generated into the state directory when unset.",
+    )
+
+    @field_validator("secret")
+    @classmethod
+    def _long_enough(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and len(v.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters")
+        return v
+
+
+class LimitsSettings(_Section):
+    max_message_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024, description="Largest WebSocket frame accepted; larger closes with 1009.")
+    max_request_bytes: int = Field(65536, ge=1024, le=16 * 1024 * 1024, description="Largest HTTP request body accepted; larger gets 413.")
+    max_questions: int = Field(20, ge=1, le=1000, description="Most questions in one ask.")
+    max_pending_per_session: int = Field(100, ge=1, description="Most pending questions in one session (429 beyond).")
+    max_pending_total: int = Field(100_000, ge=1, description="Most pending questions in the daemon (429 beyond).")
+    max_wait_seconds: float = Field(300.0, gt=0, description="Longest ?wait= long-poll; longer waits are shortened to it.")
+    max_connections_per_user: int = Field(64, ge=1, description="Most open WebSocket connections per user; more are refused with 1008.")
+    max_buffered_bytes: int = Field(4 * 1024 * 1024, ge=65536, description="Outgoing bytes a slow WebSocket peer may leave unread before it is dropped.")
+    frames_per_second: float = Field(50.0, gt=0, description="Sustained client frames per second per connection.")
+    frames_burst: int = Field(200, ge=1, description="Client frames allowed in a burst above the sustained rate.")
+
+
+class WebSocketSettings(_Section):
+    ping_interval_seconds: float = Field(20.0, gt=0, description="How often the daemon pings each WebSocket peer.")
+    ping_timeout_seconds: float = Field(30.0, gt=0, description="A peer that answers no ping for this long is dropped.")
+
+
+class LogSettings(_Section):
+    format: Literal["json", "console"] | None = Field(default=None, description="console on a terminal, else json.")
+    level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v
+
+    def resolved_format(self) -> str:
+        if self.format:
+            return self.format
+        return "console" if sys.stderr.isatty() else "json"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ASKD_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    host: str = Field("127.0.0.1", min_length=1, description="Public listener address (WebSocket, agent API, web page).")
+    port: int = Field(8765, ge=0, le=65535, description="Public listener port; 0 picks a free one.")
+    admin_host: str = Field("127.0.0.1", min_length=1, description="Admin listener address (admin API, /metrics).")
+    admin_port: int = Field(8766, ge=0, le=65535, description="Admin listener port; 0 picks a free one.")
+    question_timeout_seconds: float = Field(900.0, gt=0, description="Default time a question waits, from its creation.")
+    max_timeout_seconds: float = Field(86400.0, gt=0, description="Longest timeoutSeconds an ask may request.")
+    result_ttl_seconds: float = Field(600.0, ge=0, description="How long a result is kept after its question ends.")
+    state_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_state_dir("askd")),
+        description="Holds the generated secret and askd.json (the bound ports).",
+    )
+    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origins allowed to open /ws (the daemon's own is always allowed).")
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    ws: WebSocketSettings = Field(default_factory=WebSocketSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
+
+    @field_validator("max_timeout_seconds")
+    @classmethod
+    def _max_covers_default(cls, v: float, info: Any) -> float:
+        default = info.data.get("question_timeout_seconds")
+        if default is not None and v < default:
+            raise ValueError("must be at least question_timeout_seconds")
+        return v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml = _toml_file.get()
+        if toml is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+
+class ConfigError(Exception):
+    """Invalid configuration, described in one line naming the setting."""
+
+
+def env_name(loc: tuple[Any, ...]) -> str:
+    return "ASKD_" + "__".join(str(p).upper() for p in loc)
+
+
+def load_settings(config_file: Path | str | None = None, **flags: Any) -> Settings:
+    """Build the settings; ``flags`` are the command line's values (None = not given)."""
+    path = config_file or os.environ.get("ASKD_CONFIG") or None
+    toml: Path | None = None
+    if path:
+        toml = Path(path).expanduser()
+        if not toml.is_file():
+            raise ConfigError(f"config file {toml} does not exist")
+    overrides = _nest({k: v for k, v in flags.items() if v is not None})
+    token = _toml_file.set(toml)
+    try:
+        return Settings(**overrides)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = tuple(p for p in first["loc"] if not isinstance(p, int)) or ("settings",)
+        name = ".".join(str(p) for p in loc)
+        raise ConfigError(f"invalid setting {name} ({env_name(loc)}): {first['msg']}") from None
+    except ValueError as err:  # TOML syntax errors and the like
+        raise ConfigError(f"cannot read configuration: {err}") from None
+    finally:
+        _toml_file.reset(token)
+
+
+def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+    """``{"log__level": x}`` -> ``{"log": {"level": x}}``, for flags of nested settings."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        parts = key.split("__")
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
