@@ -38,8 +38,8 @@ class AuthSettings(_Section):
     @field_validator("secret")
     @classmethod
     def _long_enough(cls, v: SecretStr | None) -> SecretStr | None:
-        if v is not None and len(v.get_secret_value()) < 16:
-            raise ValueError("must be at least 16 characters")
+        if v is not None and len(v.get_secret_value()) < 32:
+            raise ValueError("must be at least 32 characters (HS256 wants a 256-bit key)")
         return v
 
 

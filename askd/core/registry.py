@@ -49,7 +49,7 @@ ALL_SESSIONS = "*"
 _DEADLINE = 0  # a pending question's expiresAt
 _FORGET = 1  # an ended question's result retention runs out
 
-# Rebuild the heap once this many entries (and over half of it) are stale.
+# Rebuild the heap once this many deadline entries (and most of them) are stale.
 _COMPACT_MIN = 1024
 
 
@@ -450,7 +450,8 @@ class Registry:
         while heap and heap[0][2] == _DEADLINE and not heap[0][3].pending:
             heapq.heappop(heap)
             self._stale -= 1
-        if self._stale > _COMPACT_MIN and self._stale * 2 > len(heap):
+        # Most deadline entries stale: rebuild (as asyncio does for cancelled timers).
+        if self._stale > _COMPACT_MIN and self._stale > self._pending_total:
             heap = self._heap = [e for e in heap if e[2] == _FORGET or e[3].pending]
             heapq.heapify(heap)
             self._stale = 0

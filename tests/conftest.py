@@ -1,0 +1,184 @@
+"""Shared fixtures: a real daemon on port 0 (in this test's event loop, on
+real sockets), tokens for every role, and small WebSocket/HTTP helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+
+from askd import tokens
+from askd.config import load_settings
+from askd.server.app import Daemon
+
+SECRET = "test-secret-0123456789abcdef-0123456789"
+# How long a test waits for a frame that must come; a frame that must NOT
+# come is checked with the much shorter QUIET window.
+FRAME_TIMEOUT = 5.0
+QUIET = 0.2
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith("ASKD_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("ASKD_STATE_DIR", str(tmp_path / "state"))
+
+
+class WsClient:
+    """A user's tab: a real WebSocket with JSON helpers."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def send(self, obj: Any) -> None:
+        await self.conn.send(obj if isinstance(obj, (str, bytes)) else json.dumps(obj))
+
+    async def recv(self, timeout: float = FRAME_TIMEOUT) -> dict[str, Any]:
+        return json.loads(await asyncio.wait_for(self.conn.recv(), timeout))
+
+    async def expect(self, type_: str, timeout: float = FRAME_TIMEOUT) -> dict[str, Any]:
+        frame = await self.recv(timeout)
+        assert frame["type"] == type_, frame
+        return frame
+
+    async def quiet(self, window: float = QUIET) -> None:
+        """Assert nothing arrives within ``window`` seconds."""
+        try:
+            frame = await asyncio.wait_for(self.conn.recv(), window)
+        except asyncio.TimeoutError:
+            return
+        raise AssertionError(f"unexpected frame {frame!r}")
+
+    async def subscribe(self, session_id: str) -> list[dict[str, Any]]:
+        """Subscribe with an id; return every frame up to the closing ack."""
+        await self.send({"type": "subscribe", "sessionId": session_id, "id": "sub"})
+        frames = []
+        while True:
+            frame = await self.recv()
+            if frame["type"] == "ack" and frame.get("id") == "sub":
+                return frames
+            frames.append(frame)
+
+    async def answer(self, session_id: str, request_id: str, answers: dict[str, Any], id_: Any = "ans") -> dict[str, Any]:
+        await self.send(
+            {"type": "ask_user_questions_result", "sessionId": session_id, "requestId": request_id, "answers": answers, "id": id_}
+        )
+        return await self.recv()
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+
+@dataclass
+class RunningDaemon:
+    daemon: Daemon
+    http: httpx.AsyncClient
+    clients: list[WsClient] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.daemon.port}"
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://127.0.0.1:{self.daemon.admin_port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.daemon.port}/ws"
+
+    def token(self, role: str, sub: str | None = None, ttl: float | None = None) -> str:
+        return tokens.issue(SECRET, role, sub, ttl)  # type: ignore[arg-type]
+
+    @property
+    def agent_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token('agent')}"}
+
+    @property
+    def admin_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token('admin')}"}
+
+    async def connect(self, user: str, **kw: Any) -> WsClient:
+        conn = await websockets.connect(
+            self.ws_url, additional_headers={"Authorization": f"Bearer {self.token('user', user)}"}, **kw
+        )
+        client = WsClient(conn)
+        self.clients.append(client)
+        return client
+
+    async def ask(
+        self,
+        session: str,
+        user: str = "alice",
+        questions: list[dict[str, Any]] | None = None,
+        *,
+        expect: int = 201,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        **body: Any,
+    ) -> dict[str, Any]:
+        payload = {"userId": user, "questions": questions or [{"question": "Which database?"}], **body}
+        r = await self.http.post(
+            f"{self.url}/v1/sessions/{session}/questions",
+            json=payload,
+            params=params,
+            headers={**self.agent_headers, **(headers or {})},
+        )
+        assert r.status_code == expect, r.text
+        return r.json()
+
+    async def result(self, session: str, request_id: str, wait: float | None = None) -> httpx.Response:
+        params = {"wait": wait} if wait is not None else None
+        return await self.http.get(
+            f"{self.url}/v1/sessions/{session}/questions/{request_id}", params=params, headers=self.agent_headers
+        )
+
+    async def admin(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        return await self.http.request(method, f"{self.admin_url}{path}", headers=self.admin_headers, **kw)
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, Any]:
+    """Override in a test module (or with indirect parametrisation) to tune the daemon."""
+    return {}
+
+
+@pytest.fixture
+async def daemon(tmp_path: Path, settings_overrides: dict[str, Any]) -> AsyncIterator[RunningDaemon]:
+    overrides: dict[str, Any] = {
+        "port": 0,
+        "admin_port": 0,
+        "state_dir": tmp_path / "state",
+        "auth": {"secret": SECRET},
+        **settings_overrides,
+    }
+    d = Daemon(load_settings(**overrides))
+    await d.start()
+    async with httpx.AsyncClient(timeout=10) as http:
+        running = RunningDaemon(d, http)
+        try:
+            yield running
+        finally:
+            for c in running.clients:
+                await c.close()
+            await d.stop()
+
+
+def q(text: str = "Which database?", *labels: str, multi: bool = False, **extra: Any) -> dict[str, Any]:
+    """A question object for asks."""
+    out: dict[str, Any] = {"question": text, **extra}
+    if labels:
+        out["options"] = [{"label": label} for label in labels]
+    if multi:
+        out["multiSelect"] = True
+    return out
