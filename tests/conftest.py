@@ -78,6 +78,23 @@ class WsClient:
     async def close(self) -> None:
         await self.conn.close()
 
+    async def closed(self, timeout: float = FRAME_TIMEOUT) -> int | None:
+        """Wait for the connection to end, skipping frames; return the close
+        code the server sent, or None when it dropped TCP without one."""
+        async def drain() -> int | None:
+            try:
+                while True:
+                    await self.conn.recv()
+            except websockets.ConnectionClosed as err:
+                return err.rcvd.code if err.rcvd is not None else None
+
+        return await asyncio.wait_for(drain(), timeout)
+
+    async def works(self) -> None:
+        """Assert the connection still answers a ping."""
+        await self.send({"type": "ping", "id": "alive"})
+        assert await self.recv() == {"type": "pong", "id": "alive"}
+
 
 @dataclass
 class RunningDaemon:
@@ -172,6 +189,20 @@ async def daemon(tmp_path: Path, settings_overrides: dict[str, Any]) -> AsyncIte
             for c in running.clients:
                 await c.close()
             await d.stop()
+
+
+async def eventually(check: Any, timeout: float = FRAME_TIMEOUT, every: float = 0.02) -> Any:
+    """Poll ``check`` (sync or async) until it returns something truthy."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await asyncio.sleep(every)
 
 
 def q(text: str = "Which database?", *labels: str, multi: bool = False, **extra: Any) -> dict[str, Any]:
