@@ -133,7 +133,8 @@ class Daemon:
             server.stop()
         self.hub.shutdown()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        while self.hub.registry.connections() and time.monotonic() < deadline:
+        # Let woken agents get their 503 and tabs finish the close handshake.
+        while (self.hub.registry.connections() or self.hub.waiting()) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         for server in self._servers:
             try:

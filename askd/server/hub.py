@@ -10,6 +10,7 @@ event loop thread, so nothing here locks.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import secrets
 import time
 from collections.abc import Callable
@@ -140,6 +141,10 @@ class Hub:
             raise ShuttingDown()
         return req
 
+    def waiting(self) -> int:
+        """Agents currently waiting on a question."""
+        return sum(len(w) for w in self._waiters.values())
+
     # ---- the flush ----------------------------------------------------
 
     def _flush(self) -> None:
@@ -173,7 +178,9 @@ class Hub:
         if self._timer is not None:
             self._timer.cancel()
         delay = max(0.0, when - self._clock())
-        self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+        # A fresh context: the timer must not log with the ids of whichever
+        # request happened to arm it.
+        self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer, context=contextvars.Context())
         self._timer_at = when
 
     def _on_timer(self) -> None:
