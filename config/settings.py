@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -63,7 +64,7 @@ class WebSocketSettings(_Section):
 
 class LogSettings(_Section):
     format: Literal["json", "console"] | None = Field(default=None, description="console on a terminal, else json.")
-    level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+    level: Literal["debug", "info", "warning", "error", "critical"] = Field("info", description="Least severe log level written.")
 
     @field_validator("level", mode="before")
     @classmethod
@@ -150,7 +151,9 @@ def load_settings(config_file: Path | str | None = None, **flags: Any) -> Settin
         loc = tuple(p for p in first["loc"] if not isinstance(p, int)) or ("settings",)
         name = ".".join(str(p) for p in loc)
         raise ConfigError(f"invalid setting {name} ({env_name(loc)}): {first['msg']}") from None
-    except ValueError as err:  # TOML syntax errors and the like
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"config file {toml} is not valid TOML: {err}") from None
+    except ValueError as err:  # an environment value that is not JSON, and the like
         raise ConfigError(f"cannot read configuration: {err}") from None
     finally:
         _toml_file.reset(token)

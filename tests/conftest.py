@@ -18,6 +18,7 @@ import websockets
 from askd import tokens
 from askd.config import load_settings
 from askd.server.app import Daemon
+from tests.model import profiles  # noqa: F401  registers Hypothesis profiles before --hypothesis-profile applies
 
 SECRET = "test-secret-0123456789abcdef-0123456789"
 # How long a test waits for a frame that must come; a frame that must NOT
@@ -162,6 +163,11 @@ class RunningDaemon:
 
     async def admin(self, method: str, path: str, **kw: Any) -> httpx.Response:
         return await self.http.request(method, f"{self.admin_url}{path}", headers=self.admin_headers, **kw)
+
+    def agent_waiting(self, request_id: str) -> bool:
+        """Whether an agent's ``?wait=`` is parked on this request (so a test
+        can act once the wait is in place instead of sleeping)."""
+        return bool(self.daemon.hub._waiters.get(request_id))
 
 
 @pytest.fixture

@@ -173,6 +173,9 @@ class ApiHandler(tornado.web.RequestHandler):
             message, details = err.log_message or self._reason, None
         else:
             code, message, details = "internal", "internal error", None
+        if details is None and status_code == 400:
+            # Every 400 says what is wrong; "" is the request as a whole.
+            details = [{"loc": "", "msg": message}]
         body: dict[str, Any] = {"code": code, "message": message}
         if details is not None:
             body["details"] = details

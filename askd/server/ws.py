@@ -4,6 +4,7 @@ then parse each frame, hand it to the hub and reply."""
 from __future__ import annotations
 
 import time
+import urllib.parse
 from typing import Any
 
 import structlog
@@ -56,6 +57,11 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         structlog.contextvars.clear_contextvars()
         principal = authenticate(self.ctx, self.request, "user", allow_query=True)
         self.user_id = principal.sub or ""
+        # Checked here too (Tornado checks again after prepare) so that the
+        # 403 carries the JSON error envelope instead of Tornado's plain text.
+        origin = self.request.headers.get("Origin")
+        if origin is not None and not self.check_origin(origin):
+            raise ApiError("forbidden", f"Origin {origin[:200]!r} may not open /ws (see allowed_origins)")
         if self.ctx.hub.stopping:
             raise ApiError("shutting_down", "askd is stopping")
         cap = self.ctx.settings.limits.max_connections_per_user
@@ -65,7 +71,8 @@ class WsHandler(tornado.websocket.WebSocketHandler):
     def check_origin(self, origin: str) -> bool:
         if origin in self.ctx.settings.allowed_origins:
             return True
-        return super().check_origin(origin)  # same host as the daemon
+        # The daemon's own origin: the same host:port as the request.
+        return urllib.parse.urlsplit(origin).netloc.lower() == self.request.headers.get("Host", "").lower()
 
     # ---- the connection -----------------------------------------------
 

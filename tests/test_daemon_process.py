@@ -1,0 +1,184 @@
+"""``askd serve`` as a real process: what it announces and writes, the secret
+it generates, tokens minted by ``askd token issue``, one-line config errors
+with exit code 2, and the graceful stop on SIGTERM. Also: no token ever
+reaches the logs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+
+from askd import state, tokens
+from tests.conftest import FRAME_TIMEOUT, WsClient
+
+ASKD = [sys.executable, "-m", "askd.cli.main"]
+START_TIMEOUT = 20.0  # a cold interpreter on a busy 2-core machine
+
+
+class ServeProcess:
+    """``askd serve`` in a child process, its JSON log lines collected."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self.events: list[dict[str, Any]] = []
+        self._listening: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stderr is not None
+        async for raw in self.proc.stderr:
+            line = raw.decode()
+            self.lines.append(line)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            self.events.append(event)
+            if event.get("event") == "listening" and not self._listening.done():
+                self._listening.set_result(event)
+        if not self._listening.done():
+            self._listening.set_exception(AssertionError("askd exited before listening:\n" + "".join(self.lines)))
+
+    async def listening(self) -> dict[str, Any]:
+        return await asyncio.wait_for(asyncio.shield(self._listening), START_TIMEOUT)
+
+    async def exit_code(self, timeout: float) -> int:
+        code = await asyncio.wait_for(self.proc.wait(), timeout)
+        await self._reader
+        return code
+
+    def log_text(self) -> str:
+        return "".join(self.lines)
+
+    def named(self, event: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("event") == event]
+
+
+@pytest.fixture
+async def serve(tmp_path: Path):
+    started: list[ServeProcess] = []
+
+    async def start(*args: str) -> ServeProcess:
+        proc = await asyncio.create_subprocess_exec(
+            *ASKD, "serve", "--port", "0", "--admin-port", "0", *args,
+            env={**os.environ, "ASKD_LOG__FORMAT": "json"},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        sp = ServeProcess(proc)
+        started.append(sp)
+        return sp
+
+    yield start
+    for sp in started:  # only the processes this test started
+        if sp.proc.returncode is None:
+            sp.proc.kill()
+            await sp.proc.wait()
+
+
+async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *ASKD, *args,
+        env={**os.environ, **(env or {})},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), START_TIMEOUT)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_serve_announces_mints_serves_and_stops_gracefully(serve, tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"  # ASKD_STATE_DIR, set by the autouse fixture
+    daemon = await serve("--log-level", "debug")
+    listening = await daemon.listening()
+    port, admin_port = listening["port"], listening["admin_port"]
+    assert isinstance(port, int) and isinstance(admin_port, int) and port > 0 and admin_port > 0
+
+    info = json.loads((state_dir / "askd.json").read_text())
+    assert (info["port"], info["admin_port"], info["pid"]) == (port, admin_port, daemon.proc.pid)
+    secret_file = state_dir / "secret"
+    assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+    secret = state.read_secret(state_dir)
+    assert secret and len(secret) >= 32
+
+    (c1, agent_token, _), (c2, user_token, _) = await asyncio.gather(
+        run_cli("token", "issue", "--role", "agent"),
+        run_cli("token", "issue", "--role", "user", "--sub", "alice"),
+    )
+    assert (c1, c2) == (0, 0)
+    agent_token, user_token = agent_token.strip(), user_token.strip()
+    admin_token = tokens.issue(secret, "admin")
+
+    base = f"http://127.0.0.1:{port}"
+    conn = await websockets.connect(f"ws://127.0.0.1:{port}/ws?token={user_token}")
+    tab = WsClient(conn)
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            agent = {"Authorization": f"Bearer {agent_token}"}
+            r = await http.get(f"http://127.0.0.1:{admin_port}/admin/v1/stats", headers={"Authorization": f"Bearer {admin_token}"})
+            assert r.json()["connections"] == 1
+
+            waiting = asyncio.create_task(
+                http.post(
+                    f"{base}/v1/sessions/s1/questions",
+                    params={"wait": 30},
+                    json={"userId": "alice", "questions": [{"question": "Stop?"}]},
+                    headers=agent,
+                )
+            )
+            pushed = await tab.expect("ask_user_questions")  # the agent is now parked in its wait
+            rid = pushed["payload"]["requestId"]
+
+            daemon.proc.send_signal(signal.SIGTERM)
+            stopped_at = time.monotonic()
+            r = await asyncio.wait_for(waiting, FRAME_TIMEOUT)
+            assert time.monotonic() - stopped_at < 3
+            assert r.status_code == 503
+            assert r.json()["error"]["code"] == "shutting_down" and r.json()["error"]["message"]
+            assert await tab.closed() == 1001
+    finally:
+        await tab.close()
+    assert await daemon.exit_code(FRAME_TIMEOUT) == 0
+    assert not (state_dir / "askd.json").exists()
+
+    logs = daemon.log_text()
+    for secret_text in (user_token, agent_token, admin_token, secret):
+        assert secret_text not in logs
+    assert "token=[REDACTED]" in logs  # the /ws access line was logged, redacted
+    asked = daemon.named("question.asked")
+    assert asked and asked[0]["sessionId"] == "s1" and asked[0]["requestId"] == rid and asked[0]["userId"] == "alice"
+    connected = daemon.named("ws.connected")
+    assert connected and connected[0]["userId"] == "alice" and connected[0]["connectionId"]
+    assert daemon.named("ws.disconnected")[0]["code"] == 1001
+    assert daemon.named("stopped")
+
+
+async def test_invalid_config_exits_2_with_one_line_naming_the_setting(tmp_path: Path) -> None:
+    bad_syntax = tmp_path / "syntax.toml"
+    bad_syntax.write_text("port = [\n")
+    cases = {  # what must be named: (args, env); every other bad value is in test_config.py
+        "ASKD_PORT": ([], {"ASKD_PORT": "99999"}),
+        "syntax.toml": (["--config", str(bad_syntax)], {}),
+    }
+    # concurrently: each is a cold interpreter start
+    results = await asyncio.gather(*(run_cli("serve", *args, env=env) for args, env in cases.values()))
+    for name, (code, _, err) in zip(cases, results):
+        lines = err.strip().splitlines()
+        assert code == 2, (name, err)
+        assert len(lines) == 1 and name in lines[0], (name, err)
+    assert not (tmp_path / "state" / "askd.json").exists()
