@@ -8,7 +8,9 @@ import traceback
 import typer
 
 from askd import __version__
-from askd.cli import serve, token
+from askd.cli import ask, connections, pending, serve, sessions, status, token
+from askd.cli import open as open_command
+from askd.cli.clients import AdminUrlOption, TokenOption, UrlOption, remember_globals
 from askd.cli.common import CliError, debug_enabled, eprint
 
 app = typer.Typer(
@@ -28,9 +30,14 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors (or set ASKD_DEBUG=1)."),
+    url: str | None = UrlOption,
+    admin_url: str | None = AdminUrlOption,
+    token_: str | None = TokenOption,
 ) -> None:
+    remember_globals(ctx, url, admin_url, token_)
     if debug:
         import os
 
@@ -38,28 +45,27 @@ def root(
 
 
 app.command("serve")(serve.serve)
+app.add_typer(pending.app, name="pending")
+app.add_typer(connections.app, name="connections")
+app.command("disconnect")(sessions.disconnect)
+app.command("cancel")(sessions.cancel)
+app.command("ask")(ask.ask)
 app.add_typer(token.app, name="token")
+app.command("status")(status.status)
+app.command("open")(open_command.open_page)
 
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        # Standalone mode: click prints usage errors (exit 2) and exits with
+        # each command's typer.Exit code; everything else comes out here.
+        app()
     except CliError as err:
         if debug_enabled():
             traceback.print_exc()
         eprint(f"askd: {err}")
         sys.exit(err.code)
-    except typer.Exit as err:
-        sys.exit(err.exit_code)
-    except typer.Abort:
-        eprint("askd: aborted")
-        sys.exit(1)
-    except Exception as err:  # click usage errors and everything unexpected
-        import click
-
-        if isinstance(err, click.ClickException):
-            err.show()
-            sys.exit(err.exit_code)
+    except Exception as err:  # everything unexpected: one line, no traceback
         if debug_enabled():
             traceback.print_exc()
         eprint(f"askd: {type(err).__name__}: {err}")

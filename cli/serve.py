@@ -25,15 +25,15 @@ class LogLevel(str, Enum):
 
 def serve(
     config: Path | None = ConfigOption,
-    host: str | None = typer.Option(None, "--host", help="Public listener address [default: 127.0.0.1]."),
-    port: int | None = typer.Option(None, "--port", help="Public listener port; 0 picks one [default: 8765]."),
-    admin_host: str | None = typer.Option(None, "--admin-host", help="Admin listener address [default: 127.0.0.1]."),
-    admin_port: int | None = typer.Option(None, "--admin-port", help="Admin listener port; 0 picks one [default: 8766]."),
+    host: str | None = typer.Option(None, "--host", help="Public listener address (default: 127.0.0.1)."),
+    port: int | None = typer.Option(None, "--port", help="Public listener port; 0 picks one (default: 8765)."),
+    admin_host: str | None = typer.Option(None, "--admin-host", help="Admin listener address (default: 127.0.0.1)."),
+    admin_port: int | None = typer.Option(None, "--admin-port", help="Admin listener port; 0 picks one (default: 8766)."),
     question_timeout: float | None = typer.Option(
-        None, "--question-timeout", help="Default question timeout in seconds, may be fractional [default: 900]."
+        None, "--question-timeout", help="Default question timeout in seconds, may be fractional (default: 900)."
     ),
-    log_format: LogFormat | None = typer.Option(None, "--log-format", help="json or console [default: console on a terminal, else json]."),
-    log_level: LogLevel | None = typer.Option(None, "--log-level", help="Log level [default: info]."),
+    log_format: LogFormat | None = typer.Option(None, "--log-format", help="json or console (default: console on a terminal, else json)."),
+    log_level: LogLevel | None = typer.Option(None, "--log-level", help="Log level (default: info)."),
 ) -> None:
     """Run the askd daemon until SIGTERM or Ctrl-C."""
     from askd.server import logs

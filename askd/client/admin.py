@@ -1,0 +1,99 @@
+"""A small blocking client for the admin API (spec section 6), used by the CLI."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import httpx
+
+from askd.client.discovery import Discovery, TokenSource
+from askd.client.errors import ApiError
+from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, drive_sync, json_or_raise, send, seg
+
+
+class AdminClient:
+    """``url`` and ``token`` default to what ``Discovery`` finds. Admin calls
+    are not retried by default: a person is waiting at a terminal."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: TokenSource | None = None,
+        *,
+        retry: RetryPolicy = NO_RETRY,
+        timeout: float = 10.0,
+        discovery: Discovery | None = None,
+    ) -> None:
+        found = discovery or Discovery()
+        self.url = found.admin_url(url)
+        self._found = found
+        self._retry = retry
+        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+        self._auth: BearerAuth | None = BearerAuth(token) if token is not None else None
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _bearer(self) -> BearerAuth:
+        # Resolved on first use, so `health()` works without any token.
+        if self._auth is None:
+            self._auth = BearerAuth(self._found.admin_token())
+        return self._auth
+
+    def _call(self, method: str, path: str, *, auth: bool = True, **kw: Any) -> Any:
+        http = self._http
+        http.auth = self._bearer() if auth else None
+        response = drive_sync(http, send(Call(method, path, **kw), self._retry, self.url))
+        return json_or_raise(response)
+
+    def health(self) -> dict[str, Any]:
+        """``GET /healthz``: needs no token."""
+        return self._call("GET", "/healthz", auth=False)  # type: ignore[no-any-return]
+
+    def stats(self) -> dict[str, Any]:
+        return self._call("GET", "/admin/v1/stats")  # type: ignore[no-any-return]
+
+    def pending(self, session: str | None = None, user: str | None = None) -> list[dict[str, Any]]:
+        params = {k: v for k, v in (("sessionId", session), ("userId", user)) if v is not None}
+        return self._call("GET", "/admin/v1/pending", params=params or None)["pending"]  # type: ignore[no-any-return]
+
+    def question(self, session: str, request_id: str) -> dict[str, Any]:
+        """One pending question; ``ApiError`` 404 when it is not pending."""
+        for item in self.pending(session=session):
+            if item["requestId"] == request_id:
+                return item
+        raise ApiError(404, "not_pending", f"no pending question {request_id} in session {session}")
+
+    def answer(self, session: str, request_id: str, answers: dict[str, Any]) -> bool:
+        path = f"/admin/v1/sessions/{seg(session)}/questions/{seg(request_id)}/answer"
+        return bool(self._call("POST", path, json={"answers": answers})["accepted"])
+
+    def connections(self, user: str | None = None) -> list[dict[str, Any]]:
+        params = {"userId": user} if user is not None else None
+        return self._call("GET", "/admin/v1/connections", params=params)["connections"]  # type: ignore[no-any-return]
+
+    def disconnect(
+        self,
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        connection: str | None = None,
+        all: bool = False,
+        mode: Literal["abort", "close"] = "abort",
+    ) -> int:
+        body: dict[str, Any] = {"mode": mode}
+        for key, value in (("userId", user), ("sessionId", session), ("connectionId", connection)):
+            if value is not None:
+                body[key] = value
+        if all:
+            body["all"] = True
+        return int(self._call("POST", "/admin/v1/disconnect", json=body)["disconnected"])
+
+    def cancel_session(self, session: str) -> int:
+        return int(self._call("POST", f"/admin/v1/sessions/{seg(session)}/cancel")["cancelled"])

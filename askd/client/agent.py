@@ -1,0 +1,284 @@
+"""The agent side: ask a user and wait for the answer.
+
+``ask`` never holds one HTTP request for the whole wait: it long-polls in
+slices shorter than a minute (so proxies and tool-call limits never cut
+it), and when the link drops or askd answers 5xx it comes back by
+``requestId``. The ask itself carries an ``Idempotency-Key``, so retrying
+it after a lost response returns the same question instead of a second one.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx
+
+from askd.client.discovery import Discovery, TokenSource
+from askd.client.errors import QuestionLost
+from askd.client.http import (
+    NO_RETRY,
+    BearerAuth,
+    Call,
+    Flow,
+    RetryPolicy,
+    drive_async,
+    drive_sync,
+    json_or_raise,
+    send,
+    seg,
+)
+from askd.client.results import QuestionLike, Result, question_dicts
+
+DEFAULT_POLL_SECONDS = 25.0
+MAX_POLL_SECONDS = 55.0  # stay under the 60 s many proxies and tool runners allow
+# Extra read time over a long-poll's wait before the link counts as dead.
+READ_GRACE_SECONDS = 15.0
+
+
+def ask_body(
+    user: str,
+    questions: QuestionLike | Iterable[QuestionLike],
+    metadata: Mapping[str, Any] | None,
+    timeout: float | None,
+    require_online: bool,
+    parent_session: str | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"userId": user, "questions": question_dicts(questions)}
+    if metadata is not None:
+        body["metadata"] = dict(metadata)
+    if timeout is not None:
+        body["timeoutSeconds"] = timeout
+    if require_online:
+        body["requireOnline"] = True
+    if parent_session is not None:
+        body["parentSessionId"] = parent_session
+    return body
+
+
+class _Flows:
+    """The calls, as sans-I/O flows shared by the sync and async clients."""
+
+    def __init__(self, base_url: str, poll_seconds: float, retry: RetryPolicy) -> None:
+        if not 0 < poll_seconds <= MAX_POLL_SECONDS:
+            raise ValueError(f"poll_seconds must be in (0, {MAX_POLL_SECONDS:g}]")
+        self.base_url, self.poll, self.retry = base_url, poll_seconds, retry
+
+    def _send(self, call: Call) -> Flow[httpx.Response]:
+        return send(call, self.retry, self.base_url)
+
+    def submit(self, session: str, body: dict[str, Any], key: str, wait: float) -> Flow[Result]:
+        call = Call(
+            "POST",
+            f"/v1/sessions/{seg(session)}/questions",
+            params={"wait": wait} if wait else None,
+            json=body,
+            headers={"Idempotency-Key": key},
+            read_timeout=wait + READ_GRACE_SECONDS,
+        )
+        response = yield from self._send(call)
+        return Result.from_json(json_or_raise(response))
+
+    def result(self, session: str, request_id: str, wait: float = 0.0) -> Flow[Result]:
+        call = Call(
+            "GET",
+            f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}",
+            params={"wait": round(wait, 3)} if wait else None,
+            read_timeout=wait + READ_GRACE_SECONDS,
+        )
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            raise QuestionLost(session, request_id)
+        return Result.from_json(json_or_raise(response))
+
+    def wait(self, session: str, request_id: str, timeout: float | None) -> Flow[Result]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = self.poll if deadline is None else max(0.0, min(self.poll, deadline - time.monotonic()))
+            result = yield from self.result(session, request_id, left)
+            if not result.pending or (deadline is not None and time.monotonic() >= deadline):
+                return result
+
+    def ask(self, session: str, body: dict[str, Any], key: str) -> Flow[Result]:
+        result = yield from self.submit(session, body, key, self.poll)
+        if not result.pending:
+            return result
+        return (yield from self.wait(session, result.request_id, None))
+
+    def health(self) -> Flow[dict[str, Any]]:
+        """``GET /healthz``, not retried: is the daemon there at all?"""
+        response = yield from send(Call("GET", "/healthz"), NO_RETRY, self.base_url)
+        return json_or_raise(response)  # type: ignore[no-any-return]
+
+    def pending(self, session: str) -> Flow[list[dict[str, Any]]]:
+        response = yield from self._send(Call("GET", f"/v1/sessions/{seg(session)}/questions"))
+        return json_or_raise(response)["pending"]  # type: ignore[no-any-return]
+
+    def cancel_session(self, session: str) -> Flow[int]:
+        response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
+        return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
+
+
+def _setup(
+    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None
+) -> tuple[str, TokenSource, _Flows, httpx.Timeout]:
+    found = Discovery()
+    base = found.url(url)
+    source = token if token is not None else found.agent_token()
+    flows = _Flows(base, poll_seconds, retry or RetryPolicy())
+    return base, source, flows, httpx.Timeout(10.0, read=poll_seconds + READ_GRACE_SECONDS)
+
+
+def new_key() -> str:
+    return uuid.uuid4().hex
+
+
+class AgentClient:
+    """Blocking agent client. ``url`` and ``token`` default to what
+    ``askd.client.Discovery`` finds (``ASKD_URL``, ``ASKD_AGENT_TOKEN``, the
+    local daemon's ``askd.json`` and secret)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: TokenSource | None = None,
+        *,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url, token, self._flows, timeout = _setup(url, token, poll_seconds, retry)
+        self._http = httpx.Client(base_url=self.url, auth=BearerAuth(token), timeout=timeout, transport=transport)
+
+    def __enter__(self) -> AgentClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def ask(
+        self,
+        session: str,
+        user: str,
+        questions: QuestionLike | Iterable[QuestionLike],
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        require_online: bool = False,
+        parent_session: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Ask and block until the question is answered, times out or is
+        cancelled. ``timeout`` is the question's own (``timeoutSeconds``)."""
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
+
+    def submit(
+        self,
+        session: str,
+        user: str,
+        questions: QuestionLike | Iterable[QuestionLike],
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        require_online: bool = False,
+        parent_session: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        """Ask without waiting; the result has the ``request_id`` to wait on."""
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
+
+    def result(self, session: str, request_id: str) -> Result:
+        return drive_sync(self._http, self._flows.result(session, request_id))
+
+    def wait(self, session: str, request_id: str, timeout: float | None = None) -> Result:
+        """Wait until the question ends, or ``timeout`` seconds (then the
+        result may still be pending)."""
+        return drive_sync(self._http, self._flows.wait(session, request_id, timeout))
+
+    def pending(self, session: str) -> list[dict[str, Any]]:
+        return drive_sync(self._http, self._flows.pending(session))
+
+    def health(self) -> dict[str, Any]:
+        """``GET /healthz`` once, no retries; ``DaemonUnavailable`` if nothing answers."""
+        return drive_sync(self._http, self._flows.health())
+
+    def cancel_session(self, session: str) -> int:
+        """Cancel every pending question of the session and its sub-sessions."""
+        return drive_sync(self._http, self._flows.cancel_session(session))
+
+
+class AsyncAgentClient:
+    """``AgentClient`` for asyncio; the same methods, awaited."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: TokenSource | None = None,
+        *,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url, token, self._flows, timeout = _setup(url, token, poll_seconds, retry)
+        self._http = httpx.AsyncClient(base_url=self.url, auth=BearerAuth(token), timeout=timeout, transport=transport)
+
+    async def __aenter__(self) -> AsyncAgentClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def ask(
+        self,
+        session: str,
+        user: str,
+        questions: QuestionLike | Iterable[QuestionLike],
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        require_online: bool = False,
+        parent_session: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
+
+    async def submit(
+        self,
+        session: str,
+        user: str,
+        questions: QuestionLike | Iterable[QuestionLike],
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        require_online: bool = False,
+        parent_session: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Result:
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
+
+    async def result(self, session: str, request_id: str) -> Result:
+        return await drive_async(self._http, self._flows.result(session, request_id))
+
+    async def wait(self, session: str, request_id: str, timeout: float | None = None) -> Result:
+        return await drive_async(self._http, self._flows.wait(session, request_id, timeout))
+
+    async def pending(self, session: str) -> list[dict[str, Any]]:
+        return await drive_async(self._http, self._flows.pending(session))
+
+    async def health(self) -> dict[str, Any]:
+        return await drive_async(self._http, self._flows.health())
+
+    async def cancel_session(self, session: str) -> int:
+        return await drive_async(self._http, self._flows.cancel_session(session))

@@ -1,0 +1,76 @@
+"""Typed views of what askd returns to agents, and building asks from the
+shared question models (``askd.core.models``: one definition)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from askd.core.models import Answers, Question
+
+
+class Status(str, Enum):
+    pending = "pending"
+    answered = "answered"
+    timeout = "timeout"
+    cancelled = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A question's state as the agent API reports it. ``answers`` is set
+    when ``status`` is ``answered``; ``error`` when it timed out or was
+    cancelled."""
+
+    request_id: str
+    session_id: str
+    status: Status
+    answers: Answers | None = None
+    error: str | None = None
+    created_at: str | None = None
+    expires_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Result:
+        return cls(
+            request_id=data["requestId"],
+            session_id=data["sessionId"],
+            status=Status(data["status"]),
+            answers=data.get("answers"),
+            error=data.get("error"),
+            created_at=data.get("createdAt"),
+            expires_at=data.get("expiresAt"),
+            raw=dict(data),
+        )
+
+    @property
+    def pending(self) -> bool:
+        return self.status is Status.pending
+
+    @property
+    def answered(self) -> bool:
+        return self.status is Status.answered
+
+
+QuestionLike = Question | Mapping[str, Any] | str
+
+
+def question_dicts(questions: QuestionLike | Iterable[QuestionLike]) -> list[dict[str, Any]]:
+    """Questions as the wire wants them. A string is a free-text question; a
+    mapping is checked against ``Question`` and sent as given (unknown fields
+    pass through); a ``Question`` is sent with the fields that were set."""
+    if isinstance(questions, (str, Question, Mapping)):
+        questions = [questions]
+    out: list[dict[str, Any]] = []
+    for item in questions:
+        if isinstance(item, str):
+            out.append({"question": item})
+        elif isinstance(item, Question):
+            out.append(item.model_dump(mode="json", exclude_unset=True))
+        else:
+            Question.model_validate(dict(item))  # fail early, before the daemon does
+            out.append(dict(item))
+    return out

@@ -1,0 +1,377 @@
+// askd's inbox page: every pending question of the user, grouped by
+// session, answerable from any tab. Behaviour follows seed section 6.2: a
+// dropped socket only reconnects (panels stay), every reconnect
+// re-subscribes, events are de-duplicated by requestId, an answer is resent
+// until acknowledged, and ask_user_questions_cancelled closes the panel.
+
+import { Connection } from './connection.js';
+import { Panel } from './panel.js';
+import { h } from './dom.js';
+
+const TOKEN_KEY = 'askd.token';
+const NOTE_MS = 20_000;
+
+const NOTES = {
+  answered: 'Answered in another tab.',
+  answeredHere: 'Answered. The agent has your answer.',
+  timeout: 'Timed out. The agent was told.',
+  cancelled: 'Cancelled by the agent.',
+  not_pending: 'Already closed (answered elsewhere, timed out or cancelled).',
+  gone: 'Closed while this page was offline.',
+};
+
+const $ = (id) => document.getElementById(id);
+
+/** The token's claims, for display only (the daemon does the checking). */
+function claims(token) {
+  try {
+    const part = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+    return JSON.parse(atob(part.padEnd(Math.ceil(part.length / 4) * 4, '=')));
+  } catch {
+    return {};
+  }
+}
+
+function wsUrl(token) {
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  return `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
+}
+
+/** After a socket that never opened: is the token the reason? */
+async function probeToken(token) {
+  try {
+    const r = await fetch('/ws', { headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' });
+    if (r.status === 401) return 'The daemon refused this token (invalid or expired). Run “askd open --user YOU” for a fresh link, or paste a new token.';
+    if (r.status === 403) return 'This is not a user token. Mint one with “askd token issue --role user --sub YOU”.';
+  } catch {
+    // the daemon is unreachable: keep retrying
+  }
+  return null;
+}
+
+class Inbox {
+  constructor(token, focus, backoff) {
+    this.focus = focus;
+    this.panels = new Map(); // requestId -> Panel
+    this.closed = new Set(); // requestIds that ended: never shown again
+    this.groups = new Map(); // sessionId -> {section, list, count}
+    this.outbox = new Map(); // requestId -> answer frame not yet acknowledged
+    this.replay = null; // {id, seen} while a subscribe is being served
+    this.subscribes = 0;
+    this.connState = { state: 'connecting' };
+    this.inboxEl = $('inbox');
+    this.conn = new Connection({
+      url: wsUrl(token),
+      ...backoff,
+      probe: () => probeToken(token),
+      onOpen: () => this.onOpen(),
+      onFrame: (frame) => this.onFrame(frame),
+      onState: (s) => this.onConnState(s),
+    });
+    $('retry').addEventListener('click', () => this.conn.retryNow());
+    window.addEventListener('online', () => this.conn.retryNow());
+    setInterval(() => this.tick(), 1000);
+    this.render();
+  }
+
+  start() {
+    this.conn.start();
+  }
+
+  // ---- the connection --------------------------------------------------
+
+  onOpen() {
+    this.subscribes += 1;
+    const id = `subscribe-${this.subscribes}`;
+    this.replay = { id, seen: new Set() };
+    this.conn.send({ type: 'subscribe', sessionId: this.focus ?? '*', id });
+    for (const [requestId, frame] of this.outbox) {
+      if (this.conn.send(frame)) this.panels.get(requestId)?.setState('sending', 'Sending…');
+    }
+  }
+
+  onConnState(s) {
+    this.connState = s;
+    if (s.state !== 'connected') {
+      this.replay = null;
+      for (const requestId of this.outbox.keys()) {
+        this.panels.get(requestId)?.setState('queued', 'Not connected. Your answer will be sent when the connection is back.');
+      }
+    }
+    if (s.state === 'rejected') showTokenForm(s.message);
+    this.renderConn();
+  }
+
+  onFrame(frame) {
+    const payload = frame.payload && typeof frame.payload === 'object' ? frame.payload : {};
+    switch (frame.type) {
+      case 'ask_user_questions':
+        return this.onAsk(frame.sessionId, payload);
+      case 'ask_user_questions_cancelled':
+        return this.close(payload.requestId, payload.reason === 'answered' ? 'answered' : payload.reason);
+      case 'ack':
+        return this.onAck(frame, payload);
+      case 'error':
+        return this.onError(frame, payload);
+      default:
+        return undefined; // session_snapshot, pong: nothing to show
+    }
+  }
+
+  onAsk(sessionId, payload) {
+    const requestId = payload.requestId;
+    if (typeof requestId !== 'string' || typeof sessionId !== 'string') return;
+    if (this.focus !== null && sessionId !== this.focus) return;
+    if (this.replay) this.replay.seen.add(requestId);
+    // De-duplicate: a re-push after a reconnect must not reset what the user
+    // has already picked.
+    if (this.panels.has(requestId) || this.closed.has(requestId)) return;
+    const panel = new Panel(sessionId, payload, (p) => this.submit(p));
+    this.panels.set(requestId, panel);
+    const group = this.group(sessionId);
+    group.list.append(panel.form);
+    $('announce').textContent = `New question: ${panel.title}`;
+    this.render();
+  }
+
+  onAck(frame, payload) {
+    if (this.replay && frame.id === this.replay.id) {
+      // The replay is complete: whatever it did not re-push ended while
+      // this page was away.
+      const { seen } = this.replay;
+      this.replay = null;
+      this.conn.markHealthy();
+      for (const requestId of [...this.panels.keys()]) if (!seen.has(requestId)) this.close(requestId, 'gone');
+      return;
+    }
+    const requestId = this.answerFor(frame.id);
+    if (requestId === null) return;
+    this.outbox.delete(requestId);
+    const panel = this.panels.get(requestId);
+    if (!panel) return;
+    if (payload.accepted === true) {
+      panel.answeredHere = true;
+      panel.setState('accepted', 'Answer accepted.');
+    } else {
+      this.close(requestId, 'not_pending');
+    }
+  }
+
+  onError(frame, payload) {
+    const message = typeof payload.message === 'string' ? payload.message : 'error';
+    const requestId = this.answerFor(frame.id);
+    if (requestId !== null) {
+      this.outbox.delete(requestId);
+      const panel = this.panels.get(requestId);
+      if (panel) {
+        panel.setState('editing');
+        panel.showStatus(`Not accepted: ${message}`, true);
+      }
+      return;
+    }
+    if (this.replay && frame.id === this.replay.id) {
+      this.replay = null;
+      showBanner(`Cannot show session “${this.focus}”: ${message}`);
+      return;
+    }
+    console.warn('askd:', payload.code, message);
+  }
+
+  answerFor(id) {
+    return typeof id === 'string' && id.startsWith('answer:') ? id.slice('answer:'.length) : null;
+  }
+
+  // ---- answering ---------------------------------------------------------
+
+  submit(panel) {
+    if (this.outbox.has(panel.requestId)) return;
+    const result = panel.collect();
+    if (result.error) {
+      panel.showStatus(result.error, true);
+      result.focus?.focus();
+      return;
+    }
+    const frame = {
+      type: 'ask_user_questions_result',
+      sessionId: panel.sessionId,
+      requestId: panel.requestId,
+      answers: result.answers,
+      id: `answer:${panel.requestId}`,
+    };
+    // Kept until acknowledged: onOpen resends it after a reconnect. A
+    // duplicate is harmless, the daemon answers it with not_pending.
+    this.outbox.set(panel.requestId, frame);
+    if (this.conn.send(frame)) panel.setState('sending', 'Sending…');
+    else panel.setState('queued', 'Not connected. Your answer will be sent when the connection is back.');
+  }
+
+  close(requestId, reason) {
+    const panel = this.panels.get(requestId);
+    this.closed.add(requestId);
+    this.outbox.delete(requestId);
+    if (!panel) return;
+    this.panels.delete(requestId);
+    const key = reason === 'answered' && panel.answeredHere ? 'answeredHere' : reason;
+    const note = h(
+      'div',
+      { class: `note note-${reason in NOTES ? reason : 'cancelled'}`, role: 'status', tabindex: '-1', dataset: { requestId } },
+      h('span', { class: 'note-q', text: panel.title }),
+      h('span', { class: 'note-text', text: NOTES[key] ?? NOTES.cancelled }),
+    );
+    const dismiss = () => {
+      note.remove();
+      this.render();
+    };
+    note.append(h('button', { type: 'button', class: 'link-button', text: 'Dismiss', onclick: dismiss }));
+    const hadFocus = panel.form.contains(document.activeElement);
+    panel.form.replaceWith(note);
+    if (hadFocus) note.focus();
+    setTimeout(dismiss, NOTE_MS);
+    this.render();
+  }
+
+  // ---- drawing -----------------------------------------------------------
+
+  group(sessionId) {
+    let group = this.groups.get(sessionId);
+    if (group) return group;
+    const headingId = `session-${this.groups.size + 1}`;
+    const count = h('span', { class: 'count' });
+    const list = h('div', { class: 'session-list' });
+    const link =
+      this.focus === null
+        ? h('a', { class: 'focus-link', href: `/?session=${encodeURIComponent(sessionId)}`, text: 'Only this session' })
+        : null;
+    const section = h(
+      'section',
+      { class: 'session', 'aria-labelledby': headingId, dataset: { sessionId } },
+      h(
+        'div',
+        { class: 'session-head' },
+        h('h2', { id: headingId }, h('span', { class: 'session-word', text: 'Session' }), h('code', { text: sessionId })),
+        count,
+        link,
+      ),
+      list,
+    );
+    group = { section, list, count };
+    this.groups.set(sessionId, group);
+    this.inboxEl.append(section);
+    return group;
+  }
+
+  render() {
+    for (const [sessionId, group] of this.groups) {
+      const waiting = group.list.querySelectorAll('form.panel').length;
+      if (!group.list.childElementCount) {
+        group.section.remove();
+        this.groups.delete(sessionId);
+        continue;
+      }
+      group.count.textContent = waiting ? `${waiting} waiting` : '';
+    }
+    const n = this.panels.size;
+    $('empty').hidden = this.groups.size > 0;
+    document.title = n ? `(${n}) askd inbox` : 'askd inbox';
+  }
+
+  renderConn() {
+    const { state, retryAt } = this.connState;
+    const box = $('conn');
+    box.dataset.state = state;
+    const label = {
+      connecting: 'Connecting…',
+      connected: 'Connected',
+      waiting: 'Reconnecting',
+      rejected: 'Not connected',
+      stopped: 'Not connected',
+    }[state];
+    $('conn-text').textContent = label;
+    const secs = state === 'waiting' ? Math.max(0, Math.ceil((retryAt - Date.now()) / 1000)) : null;
+    $('conn-wait').textContent = secs === null ? '' : ` in ${secs} s`;
+    $('retry').hidden = state !== 'waiting';
+  }
+
+  tick() {
+    const now = Date.now();
+    for (const panel of this.panels.values()) panel.tick(now);
+    if (this.connState.state === 'waiting') this.renderConn();
+  }
+}
+
+// ---- start-up: the token ---------------------------------------------------
+
+function showBanner(message) {
+  const banner = $('banner');
+  banner.textContent = message;
+  banner.hidden = !message;
+}
+
+function showTokenForm(message = '') {
+  showBanner(message);
+  $('token-form').hidden = false;
+  $('token-input').focus();
+}
+
+/** `?token=` moves into sessionStorage and out of the address bar (and history). */
+function takeToken(params) {
+  const fromUrl = params.get('token');
+  if (fromUrl) {
+    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    params.delete('token');
+    const query = params.toString();
+    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
+    return fromUrl;
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** `?retry=MS` sets the first backoff ceiling (tests shorten it). */
+function backoffFrom(params) {
+  const base = Number(params.get('retry'));
+  return Number.isFinite(base) && base >= 10 && base <= 5000 ? { base } : {};
+}
+
+function main() {
+  const params = new URLSearchParams(location.search);
+  const focus = params.get('session') || null;
+  const backoff = backoffFrom(params);
+  const token = takeToken(params);
+
+  if (focus !== null) {
+    $('focus-name').textContent = focus;
+    $('focus-bar').hidden = false;
+  }
+  $('signout').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    location.reload();
+  });
+  $('token-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = $('token-input').value.trim();
+    if (!value) return;
+    sessionStorage.setItem(TOKEN_KEY, value);
+    location.reload();
+  });
+
+  if (!token) {
+    $('conn').dataset.state = 'stopped';
+    showTokenForm();
+    return;
+  }
+  const { sub, exp } = claims(token);
+  if (typeof sub === 'string') {
+    $('who-name').textContent = sub;
+    $('who').hidden = false;
+  }
+  $('signout').hidden = false;
+  if (typeof exp === 'number' && exp * 1000 < Date.now()) {
+    $('conn').dataset.state = 'rejected';
+    showTokenForm('This link’s token has expired. Run “askd open --user YOU” for a fresh one, or paste a new token.');
+    return;
+  }
+  $('empty').hidden = false;
+  new Inbox(token, focus, backoff).start();
+}
+
+main();

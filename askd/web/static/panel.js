@@ -1,0 +1,209 @@
+// One pending request as a form: its questions (radio buttons, or
+// checkboxes for multiSelect, each with a real <label for>), an "Other"
+// free-text answer, a countdown to expiresAt and one Submit button.
+
+import { h, uid, formatLeft, formatClock } from './dom.js';
+
+const URGENT_MS = 60_000;
+
+function text(value) {
+  return typeof value === 'string' ? value : '';
+}
+
+/** One question's inputs, and how to read its answer back. */
+class QuestionField {
+  constructor(q) {
+    this.question = text(q.question);
+    this.multi = q.multiSelect === true;
+    const options = Array.isArray(q.options) ? q.options.filter((o) => o && text(o.label)) : [];
+    const legendId = uid('legend');
+    const legend = h(
+      'legend',
+      { id: legendId },
+      text(q.header) ? h('span', { class: 'chip', text: q.header }) : null,
+      h('span', { class: 'qtext', text: this.question }),
+      this.multi && options.length ? h('span', { class: 'qhint', text: 'Choose any' }) : null,
+    );
+    this.legendId = legendId;
+    this.choices = [];
+    this.other = null;
+    this.freeText = null;
+    let body;
+    if (options.length) {
+      const name = uid('group');
+      const type = this.multi ? 'checkbox' : 'radio';
+      const rows = options.map((o) => this._option(type, name, text(o.label), text(o.description)));
+      rows.push(this._otherRow(type, name));
+      body = h('div', { class: 'options' }, rows);
+    } else {
+      const id = uid('free');
+      this.freeText = h('textarea', { id, rows: 2, placeholder: 'Type your answer', autocomplete: 'off' });
+      body = h('div', { class: 'free' }, h('label', { for: id, class: 'free-label', text: 'Your answer' }), this.freeText);
+    }
+    this.fieldset = h('fieldset', { class: 'question' }, legend, body);
+  }
+
+  _option(type, name, label, description) {
+    const id = uid('opt');
+    const input = h('input', { type, name, id, value: label });
+    this.choices.push({ input, label });
+    return h(
+      'div',
+      { class: 'option' },
+      input,
+      h(
+        'label',
+        { for: id },
+        h('span', { class: 'opt-label', text: label }),
+        description ? h('span', { class: 'opt-desc', text: description }) : null,
+      ),
+    );
+  }
+
+  _otherRow(type, name) {
+    const id = uid('opt');
+    const textId = uid('other');
+    const input = h('input', { type, name, id, value: '' });
+    const field = h('input', {
+      type: 'text',
+      id: textId,
+      class: 'other-text',
+      placeholder: 'Type your own answer',
+      autocomplete: 'off',
+    });
+    // Typing an answer of one's own selects "Other"; clearing it unselects.
+    field.addEventListener('input', () => {
+      input.checked = field.value.trim() !== '';
+    });
+    this.other = { input, field };
+    return h(
+      'div',
+      { class: 'option other' },
+      input,
+      h('label', { for: id }, h('span', { class: 'opt-label', text: 'Other' })),
+      h('label', { for: textId, class: 'sr-only', text: `Other answer to: ${this.question}` }),
+      field,
+    );
+  }
+
+  get firstInput() {
+    return this.choices.length ? this.choices[0].input : this.freeText;
+  }
+
+  /** undefined when unanswered; {error, focus} when half answered. */
+  read() {
+    if (this.freeText) return this.freeText.value.trim() || undefined;
+    const picked = this.choices.filter((c) => c.input.checked).map((c) => c.label);
+    let own = null;
+    if (this.other.input.checked) {
+      own = this.other.field.value.trim();
+      if (!own) return { error: 'Type your answer next to “Other”, or pick an option.', focus: this.other.field };
+    }
+    if (this.multi) {
+      const all = own ? [...picked, own] : picked;
+      return all.length ? all : undefined;
+    }
+    return own ?? picked[0];
+  }
+}
+
+export class Panel {
+  /**
+   * @param {string} sessionId
+   * @param {object} payload   the ask_user_questions payload
+   * @param {(panel: Panel) => void} onSubmit
+   */
+  constructor(sessionId, payload, onSubmit) {
+    this.sessionId = sessionId;
+    this.requestId = payload.requestId;
+    this.expiresAt = Date.parse(payload.expiresAt);
+    this.answeredHere = false;
+    const questions = Array.isArray(payload.questions) ? payload.questions : [];
+    this.fields = questions.map((q) => new QuestionField(q || {}));
+    this.title = this.fields.length ? this.fields[0].question : '';
+
+    const created = Date.parse(payload.createdAt);
+    this.timeEl = h('time', { datetime: text(payload.expiresAt) });
+    this.leftEl = h('span', { class: 'time-left' }, h('span', { class: 'sr-only', text: 'Time left: ' }), this.timeEl);
+    this.statusEl = h('p', { class: 'status', role: 'status' });
+    const plural = this.fields.length > 1;
+    this.submitEl = h('button', { type: 'submit', class: 'submit', text: plural ? 'Submit answers' : 'Submit answer' });
+    const head = h(
+      'div',
+      { class: 'panel-head' },
+      Number.isNaN(created) ? null : h('span', { class: 'asked', text: `Asked ${formatClock(new Date(created))}` }),
+      this.leftEl,
+    );
+    this.form = h(
+      'form',
+      {
+        class: 'panel',
+        novalidate: true,
+        tabindex: '-1',
+        'aria-labelledby': this.fields.length ? this.fields[0].legendId : null,
+        dataset: { requestId: this.requestId, sessionId },
+      },
+      head,
+      this.fields.map((f) => f.fieldset),
+      h(
+        'div',
+        { class: 'panel-foot' },
+        this.statusEl,
+        h('span', { class: 'hint', 'aria-hidden': 'true' }, h('kbd', { text: 'Ctrl' }), '+', h('kbd', { text: 'Enter' })),
+        this.submitEl,
+      ),
+    );
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      onSubmit(this);
+    });
+    this.form.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        this.form.requestSubmit();
+      }
+    });
+    this.tick(Date.now());
+  }
+
+  /** {answers} keyed by question text, or {error, focus} to show the user. */
+  collect() {
+    const answers = {};
+    for (const field of this.fields) {
+      const value = field.read();
+      if (value === undefined) continue;
+      if (value && value.error) return value;
+      answers[field.question] = value;
+    }
+    if (!Object.keys(answers).length) {
+      return { error: 'Choose or type an answer first.', focus: this.fields[0]?.firstInput };
+    }
+    return { answers };
+  }
+
+  /**
+   * editing: inputs live; queued: waiting for the connection; sending:
+   * sent, waiting for the ack; accepted: the daemon took the answer.
+   */
+  setState(state, message = '') {
+    this.form.dataset.state = state;
+    const locked = state !== 'editing';
+    const hadFocus = this.form.contains(document.activeElement);
+    for (const f of this.fields) f.fieldset.disabled = locked;
+    this.submitEl.disabled = locked;
+    if (locked && hadFocus) this.form.focus();
+    this.showStatus(message, false);
+  }
+
+  showStatus(message, isError) {
+    this.statusEl.textContent = message;
+    this.statusEl.classList.toggle('error', Boolean(isError));
+  }
+
+  tick(now) {
+    if (Number.isNaN(this.expiresAt)) return;
+    const left = this.expiresAt - now;
+    this.timeEl.textContent = left > 0 ? `${formatLeft(left)} left` : 'time is up';
+    this.leftEl.classList.toggle('urgent', left <= URGENT_MS);
+  }
+}

@@ -1,0 +1,107 @@
+"""How commands reach the daemon: the ``--url``/``--admin-url``/``--token``
+options (on the root and on each command; the command's wins), client
+construction through ``askd.client.Discovery``, and turning every failure
+into one line on stderr with the spec's exit code."""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import typer
+
+from askd.cli.common import EXIT_ERROR, EXIT_USAGE, CliError, debug_enabled, eprint
+from askd.client import AdminClient, AgentClient, Discovery
+from askd.client.errors import ApiError, AskdClientError, AuthError, DaemonUnavailable
+from askd.config import ConfigError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+UrlOption = typer.Option(None, "--url", help="The daemon's public URL (env ASKD_URL; default: from askd.json, else http://127.0.0.1:8765).")
+AdminUrlOption = typer.Option(
+    None, "--admin-url", help="The daemon's admin URL (env ASKD_ADMIN_URL; default: from askd.json, else http://127.0.0.1:8766)."
+)
+TokenOption = typer.Option(
+    None,
+    "--token",
+    help="Bearer token (env ASKD_ADMIN_TOKEN, or ASKD_AGENT_TOKEN for ask; default: minted from the local secret).",
+)
+JsonOption = typer.Option(False, "--json", help="Print JSON for scripts instead of a table.")
+
+
+@dataclass
+class GlobalOptions:
+    url: str | None = None
+    admin_url: str | None = None
+    token: str | None = None
+
+
+_globals_now = GlobalOptions()
+
+
+def remember_globals(ctx: typer.Context, url: str | None, admin_url: str | None, token: str | None) -> None:
+    """Called by the root callback on every invocation: keep the root's
+    options for the command that runs next."""
+    global _globals_now
+    _globals_now = ctx.obj = GlobalOptions(url, admin_url, token)
+
+
+def global_options() -> GlobalOptions:
+    return _globals_now
+
+
+def admin_client(admin_url: str | None, token: str | None, config: Path | None) -> AdminClient:
+    g = global_options()
+    return AdminClient(admin_url or g.admin_url, token or g.token, discovery=Discovery(config))
+
+
+def agent_client(url: str | None, token: str | None, config: Path | None, poll_seconds: float) -> AgentClient:
+    g = global_options()
+    found = Discovery(config)
+    base = found.url(url or g.url)
+    return AgentClient(base, found.agent_token(token or g.token), poll_seconds=poll_seconds)
+
+
+def describe_error(err: BaseException) -> tuple[str, int]:
+    """The one line to print and the exit code."""
+    if isinstance(err, CliError):
+        return str(err), err.code
+    if isinstance(err, ConfigError):
+        return str(err), EXIT_USAGE
+    if isinstance(err, DaemonUnavailable):
+        return f"cannot reach askd at {err.url} ({err.reason}); is `askd serve` running?", EXIT_ERROR
+    if isinstance(err, AuthError):
+        what = "refused the token" if err.status == 401 else "refused the token's role"
+        return f"askd {what}: {err.message} ({err.status})", EXIT_ERROR
+    if isinstance(err, ApiError):
+        return f"{err.message} ({err.status} {err.code})", EXIT_ERROR
+    if isinstance(err, AskdClientError):
+        return str(err), EXIT_ERROR
+    if isinstance(err, httpx.HTTPError):
+        return f"HTTP error: {err}", EXIT_ERROR
+    return f"{type(err).__name__}: {err}", EXIT_ERROR
+
+
+def command(fn: F) -> F:
+    """Wrap a command: any failure is one line on stderr and its exit code
+    (the traceback only with --debug or ASKD_DEBUG=1)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as err:
+            if debug_enabled():
+                traceback.print_exc()
+            message, code = describe_error(err)
+            eprint(f"askd: {message}")
+            raise typer.Exit(code) from None
+
+    return wrapper  # type: ignore[return-value]

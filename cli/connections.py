@@ -1,0 +1,38 @@
+"""``askd connections``: the live WebSocket connections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, admin_client, command
+from askd.cli.common import ConfigOption, print_json
+from askd.cli.output import ago, table
+
+app = typer.Typer(help="See the users' live WebSocket connections.", no_args_is_help=True)
+
+
+@app.command("list")
+@command
+def list_(
+    user: str | None = typer.Option(None, "--user", help="Only this user's connections."),
+    as_json: bool = JsonOption,
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """List open connections with their subscriptions."""
+    with admin_client(admin_url, token, config) as admin:
+        conns = admin.connections(user=user)
+    if as_json:
+        print_json(conns)
+        return
+    if not conns:
+        typer.echo("No connections.")
+        return
+    table(
+        ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE"],
+        ([c["connectionId"], c["userId"], ", ".join(c["subscriptions"]) or "-", ago(c["connectedAt"]), c["remote"]] for c in conns),
+        no_wrap=("CONNECTION",),
+    )

@@ -1,0 +1,124 @@
+"""``askd pending``: list the questions waiting for an answer, and answer
+one by hand as if the user had."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, admin_client, command
+from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
+from askd.cli.output import ago, table, until
+
+app = typer.Typer(help="See and answer pending questions.", no_args_is_help=True)
+
+
+def _summary(questions: list[dict[str, Any]]) -> str:
+    first = questions[0]
+    text = first.get("question", "")
+    labels = [o.get("label", "") for o in first.get("options") or []]
+    if labels:
+        text += f" [{'/'.join(labels)}]"
+    if len(questions) > 1:
+        text += f" (+{len(questions) - 1} more)"
+    return text
+
+
+@app.command("list")
+@command
+def list_(
+    session: str | None = typer.Option(None, "--session", help="Only this session."),
+    user: str | None = typer.Option(None, "--user", help="Only this user's questions."),
+    as_json: bool = JsonOption,
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """List pending questions, oldest first within a session."""
+    with admin_client(admin_url, token, config) as admin:
+        pending = admin.pending(session=session, user=user)
+    if as_json:
+        print_json(pending)
+        return
+    if not pending:
+        typer.echo("No pending questions.")
+        return
+    table(
+        ["SESSION", "USER", "REQUEST", "QUESTION", "ASKED", "EXPIRES"],
+        (
+            [p["sessionId"], p["userId"], p["requestId"], _summary(p["questions"]), ago(p["createdAt"]), until(p["expiresAt"])]
+            for p in pending
+        ),
+        no_wrap=("REQUEST",),
+    )
+
+
+def _key_for(arg: str, questions: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+    """Split ``QUESTION=VALUE``: the longest question text (or header) that
+    the argument starts with, followed by ``=``; the text may hold ``=`` too."""
+    matches = []
+    for q in questions:
+        for name in (q.get("question"), q.get("header")):
+            if name and arg.startswith(name + "="):
+                matches.append((len(name), q, arg[len(name) + 1 :]))
+    if not matches:
+        names = "; ".join(repr(q["question"]) for q in questions)
+        fail(f"--answer {arg!r} names no question of this request (expected QUESTION=VALUE; questions: {names})", EXIT_USAGE)
+    _, q, value = max(matches, key=lambda m: m[0])
+    return q, value
+
+
+def answers_from_flags(pairs: list[str], questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """``--answer`` values to an answers object; repeated for a multiSelect
+    question they build a list (which a multiSelect answer always is)."""
+    answers: dict[str, Any] = {}
+    for arg in pairs:
+        q, value = _key_for(arg, questions)
+        key = q["question"]
+        if q.get("multiSelect"):
+            answers.setdefault(key, []).append(value)
+        elif key in answers:
+            fail(f"question {key!r} takes one answer; --answer names it twice", EXIT_USAGE)
+        else:
+            answers[key] = value
+    return answers
+
+
+def parse_answers_json(text: str) -> dict[str, Any]:
+    try:
+        answers = json.loads(text)
+    except ValueError as err:
+        fail(f"--answers is not valid JSON: {err}", EXIT_USAGE)
+    if not isinstance(answers, dict):
+        fail('--answers must be a JSON object, e.g. \'{"Which database?": "PostgreSQL"}\'', EXIT_USAGE)
+    return answers
+
+
+@app.command("answer")
+@command
+def answer(
+    session: str = typer.Argument(..., help="The question's session id."),
+    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
+    answers_json: str | None = typer.Option(None, "--answers", help='The answers as a JSON object: {"QUESTION": "VALUE", ...}.'),
+    answer_flags: list[str] = typer.Option([], "--answer", help='"QUESTION=VALUE"; repeat for several questions or choices.'),
+    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Answer a pending question as if the user had."""
+    if (answers_json is None) == (not answer_flags):
+        fail("give either --answers JSON or one or more --answer QUESTION=VALUE", EXIT_USAGE)
+    with admin_client(admin_url, token, config) as admin:
+        if answers_json is not None:
+            answers = parse_answers_json(answers_json)
+        else:
+            answers = answers_from_flags(answer_flags, admin.question(session, request)["questions"])
+        admin.answer(session, request, answers)
+    if as_json:
+        print_json({"accepted": True, "answers": answers})
+    else:
+        typer.echo(f"Answered {request} in session {session}.")

@@ -1,0 +1,53 @@
+"""``askd disconnect`` and ``askd cancel``: drop connections (a disconnect
+never ends a question) and cancel a session's questions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from askd.cli.clients import AdminUrlOption, TokenOption, admin_client, command
+from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
+from askd.cli.output import plural
+
+
+@command
+def disconnect(
+    user: str | None = typer.Option(None, "--user", help="Every connection of this user."),
+    session: str | None = typer.Option(None, "--session", help="Connections subscribed to this session."),
+    connection: str | None = typer.Option(None, "--connection", help="One connection (see `askd connections list`)."),
+    everyone: bool = typer.Option(False, "--all", help="Every connection."),
+    clean: bool = typer.Option(False, "--clean", help="Close with code 1001 instead of dropping the TCP link."),
+    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Drop WebSocket connections (default: as a network failure would). Questions stay pending."""
+    if not (user or session or connection or everyone):
+        fail("name --user, --session, --connection or --all", EXIT_USAGE)
+    mode = "close" if clean else "abort"
+    with admin_client(admin_url, token, config) as admin:
+        n = admin.disconnect(user=user, session=session, connection=connection, all=everyone, mode=mode)
+    if as_json:
+        print_json({"disconnected": n, "mode": mode})
+    else:
+        typer.echo(f"Disconnected {plural(n, 'connection')} ({mode}).")
+
+
+@command
+def cancel(
+    session: str = typer.Argument(..., help="The session to cancel."),
+    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Cancel every pending question of a session and of its sub-sessions."""
+    with admin_client(admin_url, token, config) as admin:
+        n = admin.cancel_session(session)
+    if as_json:
+        print_json({"cancelled": n})
+    else:
+        typer.echo(f"Cancelled {plural(n, 'question')} in session {session} and its sub-sessions.")

@@ -1,0 +1,44 @@
+"""``askd status``: is the daemon up, and what is it doing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, admin_client, command
+from askd.cli.common import EXIT_ERROR, ConfigOption, print_json
+from askd.cli.output import duration, plural
+from askd.client.errors import DaemonUnavailable
+
+
+@command
+def status(
+    as_json: bool = JsonOption,
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Say whether the daemon is up, its version, ports, uptime and counts (exit 1 when down)."""
+    with admin_client(admin_url, token, config) as admin:
+        try:
+            admin.health()
+        except DaemonUnavailable as err:
+            if as_json:
+                print_json({"up": False, "adminUrl": admin.url, "reason": err.reason})
+            else:
+                typer.echo(f"askd is not running (nothing answers at {admin.url}: {err.reason}).")
+            raise typer.Exit(EXIT_ERROR) from None
+        stats = admin.stats()
+    if as_json:
+        print_json({"up": True, "adminUrl": admin.url, **stats})
+        return
+    host = admin.url.rsplit(":", 1)[0]
+    typer.echo(f"askd {stats['version']} is up (for {duration(stats['uptimeSeconds'])})")
+    typer.echo(f"  public   {host}:{stats['port']}   (agents, WebSocket, web page)")
+    typer.echo(f"  admin    {admin.url}")
+    typer.echo(f"  clients  {plural(stats['connections'], 'connection')} of {plural(stats['users'], 'user')}")
+    typer.echo(
+        f"  questions {stats['pending']} pending, {stats['asked']} asked, {stats['answered']} answered,"
+        f" {stats['timedOut']} timed out, {stats['cancelled']} cancelled"
+    )

@@ -1,0 +1,319 @@
+"""Every CLI command through Typer's test runner against a live daemon.
+
+The daemon fixture writes ``askd.json`` into ``ASKD_STATE_DIR`` and its
+secret is given as ``ASKD_AUTH__SECRET``, so the commands find it the way
+they do on a user's machine, with no URL or token flags. The runner is
+blocking, so it runs in a thread while the daemon serves in the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from askd import __version__
+from askd.cli.main import app
+from tests.client.waiting import pending_on_daemon
+from tests.conftest import SECRET, RunningDaemon, q
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def local(daemon: RunningDaemon, monkeypatch: pytest.MonkeyPatch) -> RunningDaemon:
+    monkeypatch.setenv("ASKD_AUTH__SECRET", SECRET)
+    return daemon
+
+
+async def askd(*args: str, env: dict[str, str] | None = None) -> Result:
+    return await asyncio.to_thread(runner.invoke, app, list(args), env=env)
+
+
+def one_error_line(r: Result, code: int = 1) -> str:
+    assert r.exit_code == code, (r.exit_code, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("askd: "), r.stderr
+    assert "Traceback" not in r.stderr
+    return lines[0]
+
+
+async def answer_via_admin(daemon: RunningDaemon, answers: dict[str, Any]) -> None:
+    [item] = await pending_on_daemon(daemon)
+    r = await daemon.admin("POST", f"/admin/v1/sessions/{item['sessionId']}/questions/{item['requestId']}/answer", json={"answers": answers})
+    assert r.status_code == 200, r.text
+
+
+# ---- pending ------------------------------------------------------------
+
+
+async def test_pending_list_table_and_json(local: RunningDaemon) -> None:
+    r = await askd("pending", "list")
+    assert (r.exit_code, r.stdout) == (0, "No pending questions.\n")
+    a = await local.ask("s1", "alice", [q("Which database?", "PostgreSQL", "SQLite"), q("Why?")])
+    b = await local.ask("s2", "bob", [q("Deploy [now]?")])
+    r = await askd("pending", "list")
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["SESSION", "USER", "REQUEST", "QUESTION", "ASKED", "EXPIRES"]
+    assert lines[1].split()[:3] == ["s1", "alice", a["requestId"]]
+    assert "Which database? [PostgreSQL/SQLite] (+1 more)" in lines[1]
+    assert "Deploy [now]?" in lines[2]  # user text is not taken for markup
+
+    r = await askd("pending", "list", "--json")
+    items = json.loads(r.stdout)
+    assert [i["requestId"] for i in items] == [a["requestId"], b["requestId"]]
+    assert set(items[0]) == {"sessionId", "userId", "requestId", "questions", "metadata", "createdAt", "expiresAt"}
+    for flags, expected in ((["--user", "bob"], [b]), (["--session", "s1"], [a]), (["--session", "s1", "--user", "bob"], [])):
+        r = await askd("pending", "list", "--json", *flags)
+        assert [i["requestId"] for i in json.loads(r.stdout)] == [e["requestId"] for e in expected]
+
+
+async def test_pending_answer_with_answer_flags(local: RunningDaemon) -> None:
+    asked = await local.ask("s1", "alice", [q("Is x=1 ok?", "yes", "no"), q("Extras", "a", "b", "c", multi=True, header="Pick")])
+    rid = asked["requestId"]
+    r = await askd("pending", "answer", "s1", rid, "--answer", "Is x=1 ok?=no", "--answer", "Pick=a", "--answer", "Extras=c=3")
+    assert (r.exit_code, r.stdout) == (0, f"Answered {rid} in session s1.\n"), r.stderr
+    result = (await local.result("s1", rid)).json()
+    assert result["answers"] == {"Is x=1 ok?": "no", "Extras": ["a", "c=3"]}
+
+
+async def test_pending_answer_with_answers_json(local: RunningDaemon) -> None:
+    asked = await local.ask("s1", "alice", [q("Deploy?")])
+    r = await askd("pending", "answer", "s1", asked["requestId"], "--answers", '{"Deploy?": "yes"}', "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout) == {"accepted": True, "answers": {"Deploy?": "yes"}}
+    assert (await local.result("s1", asked["requestId"])).json()["status"] == "answered"
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["--answers", "{}", "--answer", "Deploy?=y"],
+        ["--answers", "{not json"],
+        ["--answers", '["a"]'],
+        ["--answer", "Nope?=y"],
+        ["--answer", "Deploy?=a", "--answer", "Deploy?=b"],
+    ],
+    ids=["none", "both", "bad-json", "not-object", "unknown-question", "twice-single"],
+)
+async def test_pending_answer_usage_errors_exit_2(local: RunningDaemon, flags: list[str]) -> None:
+    asked = await local.ask("s1", "alice", [q("Deploy?")])
+    r = await askd("pending", "answer", "s1", asked["requestId"], *flags)
+    one_error_line(r, 2)
+    assert (await local.result("s1", asked["requestId"])).json()["status"] == "pending"
+
+
+async def test_pending_answer_errors_from_the_daemon(local: RunningDaemon) -> None:
+    line = one_error_line(await askd("pending", "answer", "s1", "nope", "--answer", "Deploy?=y"))
+    assert "no pending question nope in session s1" in line
+    line = one_error_line(await askd("pending", "answer", "s1", "nope", "--answers", '{"Deploy?": "y"}'))
+    assert "404 not_pending" in line
+    asked = await local.ask("s1", "alice", [q("Deploy?")])
+    line = one_error_line(await askd("pending", "answer", "s1", asked["requestId"], "--answers", '{"Deploy?": ["a"]}'))
+    assert "400 invalid_answer" in line
+
+
+# ---- connections, disconnect, cancel ------------------------------------
+
+
+async def test_connections_list(local: RunningDaemon) -> None:
+    r = await askd("connections", "list")
+    assert (r.exit_code, r.stdout) == (0, "No connections.\n")
+    tab = await local.connect("alice")
+    await tab.subscribe("*")
+    await local.connect("bob")
+    r = await askd("connections", "list", "--json", "--user", "alice")
+    [conn] = json.loads(r.stdout)
+    assert conn["userId"] == "alice" and conn["subscriptions"] == ["*"]
+    assert set(conn) == {"connectionId", "userId", "subscriptions", "connectedAt", "remote"}
+    r = await askd("connections", "list")
+    assert r.stdout.splitlines()[0].split() == ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE"]
+    assert conn["connectionId"] in r.stdout and "bob" in r.stdout
+
+
+async def test_disconnect_aborts_and_keeps_questions(local: RunningDaemon) -> None:
+    tab = await local.connect("alice")
+    other = await local.connect("bob")
+    asked = await local.ask("s1", "alice", [q("Deploy?")])
+    await tab.expect("ask_user_questions")
+    r = await askd("disconnect", "--user", "alice")
+    assert (r.exit_code, r.stdout) == (0, "Disconnected 1 connection (abort).\n")
+    with pytest.raises(Exception) as err:
+        await tab.recv()
+    assert getattr(err.value, "rcvd", None) is None  # no close frame: the link just died
+    assert (await local.result("s1", asked["requestId"])).json()["status"] == "pending"
+    await other.send({"type": "ping"})
+    await other.expect("pong")
+
+
+async def test_disconnect_clean_sends_1001(local: RunningDaemon) -> None:
+    tab = await local.connect("alice")
+    r = await askd("disconnect", "--all", "--clean", "--json")
+    assert json.loads(r.stdout) == {"disconnected": 1, "mode": "close"}
+    with pytest.raises(Exception) as err:
+        await tab.recv()
+    assert err.value.rcvd.code == 1001  # type: ignore[attr-defined]
+
+
+async def test_disconnect_by_connection_and_session(local: RunningDaemon) -> None:
+    await local.connect("alice")
+    t2 = await local.connect("alice")
+    await local.ask("s1", "alice", [q("Deploy?")])
+    await t2.subscribe("s1")
+    conns = (await local.admin("GET", "/admin/v1/connections")).json()["connections"]
+    plain = next(c["connectionId"] for c in conns if not c["subscriptions"])
+    r = await askd("disconnect", "--session", "s1", "--json")
+    assert json.loads(r.stdout)["disconnected"] == 1
+    r = await askd("disconnect", "--connection", plain, "--json")
+    assert json.loads(r.stdout)["disconnected"] == 1
+    assert (await local.admin("GET", "/admin/v1/connections")).json()["connections"] == []
+
+
+async def test_disconnect_needs_a_target(local: RunningDaemon) -> None:
+    one_error_line(await askd("disconnect"), 2)
+
+
+async def test_cancel(local: RunningDaemon) -> None:
+    a = await local.ask("child", "alice", [q("Deploy?")], parentSessionId="parent")
+    r = await askd("cancel", "parent")
+    assert (r.exit_code, r.stdout) == (0, "Cancelled 1 question in session parent and its sub-sessions.\n")
+    assert (await local.result("child", a["requestId"])).json()["error"] == "Session cancelled"
+    r = await askd("cancel", "parent", "--json")
+    assert json.loads(r.stdout) == {"cancelled": 0}
+
+
+# ---- ask ------------------------------------------------------------------
+
+
+async def test_ask_prints_the_answer(local: RunningDaemon) -> None:
+    task = asyncio.create_task(askd("ask", "--user", "alice", "--session", "s1", "--question", "Which database?", "--option", "PostgreSQL", "--option", "SQLite"))
+    [item] = await pending_on_daemon(local)
+    assert item["questions"] == [q("Which database?", "PostgreSQL", "SQLite")]
+    await answer_via_admin(local, {"Which database?": "SQLite"})
+    r = await asyncio.wait_for(task, 10)
+    assert (r.exit_code, r.stdout) == (0, "SQLite\n"), r.stderr
+
+
+async def test_ask_multi_with_json(local: RunningDaemon) -> None:
+    args = ["ask", "--user", "alice", "--session", "s1", "--question", "Extras", "--option", "a", "--option", "b", "--multi", "--header", "Pick", "--json"]
+    task = asyncio.create_task(askd(*args))
+    [item] = await pending_on_daemon(local)
+    assert item["questions"] == [q("Extras", "a", "b", multi=True, header="Pick")]
+    await answer_via_admin(local, {"Extras": ["a", "b"]})
+    r = await asyncio.wait_for(task, 10)
+    assert r.exit_code == 0
+    assert json.loads(r.stdout) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}}
+
+
+async def test_ask_timeout_exits_3(local: RunningDaemon) -> None:
+    r = await askd("ask", "--user", "alice", "--session", "s1", "--question", "Anyone?", "--timeout", "0.3")
+    assert r.stdout == ""
+    assert "Timed out" in one_error_line(r, 3)
+    r = await askd("ask", "--user", "alice", "--session", "s2", "--question", "Anyone?", "--timeout", "0.3", "--json")
+    assert r.exit_code == 3 and json.loads(r.stdout)["status"] == "timeout"
+
+
+async def test_ask_cancelled_exits_4(local: RunningDaemon) -> None:
+    task = asyncio.create_task(askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?"))
+    await pending_on_daemon(local)
+    await local.admin("POST", "/admin/v1/sessions/s1/cancel")
+    r = await asyncio.wait_for(task, 10)
+    assert "Session cancelled" in one_error_line(r, 4)
+
+
+async def test_ask_no_wait_prints_the_request_id(local: RunningDaemon) -> None:
+    r = await askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?", "--no-wait")
+    [item] = await pending_on_daemon(local)
+    assert (r.exit_code, r.stdout) == (0, item["requestId"] + "\n")
+
+
+async def test_ask_errors(local: RunningDaemon) -> None:
+    await local.ask("s1", "bob", [q("Deploy?")])
+    line = one_error_line(await askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?"))
+    assert "409 session_owner_mismatch" in line
+    line = one_error_line(await askd("ask", "--url", "http://127.0.0.1:1", "--user", "alice", "--session", "s1", "--question", "Deploy?"))
+    assert "cannot reach askd at http://127.0.0.1:1" in line
+    r = await askd("ask", "--user", "alice", "--question", "Deploy?")
+    assert r.exit_code == 2 and "Missing option '--session'" in r.stderr  # Typer's usage error
+
+
+# ---- status, version, help -------------------------------------------------
+
+
+async def test_status_up(local: RunningDaemon) -> None:
+    await local.connect("alice")
+    await local.ask("s1", "alice", [q("Deploy?")])
+    r = await askd("status")
+    assert r.exit_code == 0
+    assert f"askd {__version__} is up" in r.stdout
+    assert f":{local.daemon.port}" in r.stdout and local.admin_url in r.stdout
+    assert "1 connection of 1 user" in r.stdout and "1 pending" in r.stdout
+    data = json.loads((await askd("status", "--json")).stdout)
+    assert data["up"] is True and data["version"] == __version__
+    assert (data["port"], data["adminPort"], data["pending"], data["connections"]) == (local.daemon.port, local.daemon.admin_port, 1, 1)
+    assert data["uptimeSeconds"] >= 0
+
+
+async def test_status_down_exits_1(local: RunningDaemon) -> None:
+    r = await askd("status", "--admin-url", "http://127.0.0.1:1")
+    assert r.exit_code == 1 and "askd is not running" in r.stdout
+    r = await askd("status", "--json", "--admin-url", "http://127.0.0.1:1")
+    assert r.exit_code == 1 and json.loads(r.stdout)["up"] is False
+
+
+async def test_version_and_completion() -> None:
+    r = await askd("--version")
+    assert (r.exit_code, r.stdout) == (0, f"askd {__version__}\n")
+    assert "--install-completion" in (await askd("--help")).stdout
+
+
+# ---- finding the daemon, and errors ------------------------------------------
+
+
+async def test_flags_win_over_discovery(daemon: RunningDaemon) -> None:
+    # no secret in the environment: the commands need the flags
+    line = one_error_line(await askd("pending", "list"))
+    assert "no admin token" in line and "--token" in line
+    r = await askd("--admin-url", daemon.admin_url, "--token", daemon.token("admin"), "pending", "list")
+    assert r.exit_code == 0, r.stderr
+    r = await askd("pending", "list", "--admin-url", daemon.admin_url, "--token", daemon.token("admin"))
+    assert r.exit_code == 0, r.stderr
+    r = await askd("pending", "list", env={"ASKD_ADMIN_URL": daemon.admin_url, "ASKD_ADMIN_TOKEN": daemon.token("admin")})
+    assert r.exit_code == 0, r.stderr
+    line = one_error_line(await askd("pending", "list", "--token", daemon.token("admin"), env={"ASKD_ADMIN_URL": "http://127.0.0.1:1"}))
+    assert "cannot reach askd at http://127.0.0.1:1" in line
+    asked = await daemon.ask("s1", "alice", [q("Deploy?")])
+    r = await askd("ask", "--url", daemon.url, "--token", daemon.token("agent"), "--user", "alice", "--session", "s1", "--question", "Again?", "--no-wait")
+    assert r.exit_code == 0 and r.stdout.strip() != asked["requestId"]
+
+
+async def test_wrong_token_down_daemon_and_debug(local: RunningDaemon) -> None:
+    line = one_error_line(await askd("pending", "list", "--token", "not-a-token"))
+    assert "refused the token" in line and "401" in line
+    line = one_error_line(await askd("connections", "list", "--token", local.token("agent")))
+    assert "role" in line and "403" in line
+    line = one_error_line(await askd("cancel", "s1", "--admin-url", "http://127.0.0.1:1"))
+    assert "is `askd serve` running?" in line
+    r = await askd("--debug", "cancel", "s1", "--admin-url", "http://127.0.0.1:1")
+    assert r.exit_code == 1 and "Traceback" in r.stderr
+    r = await askd("cancel", "s1", "--admin-url", "http://127.0.0.1:1", env={"ASKD_DEBUG": "1"})
+    assert r.exit_code == 1 and "Traceback" in r.stderr
+
+
+async def test_a_bad_config_is_a_usage_error(local: RunningDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASKD_AUTH__SECRET", "short")
+    line = one_error_line(await askd("pending", "list"), 2)
+    assert "ASKD_AUTH__SECRET" in line
+
+
+async def test_token_issue_mints_with_the_daemons_secret(local: RunningDaemon) -> None:
+    r = await askd("token", "issue", "--role", "user", "--sub", "alice", "--ttl", "60")
+    assert r.exit_code == 0
+    r2 = await local.http.get(f"{local.url}/v1/sessions/s1/questions", headers={"Authorization": f"Bearer {r.stdout.strip()}"})
+    assert r2.status_code == 403  # a valid token, of role user
+    admin = (await askd("token", "issue", "--role", "admin")).stdout.strip()
+    r3 = await local.http.get(f"{local.admin_url}/admin/v1/stats", headers={"Authorization": f"Bearer {admin}"})
+    assert r3.status_code == 200
