@@ -25,3 +25,19 @@ test: $(STAMP)  ## run the whole test suite
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+
+.PHONY: binary config-example
+
+binary:  ## build dist/askd, the one-file executable (PyInstaller; docs/packaging.md)
+	PYTHON="$(PYTHON)" packaging/build_binary.sh
+
+config-example: $(STAMP)  ## regenerate packaging/askd.toml from the settings model
+	$(BIN)/python packaging/gen_config.py
+
+.PHONY: bench
+
+BENCH_ARGS ?=
+
+bench: $(STAMP)  ## run the benchmarks of docs/performance.md (BENCH_ARGS="b1 --size 1000", "--quick", "sweep --charts docs/img")
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench $(BENCH_ARGS)
