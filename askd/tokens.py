@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -37,6 +38,19 @@ def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = N
 
 
 def verify(secret: str, token: str) -> Principal:
+    principal, exp = _verified(secret, token)
+    # A cached success is re-checked against the clock: only `exp` can turn
+    # a good token bad with time (iat and nbf only turn bad ones good).
+    if exp is not None and exp <= time.time():
+        raise TokenError("token expired")
+    return principal
+
+
+# HS256 checking costs far more than the rest of a WebSocket upgrade, and a
+# reconnect storm presents the same tokens again: remember good ones.
+# Failures raise and so are never cached.
+@functools.lru_cache(maxsize=8192)
+def _verified(secret: str, token: str) -> tuple[Principal, int | None]:
     try:
         # algorithms pins HS256: "none" and every other algorithm are refused.
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["role"]})
@@ -51,4 +65,5 @@ def verify(secret: str, token: str) -> Principal:
         raise TokenError("invalid token: bad sub")
     if role == "user" and not sub:
         raise TokenError("invalid token: a user token needs a sub")
-    return Principal(role, sub)
+    exp = claims.get("exp")
+    return Principal(role, sub), (int(exp) if exp is not None else None)

@@ -30,6 +30,11 @@ log = get_logger("askd.daemon")
 # How long a stop waits for close handshakes and 503s to go out.
 STOP_GRACE_SECONDS = 2.0
 
+# When a proxy blip drops every user, they all reconnect at once; Tornado's
+# default backlog (128) overflows and each dropped SYN costs its client a 1 s+
+# retransmit. The kernel caps this at net.core.somaxconn.
+LISTEN_BACKLOG = 4096
+
 
 class ListenError(Exception):
     pass
@@ -83,7 +88,7 @@ class Daemon:
 
     def _listen(self, app: tornado.web.Application, host: str, port: int) -> int:
         try:
-            sockets = tornado.netutil.bind_sockets(port, host)
+            sockets = tornado.netutil.bind_sockets(port, host, backlog=LISTEN_BACKLOG)
         except OSError as err:
             raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
         # Bodies between max_request_bytes and this get a 413 from the handler;

@@ -76,9 +76,11 @@ class Hub:
     def subscribe(self, conn_id: str, session_id: str) -> int:
         pushed = self.registry.subscribe(conn_id, session_id)
         out = self.registry.drain()
-        for send in out.sends:
-            if send.event.type == ev.ASK:
-                log.info("question.repushed", sessionId=send.event.session_id, requestId=send.event.payload["requestId"])  # type: ignore[index]
+        if pushed:
+            # One line per subscribe, not per question: a log line costs more
+            # than re-pushing a question (docs/performance.md, B1).
+            rids = [s.event.payload["requestId"] for s in out.sends if s.event.type == ev.ASK]  # type: ignore[index]
+            log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
         self._deliver(out.sends)
         return pushed
 

@@ -1,0 +1,139 @@
+"""``python -m bench [scenario ...] [--size N] [--quick]``: run askd's
+benchmarks, each against askd and against the floor in the same run, and
+print the table of docs/performance.md.
+
+Scenarios: b1 (reconnect storm), b2 (round trip), b3 (memory), b4 (asks
+per second), sweep (B1 and B3 at three sizes of users, tabs per user and
+questions per session; with --charts, PNGs into docs/img/). Default: b1 b2
+b3 b4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import report
+from bench.memory import memory
+from bench.proc import Server, raise_nofile
+from bench.rate import rate
+from bench.roundtrip import roundtrip
+from bench.storm import storm
+
+KINDS = ("askd", "floor")
+
+FULL = {
+    "b1": {"users": 5000, "tabs": 1, "questions": 1},
+    "b2": {"rounds": 2000, "pairs": 200, "pair_rounds": 20},
+    "b3": {"questions": 100_000, "per_session": 1, "conns": 10_000, "tabs": 1},
+    "b4": {"rates": [250, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 5000], "step_seconds": 3.0},
+}
+QUICK = {
+    "b1": {"users": 40, "tabs": 2, "questions": 2},
+    "b2": {"rounds": 30, "pairs": 5, "pair_rounds": 3},
+    "b3": {"questions": 400, "per_session": 2, "conns": 100, "tabs": 2},
+    "b4": {"rates": [50, 100], "step_seconds": 0.3},
+}
+# (users, tabs, questions) for B1; (questions, per_session, conns, tabs) for B3.
+SWEEP_B1 = [(1000, 1, 1), (2500, 1, 1), (5000, 1, 1), (1000, 2, 1), (1000, 4, 1), (1000, 1, 3), (1000, 1, 10)]
+SWEEP_B3 = [(25_000, 1, 2500, 1), (50_000, 1, 5000, 1), (100_000, 1, 10_000, 1), (50_000, 10, 5000, 4), (50_000, 100, 5000, 16)]
+QUICK_DIVISOR = 100
+
+RUNNERS = {"b1": storm, "b2": roundtrip, "b3": memory, "b4": rate}
+
+
+def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
+    kw = dict((QUICK if args.quick else FULL)[scenario])
+    if args.size:
+        if scenario == "b1":
+            kw["users"] = args.size
+        elif scenario == "b2":
+            kw["rounds"] = args.size
+        elif scenario == "b3":
+            kw["questions"], kw["conns"] = args.size, max(1, args.size // 10)
+    if scenario in ("b1", "b3") and args.tabs:
+        kw["tabs"] = args.tabs
+    if scenario == "b1" and args.questions:
+        kw["questions"] = args.questions
+    if scenario == "b3" and args.questions:
+        kw["per_session"] = args.questions
+    return kw
+
+
+async def both(scenario: str, args: argparse.Namespace, **kw: Any) -> dict[str, Any]:
+    """Run one scenario against askd, then against the floor, each in a fresh process."""
+    out: dict[str, Any] = {}
+    for kind in KINDS:
+        with Server(kind, uvloop=args.uvloop, log_level=args.log_level) as server:
+            server.profile_dir = args.profile
+            out[kind] = await RUNNERS[scenario](server, **kw)
+        if args.verbose:
+            print(f"  {scenario} {kind}: {json.dumps(out[kind])}", file=sys.stderr, flush=True)
+    return out
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {"machine": report.machine(), "command": report.command_line(), "loadavg_before": report.loadavg()}
+    for scenario in args.scenarios:
+        print(f"running {scenario} ...", file=sys.stderr, flush=True)
+        if scenario == "sweep":
+            div = QUICK_DIVISOR if args.quick else 1
+            results["sweep_b1"] = [
+                {"size": [u, t, q], **await both("b1", args, users=max(2, u // div), tabs=t, questions=q)} for u, t, q in SWEEP_B1
+            ]
+            results["sweep_b3"] = [
+                {"size": [n, s, c, t], **await both("b3", args, questions=max(s, n // div), per_session=s, conns=max(t, c // div), tabs=t)}
+                for n, s, c, t in SWEEP_B3
+            ]
+        else:
+            results[scenario] = {"sizes": sizes(scenario, args), **await both(scenario, args, **sizes(scenario, args))}
+    results["loadavg_after"] = report.loadavg()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 sweep (default: b1 b2 b3 b4)")
+    ap.add_argument("--size", type=int, help="B1 users, B2 sequential rounds, B3 questions (connections: a tenth)")
+    ap.add_argument("--tabs", type=int, help="B1, B3: connections per user")
+    ap.add_argument("--questions", type=int, help="B1, B3: questions per session")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: checks the harness, not the targets")
+    ap.add_argument("--uvloop", action="store_true", help="run both servers on uvloop")
+    ap.add_argument("--log-level", default="info", help="askd's log level (default info, as deployed)")
+    ap.add_argument("--json", type=Path, help="write every figure to this file")
+    ap.add_argument("--charts", type=Path, help="with sweep: write PNG charts into this directory")
+    ap.add_argument("--profile", type=Path, help="record py-spy profiles (raw stacks) of askd's measured phases here")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    args.scenarios = args.scenarios or ["b1", "b2", "b3", "b4"]
+    unknown = set(args.scenarios) - {*RUNNERS, "sweep"}
+    if unknown:
+        ap.error(f"unknown scenario(s): {' '.join(sorted(unknown))}")
+    raise_nofile()
+    try:
+        import uvloop  # the load generator runs on uvloop when it is there: a cheaper client
+
+        runner = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    started = time.time()
+    results = runner(run(args))
+    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
+    results["uvloop_servers"] = args.uvloop
+    results["log_level"] = args.log_level
+    print(report.markdown(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if args.charts and ("sweep_b1" in results):
+        for path in report.charts(results, args.charts):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

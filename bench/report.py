@@ -1,0 +1,203 @@
+"""Turn a run's results into the table of docs/performance.md (askd, floor,
+ratio, target) and, for a sweep, PNG charts."""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+KIB = 1024
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(), "kernel": platform.release()}
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def command_line() -> str:
+    return "python -m bench " + shlex.join(sys.argv[1:])
+
+
+@dataclass
+class Row:
+    scenario: str
+    figure: str
+    askd: float
+    floor: float | None
+    target: str = ""
+    met: Callable[[float, float], bool] | None = None  # (askd, ratio) -> met?
+    digits: int = 2
+
+    @property
+    def ratio(self) -> float:
+        if self.floor is None or self.floor == 0:
+            return math.nan
+        return self.askd / self.floor
+
+    def cells(self) -> list[str]:
+        fmt = f"{{:,.{self.digits}f}}"
+        met = "" if self.met is None else ("yes" if self.met(self.askd, self.ratio) else "**no**")
+        floor = "" if self.floor is None else fmt.format(self.floor)
+        ratio = "" if math.isnan(self.ratio) else f"{self.ratio:.2f}x"
+        return [self.scenario, self.figure, fmt.format(self.askd), floor, ratio, self.target, met]
+
+
+def rows(results: dict[str, Any]) -> list[Row]:
+    out: list[Row] = []
+    within = lambda k: (lambda a, r: r <= k)  # noqa: E731
+    if "b1" in results:
+        a, f, n = results["b1"]["askd"], results["b1"]["floor"], results["b1"]["sizes"]["users"]
+        out += [
+            Row("B1", f"storm, {n:,} users: wall until all hold their question (s)", a["wall_s"], f["wall_s"], "< 5 s, <= 1.3x", lambda a_, r: a_ < 5 and r <= 1.3),
+            Row("B1", "storm: server CPU (s)", a["cpu_s"], f["cpu_s"], "<= 1.3x", within(1.3)),
+            Row("B1", "storm: per-user p50 (s)", a["p50_s"], f["p50_s"]),
+            Row("B1", "storm: per-user p99 (s)", a["p99_s"], f["p99_s"]),
+        ]
+    if "b2" in results:
+        a, f, s = results["b2"]["askd"], results["b2"]["floor"], results["b2"]["sizes"]
+        out += [
+            Row("B2", f"round trip p50, {s['rounds']:,} sequential (ms)", a["p50_ms"], f["p50_ms"], "<= 1.3x", within(1.3), 3),
+            Row("B2", "round trip p99 (ms)", a["p99_ms"], f["p99_ms"], digits=3),
+            Row("B2", "server CPU per round (us)", a["cpu_per_round_us"], f["cpu_per_round_us"], digits=0),
+            Row("B2", f"throughput, {s['pairs']} concurrent pairs (rounds/s)", a["throughput_rps"], f["throughput_rps"], digits=0),
+            Row("B2", f"round trip p99 with {s['pairs']} pairs (ms)", a["conc_p99_ms"], f["conc_p99_ms"], digits=1),
+        ]
+    if "b3" in results:
+        a, f, s = results["b3"]["askd"], results["b3"]["floor"], results["b3"]["sizes"]
+        out += [
+            Row("B3", f"RSS per pending question, {s['questions']:,} (B)", a["per_question_b"], f["per_question_b"], digits=0),
+            Row("B3", "... beyond its 597-byte payload (B)", a["beyond_payload_b"], f["beyond_payload_b"], "<= 1,024 B", lambda a_, r: a_ <= KIB, 0),
+            Row("B3", f"RSS per idle authenticated connection, {s['conns']:,} (B)", a["per_conn_b"], f["per_conn_b"], "<= 16,384 B", lambda a_, r: a_ <= 16 * KIB, 0),
+        ]
+    if "b4" in results:
+        a, f = results["b4"]["askd"], results["b4"]["floor"]
+        out += [
+            Row("B4", "asks/s sustained with p99 <= 100 ms", a["max_rate"], f["max_rate"], ">= 3,000", lambda a_, r: a_ >= 3000, 0),
+            Row("B4", "server CPU per ask (us)", a["cpu_per_ask_us"], f["cpu_per_ask_us"], digits=0),
+        ]
+    return out
+
+
+def _table(header: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def markdown(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    parts = [
+        f"Machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Linux {m['kernel']}; "
+        f"date {results.get('date', '?')}; load average {results['loadavg_before']} before, {results['loadavg_after']} after; "
+        f"askd log level {results.get('log_level')}; servers on uvloop: {results.get('uvloop_servers')}.",
+        f"Command: `{results['command']}`",
+    ]
+    table = rows(results)
+    if table:
+        parts.append(_table(["", "figure", "askd", "floor", "askd/floor", "target", "met"], [r.cells() for r in table]))
+    if "sweep_b1" in results:
+        body = []
+        for e in results["sweep_b1"]:
+            a, f = e["askd"], e["floor"]
+            body.append(
+                [f"{a['users']:,}", str(a["tabs"]), str(a["questions"]), f"{a['wall_s']:.2f}", f"{f['wall_s']:.2f}", f"{a['cpu_s']:.2f}", f"{f['cpu_s']:.2f}", f"{a['cpu_s'] / f['cpu_s']:.2f}x" if f["cpu_s"] else ""]
+            )
+        parts.append("B1 sweep:\n\n" + _table(["users", "tabs/user", "questions/session", "askd wall s", "floor wall s", "askd CPU s", "floor CPU s", "CPU ratio"], body))
+    if "sweep_b3" in results:
+        body = []
+        for e in results["sweep_b3"]:
+            a, f = e["askd"], e["floor"]
+            body.append(
+                [f"{a['questions']:,}", str(a["per_session"]), f"{a['per_question_b']:.0f}", f"{f['per_question_b']:.0f}", f"{a['conns']:,}", str(a["tabs"]), f"{a['per_conn_b']:.0f}", f"{f['per_conn_b']:.0f}"]
+            )
+        parts.append("B3 sweep:\n\n" + _table(["questions", "questions/session", "askd B/question", "floor B/question", "connections", "tabs/user", "askd B/conn", "floor B/conn"], body))
+    if "b4" in results:
+        body = []
+        for kind in ("askd", "floor"):
+            for s in results["b4"][kind]["steps"]:
+                body.append([kind, str(s["rate"]), f"{s['completed']}/{s['asks']}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['cpu_per_ask_us']:.0f}", "yes" if s["passed"] else "no"])
+        parts.append("B4 steps:\n\n" + _table(["server", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "passed"], body))
+    return "\n\n".join(parts) + "\n"
+
+
+def charts(results: dict[str, Any], out_dir: Path) -> list[Path]:
+    """B1 and B3 cost against users, tabs per user and questions per session."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    b1 = results["sweep_b1"]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    for ax, key, label, base in (
+        (axes[0], "users", "users (1 tab, 1 question)", lambda a: a["tabs"] == 1 and a["questions"] == 1),
+        (axes[1], "tabs", "tabs per user (1,000 users)", lambda a: a["users"] == min(e["askd"]["users"] for e in b1) and a["questions"] == 1),
+        (axes[2], "questions", "questions per session (1,000 users)", lambda a: a["users"] == min(e["askd"]["users"] for e in b1) and a["tabs"] == 1),
+    ):
+        pts = sorted((e["askd"][key], e["askd"]["cpu_s"], e["floor"]["cpu_s"], e["askd"]["wall_s"], e["floor"]["wall_s"]) for e in b1 if base(e["askd"]))
+        xs = [p[0] for p in pts]
+        ax.plot(xs, [p[1] for p in pts], "o-", label="askd CPU s")
+        ax.plot(xs, [p[2] for p in pts], "o--", label="floor CPU s")
+        ax.plot(xs, [p[3] for p in pts], "s-", label="askd wall s")
+        ax.plot(xs, [p[4] for p in pts], "s--", label="floor wall s")
+        ax.set_xlabel(label)
+        ax.set_ylabel("seconds for the whole storm")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("B1 reconnect storm: cost of re-pushing every pending question")
+    fig.tight_layout()
+    path = out_dir / "bench-b1-storm.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    written.append(path)
+
+    b3 = results["sweep_b3"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    pts = sorted((e["askd"]["questions"], e["askd"]["per_session"], e["askd"]["per_question_b"], e["floor"]["per_question_b"]) for e in b3)
+    for per_session in sorted({p[1] for p in pts}):
+        sel = [p for p in pts if p[1] == per_session]
+        axes[0].plot([p[0] for p in sel], [p[2] for p in sel], "o-", label=f"askd, {per_session}/session")
+        axes[0].plot([p[0] for p in sel], [p[3] for p in sel], "x--", label=f"floor, {per_session}/session")
+    axes[0].set_xlabel("pending questions")
+    axes[0].set_ylabel("RSS bytes per question")
+    axes[0].legend(fontsize=8)
+    axes[0].grid(alpha=0.3)
+    pts = sorted((e["askd"]["conns"], e["askd"]["tabs"], e["askd"]["per_conn_b"], e["floor"]["per_conn_b"]) for e in b3)
+    for tabs in sorted({p[1] for p in pts}):
+        sel = [p for p in pts if p[1] == tabs]
+        axes[1].plot([p[0] for p in sel], [p[2] for p in sel], "o-", label=f"askd, {tabs} tabs/user")
+        axes[1].plot([p[0] for p in sel], [p[3] for p in sel], "x--", label=f"floor, {tabs} tabs/user")
+    axes[1].set_xlabel("idle connections")
+    axes[1].set_ylabel("RSS bytes per connection")
+    axes[1].legend(fontsize=8)
+    axes[1].grid(alpha=0.3)
+    fig.suptitle("B3 memory per pending question and per idle connection")
+    fig.tight_layout()
+    path = out_dir / "bench-b3-memory.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    written.append(path)
+    return written

@@ -1,0 +1,94 @@
+"""Smoke runs of every benchmark at a tiny size, so the harness cannot rot
+silently. They check that it runs end to end against askd and the floor
+(real processes, real sockets) and that its figures are sane; they do not
+check the performance targets (docs/performance.md does)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from askd.server.app import LISTEN_BACKLOG
+from bench import floor, report
+from bench.__main__ import main
+from bench.memory import memory
+from bench.proc import Server
+from bench.rate import rate
+from bench.roundtrip import roundtrip
+from bench.storm import storm
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, Server]]:
+    with Server("askd") as askd, Server("floor") as fl:
+        yield {"askd": askd, "floor": fl}
+
+
+def finite(x: float) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def check_rows(results: dict[str, Any]) -> list[report.Row]:
+    rows = report.rows(results)
+    assert rows
+    for row in rows:  # signs are checked per scenario ("beyond payload" may be < 0)
+        assert finite(row.askd), row
+        assert row.floor is not None and finite(row.floor), row
+    assert "| B" in report.markdown({**results, "machine": report.machine(), "command": "x", "loadavg_before": "0", "loadavg_after": "0"})
+    return rows
+
+
+async def test_b1_storm_every_user_gets_its_questions_back(servers: dict[str, Server]) -> None:
+    sizes = {"users": 15, "tabs": 2, "questions": 2}
+    out: dict[str, Any] = {"sizes": sizes}
+    for kind, server in servers.items():
+        out[kind] = r = await storm(server, **sizes)  # raises if a tab misses a question
+        assert 0 < r["p50_s"] <= r["p99_s"] <= r["wall_s"]
+        assert r["cpu_s"] >= 0
+    rows = check_rows({"b1": out})
+    assert finite(rows[0].ratio) and rows[0].ratio > 0  # wall: never zero
+
+
+async def test_b2_round_trip(servers: dict[str, Server]) -> None:
+    sizes = {"rounds": 20, "pairs": 4, "pair_rounds": 3}
+    out: dict[str, Any] = {"sizes": sizes}
+    for kind, server in servers.items():
+        out[kind] = r = await roundtrip(server, **sizes)
+        assert 0 < r["p50_ms"] <= r["p99_ms"]
+        assert r["throughput_rps"] > 0
+    rows = check_rows({"b2": out})
+    assert finite(rows[0].ratio) and rows[0].ratio > 0
+
+
+async def test_b3_memory(servers: dict[str, Server]) -> None:
+    sizes = {"questions": 2000, "per_session": 3, "conns": 60, "tabs": 2, "warmup": 50}
+    out: dict[str, Any] = {"sizes": sizes}
+    for kind, server in servers.items():
+        out[kind] = r = await memory(server, **sizes)
+        assert r["per_question_b"] > 0  # 2,000 questions always grow the heap
+        assert finite(r["per_conn_b"])
+    check_rows({"b3": out})
+
+
+async def test_b4_asks_per_second(servers: dict[str, Server]) -> None:
+    out: dict[str, Any] = {}
+    for kind, server in servers.items():
+        out[kind] = r = await rate(server, [40], 0.3, users=5, agents=4)
+        step = r["steps"][0]
+        assert step["asks"] > 0 and step["completed"] == step["asks"]  # every ask answered
+        assert 0 < step["p50_ms"] <= step["p99_ms"]
+        assert r["cpu_per_ask_us"] >= 0
+    check_rows({"b4": out})
+
+
+def test_the_floor_listens_like_askd() -> None:
+    assert floor.LISTEN_BACKLOG == LISTEN_BACKLOG
+
+
+def test_unknown_scenario_is_a_usage_error() -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["b9"])
+    assert exc.value.code == 2

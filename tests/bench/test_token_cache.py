@@ -1,0 +1,44 @@
+"""askd caches verified tokens (a reconnect storm presents the same ones
+again, see docs/performance.md); the cache must never let a token outlive
+its ``exp`` nor remember a failure as a success."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from askd import tokens
+
+SECRET = "cache-secret-0123456789abcdef-0123456789"
+
+
+class FakeTime:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_a_cached_token_still_expires(monkeypatch: pytest.MonkeyPatch) -> None:
+    token = tokens.issue(SECRET, "user", "alice", ttl=60)
+    assert tokens.verify(SECRET, token) == tokens.Principal("user", "alice")  # now cached
+    clock = FakeTime(time.time() + 61)
+    monkeypatch.setattr(tokens, "time", clock)
+    with pytest.raises(tokens.TokenError, match="expired"):
+        tokens.verify(SECRET, token)
+
+
+def test_a_cached_token_is_only_good_for_its_secret() -> None:
+    token = tokens.issue(SECRET, "agent")
+    assert tokens.verify(SECRET, token).role == "agent"
+    with pytest.raises(tokens.TokenError):
+        tokens.verify(SECRET.replace("0", "1"), token)
+
+
+def test_failures_are_not_cached() -> None:
+    forged = tokens.issue(SECRET.upper(), "admin")
+    for _ in range(2):
+        with pytest.raises(tokens.TokenError):
+            tokens.verify(SECRET, forged)
