@@ -25,7 +25,13 @@ def isotime(ts: float) -> str:
 
 
 def encode(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate ("\ud800" is valid JSON) has no UTF-8 form: send it
+        # escaped, as it came, rather than fail after the question was taken.
+        return json.dumps(obj, separators=(",", ":")).encode()
 
 
 @dataclass(slots=True, eq=False)

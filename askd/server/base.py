@@ -13,6 +13,7 @@ import tornado.web
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from askd.core import AskdError
+from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
 from askd.server.hub import Hub
@@ -162,7 +163,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def send_json(self, obj: Any, status: int = 200) -> None:
         self.set_status(status)
-        self.finish(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        self.finish(encode(obj))  # UTF-8 JSON, lone surrogates escaped
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         err = kwargs.get("exc_info", (None, None, None))[1]
@@ -180,7 +181,7 @@ class ApiHandler(tornado.web.RequestHandler):
         if details is not None:
             body["details"] = details
         self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(json.dumps({"error": body}, ensure_ascii=False))
+        self.finish(encode({"error": body}))
 
     def _handle_request_exception(self, e: BaseException) -> None:
         if isinstance(e, AskdError):

@@ -151,10 +151,14 @@ class Hub:
 
     def _flush(self) -> None:
         out = self.registry.drain()
-        self._deliver(out.sends)
-        for req in out.ended:
-            self._ended(req)
-        self._arm_timer()
+        try:
+            self._deliver(out.sends)
+        finally:
+            # Whatever a send did, the registry already moved on: waiting
+            # agents must still be woken and the next deadline armed.
+            for req in out.ended:
+                self._ended(req)
+            self._arm_timer()
 
     def _deliver(self, sends: list[ev.Send]) -> None:
         for send in sends:

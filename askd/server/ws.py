@@ -165,12 +165,16 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             return
         try:
             # bytes with binary=False go out as a text frame, not re-encoded
-            self.write_message(frame, binary=False)
+            sent = self.write_message(frame, binary=False)
         except (tornado.websocket.WebSocketClosedError, StreamClosedError):
             pass
         except Exception:  # the peer left too much unread: drop it
             log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
             self.abort_peer()
+        else:
+            # A peer that goes away mid-write fails this future; nobody awaits
+            # it, so take its exception (else asyncio logs it as an error).
+            sent.add_done_callback(_written)
 
     def close_peer(self, code: int, reason: str) -> None:
         self.close(code, reason)
@@ -180,3 +184,8 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         conn = self.ws_connection
         if conn is not None and conn.stream is not None:  # type: ignore[attr-defined]
             conn.stream.close()  # type: ignore[attr-defined]
+
+
+def _written(fut: Any) -> None:
+    if not fut.cancelled():
+        fut.exception()

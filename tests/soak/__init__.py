@@ -1,0 +1,1 @@
+"""The chaos soak (``python -m tests.soak --seconds N``); see ``chaos.py``."""

@@ -1,0 +1,438 @@
+"""The chaos soak: many users with several tabs, agents asking without pause,
+links dropped and closed at random, and a ledger that accounts for every
+question at the end.
+
+``askd serve`` runs as a real subprocess on 127.0.0.1 with short question
+timeouts. Agents ask with ``?wait=`` long-polls and come back with ``GET``
+when their own link gives up (an agent's dropped link), and now and then
+cancel a session. Tabs answer at random (racing each other and the
+timeout), resend unacknowledged answers after a reconnect, and show what
+the daemon pushed. A chaos task aborts and closes tabs through the admin
+API, and tabs reload themselves. Everything stops by itself after
+``seconds``; the ledger then checks that every question ended exactly once,
+that its agent saw that end, that no acknowledged answer is missing and
+that nothing completed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import websockets
+
+from askd import tokens
+
+SECRET = "soak-secret-0123456789abcdef-0123456789"
+QUESTION_TIMEOUT = 2.5
+QUESTION = "Proceed?"
+
+
+@dataclass
+class Entry:
+    """Everything seen about one question."""
+
+    session: str
+    user: str
+    result: dict[str, Any] | None = None  # the end the agent saw
+
+
+@dataclass
+class Ledger:
+    entries: dict[str, Entry] = field(default_factory=dict)
+    # By requestId, from the tabs (which may hear of a question before its agent's POST returns):
+    sent: dict[str, list[Any]] = field(default_factory=dict)  # every answer any tab sent
+    acked: dict[str, list[Any]] = field(default_factory=dict)  # answers whose ack said accepted
+    figures: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+
+    def check(self, stats: dict[str, Any]) -> None:
+        f = self.figures
+        for rid, e in self.entries.items():
+            if e.result is None or e.result.get("status") not in ("answered", "timeout", "cancelled"):
+                f["lost"] += 1
+                self.problems.append(f"{rid}: the agent never saw an end ({e.result})")
+                continue
+            status = e.result["status"]
+            f[status] += 1
+            acked = self.acked.get(rid, [])
+            if len(acked) > 1:
+                f["duplicated"] += 1
+                self.problems.append(f"{rid}: {len(acked)} answers were accepted: {acked}")
+            if acked and (status != "answered" or e.result.get("answers") != acked[0]):
+                f["lost"] += 1
+                self.problems.append(f"{rid}: acknowledged answer {acked[0]} missing from {e.result}")
+            if status == "answered" and e.result.get("answers") not in self.sent.get(rid, []):
+                self.problems.append(f"{rid}: answered with {e.result.get('answers')}, which no tab sent")
+            if status == "answered" and not acked:
+                f["answered, ack lost with the link"] += 1  # the resend then got not_pending
+        unknown = set(self.acked) - set(self.entries)
+        if unknown:
+            self.problems.append(f"answers accepted for questions no agent asked: {sorted(unknown)[:5]}")
+        f["asked"] = len(self.entries)
+        # The daemon's own count must agree: each question ended exactly once.
+        if stats["asked"] != f["asked"]:
+            self.problems.append(f"daemon asked {stats['asked']} questions, agents {f['asked']}")
+        if stats["pending"] != 0:
+            self.problems.append(f"{stats['pending']} questions still pending at the end")
+        for key, ours in (("answered", "answered"), ("timedOut", "timeout"), ("cancelled", "cancelled")):
+            if stats[key] != f[ours]:
+                self.problems.append(f"daemon counts {stats[key]} {key}, agents saw {f[ours]}")
+                f["duplicated" if stats[key] > f[ours] else "lost"] += abs(stats[key] - f[ours])
+
+
+class Soak:
+    def __init__(self, url: str, admin_url: str, seconds: float, users: int, tabs: int, agents: int, seed: int) -> None:
+        self.url, self.admin_url = url, admin_url
+        self.ws_url = url.replace("http://", "ws://") + "/ws"
+        self.seconds, self.users, self.tabs_per_user, self.agents = seconds, users, tabs, agents
+        self.rng = random.Random(seed)
+        self.ledger = Ledger()
+        self.stop_asking = asyncio.Event()
+        self.agents_done = asyncio.Event()
+        self.agent_token = tokens.issue(SECRET, "agent")
+        self.admin_token = tokens.issue(SECRET, "admin")
+        self.tabs: list[Tab] = []
+
+    @property
+    def f(self) -> Counter[str]:
+        return self.ledger.figures
+
+    async def run(self) -> Ledger:
+        limits = httpx.Limits(max_connections=self.agents + 20, max_keepalive_connections=self.agents + 20)
+        async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+            self.http = http
+            self.tabs = [Tab(self, f"u{u}", t) for u in range(self.users) for t in range(self.tabs_per_user)]
+            tab_tasks = [asyncio.create_task(t.run()) for t in self.tabs]
+            await asyncio.sleep(0.5)  # let the tabs connect (later ones reconnect anyway)
+            chaos = asyncio.create_task(self.chaos())
+            agents = [asyncio.create_task(self.agent(i)) for i in range(self.agents)]
+            await asyncio.sleep(self.seconds)
+            self.stop_asking.set()
+            await asyncio.wait_for(asyncio.gather(*agents), QUESTION_TIMEOUT * 4 + 60)
+            self.agents_done.set()
+            await chaos
+            # Every question has ended: no tab may still show one (after the
+            # last cancelled events have had a moment to arrive).
+            await asyncio.sleep(1.0)
+            for tab in self.tabs:
+                if tab.connected and tab.shown:
+                    self.ledger.problems.append(f"{tab.name} still shows ended questions {sorted(tab.shown)}")
+            for tab in self.tabs:
+                tab.closing = True
+            await asyncio.gather(*(t.close() for t in self.tabs))
+            await asyncio.wait_for(asyncio.gather(*tab_tasks, return_exceptions=True), 30)
+            r = await http.get(f"{self.admin_url}/admin/v1/stats", headers=self.admin_headers)
+            stats = r.json()
+        self.ledger.check(stats)
+        return self.ledger
+
+    @property
+    def agent_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.agent_token}"}
+
+    @property
+    def admin_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.admin_token}"}
+
+    # ---- agents -----------------------------------------------------------------
+
+    async def agent(self, n: int) -> None:
+        rng = random.Random(self.rng.random())
+        while not self.stop_asking.is_set():
+            user = f"u{rng.randrange(self.users)}"
+            session = f"{user}-s{rng.randrange(3)}"
+            body: dict[str, Any] = {"userId": user, "questions": [{"question": QUESTION, "options": [{"label": "yes"}, {"label": "no"}]}]}
+            if rng.random() < 0.2:
+                body["timeoutSeconds"] = rng.choice([0.5, 1.0])
+            if rng.random() < 0.1:
+                body["parentSessionId"] = f"{user}-root"
+            wait = rng.choice([0, 0.5, 2, 10])
+            try:
+                r = await self.http.post(
+                    f"{self.url}/v1/sessions/{session}/questions", params={"wait": wait}, json=body, headers=self.agent_headers
+                )
+            except httpx.HTTPError as err:
+                self.ledger.problems.append(f"ask failed: {err!r}")
+                continue
+            if r.status_code == 429:
+                await asyncio.sleep(0.1)
+                continue
+            if r.status_code not in (200, 201):
+                self.ledger.problems.append(f"ask: {r.status_code} {r.text}")
+                continue
+            rid = r.json()["requestId"]
+            entry = self.ledger.entries[rid] = Entry(session, user)
+            if r.status_code == 200:
+                entry.result = r.json()
+                continue
+            await self.await_end(rid, entry, rng)
+
+    async def await_end(self, rid: str, entry: Entry, rng: random.Random) -> None:
+        while True:
+            if rng.random() < 0.05:
+                cancel = f"{entry.user}-root" if rng.random() < 0.3 else entry.session
+                await self.http.post(f"{self.url}/v1/sessions/{cancel}/cancel", headers=self.agent_headers)
+                self.f["session cancels"] += 1
+            # Some agents' own links give up early: they come back and read again.
+            client_timeout = rng.choice([0.3, 30, 30])
+            try:
+                r = await self.http.get(
+                    f"{self.url}/v1/sessions/{entry.session}/questions/{rid}",
+                    params={"wait": rng.choice([1, 5])},
+                    headers=self.agent_headers,
+                    timeout=client_timeout,
+                )
+            except httpx.TimeoutException:
+                self.f["agent links dropped"] += 1
+                continue
+            body = r.json()
+            if r.status_code != 200:
+                entry.result = body
+                return
+            if body["status"] != "pending":
+                entry.result = body
+                return
+
+    # ---- chaos ------------------------------------------------------------------
+
+    async def chaos(self) -> None:
+        rng = random.Random(self.rng.random())
+        while not self.agents_done.is_set():
+            await asyncio.sleep(rng.uniform(0.02, 0.15))
+            mode = "abort" if rng.random() < 0.7 else "close"
+            target: dict[str, Any] = {"userId": f"u{rng.randrange(self.users)}"}
+            if rng.random() < 0.1:
+                target = {"sessionId": f"u{rng.randrange(self.users)}-s0"}
+            r = await self.http.post(f"{self.admin_url}/admin/v1/disconnect", json={**target, "mode": mode}, headers=self.admin_headers)
+            self.f[f"admin {mode}s"] += r.json()["disconnected"]
+
+
+class Tab:
+    """One browser tab: shows what is pushed, answers some, reconnects."""
+
+    def __init__(self, soak: Soak, user: str, n: int) -> None:
+        self.soak, self.user, self.name = soak, user, f"{user}/tab{n}"
+        self.rng = random.Random(soak.rng.random())
+        self.shown: set[str] = set()
+        self.sessions: dict[str, str] = {}  # requestId -> sessionId
+        self.unacked: dict[str, tuple[str, str, dict[str, Any]]] = {}  # frame id -> (rid, session, answers)
+        self.ended_here: Counter[str] = Counter()
+        self.conn: Any = None
+        self.connected = False
+        self.closing = False
+        self.sent = 0
+
+    async def run(self) -> None:
+        token = tokens.issue(SECRET, "user", self.user)
+        while not self.closing:
+            try:
+                async with websockets.connect(self.soak.ws_url + f"?token={token}", open_timeout=10, max_queue=None) as conn:
+                    self.conn = conn
+                    await self.session(conn)
+            except (OSError, websockets.exceptions.WebSocketException, asyncio.TimeoutError):
+                pass
+            self.connected = False
+            self.conn = None
+            if not self.closing:
+                await asyncio.sleep(self.rng.uniform(0.01, 0.3))
+
+    async def session(self, conn: Any) -> None:
+        if self.closing:
+            return  # connected while the soak was ending
+        # A fresh page: forget what was shown, rebuild from the replay.
+        self.shown.clear()
+        self.ended_here.clear()
+        await conn.send(json.dumps({"type": "subscribe", "sessionId": "*", "id": "sub"}))
+        self.connected = True
+        resent = False
+        reload_at = time.monotonic() + self.rng.uniform(2, 20)
+        while True:
+            timeout = max(0.01, reload_at - time.monotonic())
+            try:
+                raw = await asyncio.wait_for(conn.recv(), timeout)
+            except asyncio.TimeoutError:
+                if self.closing:
+                    return
+                if self.rng.random() < 0.5:
+                    self.soak.f["tab reloads"] += 1
+                    await conn.close()  # a reload: a clean close, then a new page
+                    return
+                reload_at = time.monotonic() + self.rng.uniform(2, 20)
+                continue
+            frame = json.loads(raw)
+            kind = frame["type"]
+            if kind == "ask_user_questions":
+                rid = frame["payload"]["requestId"]
+                self.shown.add(rid)
+                self.sessions[rid] = frame["sessionId"]
+                if self.rng.random() < 0.4:
+                    asyncio.get_running_loop().call_later(self.rng.uniform(0.05, 3.0), self.answer, conn, rid)
+            elif kind == "ask_user_questions_cancelled":
+                rid = frame["payload"]["requestId"]
+                self.ended_here[rid] += 1
+                if self.ended_here[rid] > 1:
+                    self.soak.f["duplicated"] += 1
+                    self.soak.ledger.problems.append(f"{self.name}: {rid} ended twice on one connection")
+                self.shown.discard(rid)
+            elif kind == "ack" and frame.get("id") == "sub" and not resent:
+                resent = True
+                # Answers sent before the link dropped, never acknowledged: resend.
+                for fid, (rid, session, answers) in list(self.unacked.items()):
+                    del self.unacked[fid]
+                    self.soak.f["answers resent after reconnect"] += 1
+                    self.send_answer(conn, rid, session, answers)
+            elif kind == "ack" and frame.get("id") in self.unacked:
+                rid, _, answers = self.unacked.pop(frame["id"])
+                if frame["payload"].get("accepted"):
+                    self.soak.ledger.acked.setdefault(rid, []).append(answers)
+                    self.soak.f["answers accepted"] += 1
+                else:
+                    self.soak.f["answers refused (not pending)"] += 1
+            elif kind == "error":
+                self.soak.ledger.problems.append(f"{self.name}: error frame {frame}")
+
+    def answer(self, conn: Any, rid: str) -> None:
+        if rid in self.shown and conn is self.conn:
+            self.send_answer(conn, rid, self.sessions[rid], {QUESTION: f"{self.name}#{self.sent}"})
+
+    def send_answer(self, conn: Any, rid: str, session: str, answers: dict[str, Any]) -> None:
+        self.sent += 1
+        fid = f"a{self.sent}"
+        self.unacked[fid] = (rid, session, answers)
+        self.soak.ledger.sent.setdefault(rid, []).append(answers)
+        frame = {"type": "ask_user_questions_result", "sessionId": session, "requestId": rid, "answers": answers, "id": fid}
+        # Now and then the link fails right after the answer left, before its ack.
+        drop = self.rng.random() < 0.15
+        asyncio.ensure_future(self._send(conn, json.dumps(frame), drop))
+
+    async def _send(self, conn: Any, text: str, drop: bool) -> None:
+        try:
+            await conn.send(text)
+        except websockets.ConnectionClosed:
+            return  # stays unacked: resent after the reconnect
+        if drop and not self.closing:
+            self.soak.f["tab aborts after answering"] += 1
+            conn.transport.abort()
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+
+
+# ---- the daemon as a subprocess ----------------------------------------------------
+
+
+class DaemonProcess:
+    """``askd serve`` on 127.0.0.1 with free ports, in a temporary state directory."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.TemporaryDirectory(prefix="askd-soak-")
+        self.state = Path(self.dir.name) / "state"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASKD_")}
+        env.update(
+            ASKD_AUTH__SECRET=SECRET,
+            ASKD_STATE_DIR=str(self.state),
+            ASKD_RESULT_TTL_SECONDS="300",
+            ASKD_LOG__FORMAT="json",
+            ASKD_LOG__LEVEL="warning",
+            ASKD_LIMITS__MAX_CONNECTIONS_PER_USER="64",
+        )
+        askd = Path(sys.executable).parent / "askd"
+        self.log = open(Path(self.dir.name) / "askd.log", "w+")
+        self.proc = subprocess.Popen(
+            [str(askd), "serve", "--host", "127.0.0.1", "--admin-host", "127.0.0.1", "--port", "0", "--admin-port", "0",
+             "--question-timeout", str(QUESTION_TIMEOUT)],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+
+    async def ports(self) -> tuple[int, int]:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"askd exited with {self.proc.returncode}: {self.logged()}")
+            try:
+                info = json.loads((self.state / "askd.json").read_text())
+                return info["port"], info["admin_port"]
+            except (FileNotFoundError, ValueError, KeyError):
+                await asyncio.sleep(0.05)
+        raise RuntimeError("askd did not start within 20 s")
+
+    def logged(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def error_lines(self) -> list[str]:
+        out = []
+        for line in self.logged().splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                out.append(line)  # not our JSON: a traceback or a crash
+                continue
+            if event.get("level") in ("error", "critical"):
+                out.append(line)
+        return out
+
+    def cleanup(self) -> None:
+        self.log.close()
+        self.dir.cleanup()
+
+
+async def soak(seconds: float, users: int = 200, tabs: int = 3, agents: int = 120, seed: int = 1) -> tuple[Ledger, list[str], int]:
+    """Run one soak; returns the ledger, the daemon's error log lines and its exit code."""
+    daemon = DaemonProcess()
+    try:
+        port, admin_port = await daemon.ports()
+        run = Soak(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin_port}", seconds, users, tabs, agents, seed)
+        ledger = await run.run()
+        code = daemon.stop()
+        return ledger, daemon.error_lines(), code
+    finally:
+        daemon.stop()
+        daemon.cleanup()
+
+
+def report(ledger: Ledger, seconds: float, users: int, tabs: int) -> str:
+    f = ledger.figures
+    disconnects = f["admin aborts"] + f["admin closes"] + f["tab reloads"] + f["tab aborts after answering"]
+    lines = [
+        f"askd chaos soak: {seconds:g} s, {users} users x {tabs} tabs",
+        f"  questions asked:        {f['asked']}",
+        f"  answered:               {f['answered']} (acks accepted {f['answers accepted']}, ack lost with the link "
+        f"{f['answered, ack lost with the link']}; not_pending acks {f['answers refused (not pending)']})",
+        f"  timeouts:               {f['timeout']}",
+        f"  cancelled:              {f['cancelled']} ({f['session cancels']} session cancels)",
+        f"  disconnects injected:   {disconnects} (admin aborts {f['admin aborts']}, admin closes {f['admin closes']}, "
+        f"reloads {f['tab reloads']}, aborts right after answering {f['tab aborts after answering']})",
+        f"  answers resent:         {f['answers resent after reconnect']}",
+        f"  agent links dropped:    {f['agent links dropped']}",
+        f"  lost: {f['lost']}",
+        f"  duplicated: {f['duplicated']}",
+    ]
+    return "\n".join(lines)

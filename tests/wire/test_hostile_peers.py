@@ -1,0 +1,112 @@
+"""Slow and hostile peers: one that never reads, one that floods, and
+hundreds that vanish without a close. Each is dealt with by the limits in
+``docs/decisions.md`` without costing other users (or their questions)
+anything."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import socket
+
+import pytest
+
+from tests.conftest import RunningDaemon, eventually, q
+
+
+async def raw_ws(daemon: RunningDaemon, user: str, rcvbuf: int | None = None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket opened by hand that, from then on, does nothing at all:
+    it never reads, never answers a ping, never closes."""
+    sock = socket.socket()
+    if rcvbuf is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)  # before connect: caps the TCP window
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", daemon.daemon.port))
+    reader, writer = await asyncio.open_connection(sock=sock)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{daemon.daemon.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: Bearer {daemon.token('user', user)}\r\n\r\n"
+        ).encode()
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return reader, writer
+
+
+async def connection_count(daemon: RunningDaemon, user: str | None = None) -> int:
+    params = {"userId": user} if user else None
+    return len((await daemon.admin("GET", "/admin/v1/connections", params=params)).json()["connections"])
+
+
+@pytest.mark.parametrize("settings_overrides", [{"limits": {"max_buffered_bytes": 65536}}])
+async def test_a_peer_that_never_reads_is_dropped_and_nobody_else_notices(daemon: RunningDaemon) -> None:
+    _, stalled = await raw_ws(daemon, "alice", rcvbuf=4096)
+    good_tab = await daemon.connect("alice")
+    other_user = await daemon.connect("bob")
+    assert await connection_count(daemon, "alice") == 2
+
+    big = "x" * 30_000
+    asked = []
+    for i in range(400):  # bounded: 12 MB at most
+        asked.append((await daemon.ask(f"s{i % 20}", "alice", [q(f"Big {i}?", description=big)]))["requestId"])
+        pushed = await good_tab.expect("ask_user_questions")
+        assert pushed["payload"]["requestId"] == asked[-1]  # the reading tab keeps up
+        if await connection_count(daemon, "alice") == 1:
+            break
+    else:
+        raise AssertionError("the stalled peer was never dropped")
+
+    # Bob never noticed: his questions still arrive at once.
+    bob = await daemon.ask("bobs", "bob")
+    assert (await other_user.expect("ask_user_questions"))["payload"]["requestId"] == bob["requestId"]
+    # Dropping a peer never costs a question.
+    pending = (await daemon.admin("GET", "/admin/v1/pending", params={"userId": "alice"})).json()["pending"]
+    assert sorted(p["requestId"] for p in pending) == sorted(asked)
+    stalled.close()
+
+
+@pytest.mark.parametrize("settings_overrides", [{"limits": {"frames_burst": 20, "frames_per_second": 5}}])
+async def test_a_frame_flood_gets_rate_limited_then_closed(daemon: RunningDaemon) -> None:
+    flooder = await daemon.connect("mallory")
+    bystander = await daemon.connect("alice")
+    for i in range(100):
+        await flooder.send({"type": "ping", "id": i})
+    frames = []
+    while True:
+        frame = await flooder.recv()
+        frames.append(frame)
+        if frame["type"] == "error":
+            break
+    assert frame["payload"]["code"] == "rate_limited"
+    assert 20 <= len(frames) - 1 <= 25 and all(f["type"] == "pong" for f in frames[:-1])
+    assert await flooder.closed() == 1008
+    # One peer's flood costs the others nothing.
+    await bystander.send({"type": "ping", "id": "still here"})
+    assert await bystander.recv() == {"type": "pong", "id": "still here"}
+
+
+@pytest.mark.parametrize(
+    "settings_overrides",
+    [{"ws": {"ping_interval_seconds": 0.2, "ping_timeout_seconds": 0.2}, "limits": {"max_connections_per_user": 64}}],
+)
+async def test_abandoned_connections_are_reaped_by_the_ping_timeout(daemon: RunningDaemon) -> None:
+    asked = await daemon.ask("s1", "alice")
+    abandoned = [await raw_ws(daemon, f"user{i % 10}") for i in range(300)]
+    assert await connection_count(daemon) == 300
+    # Nobody answers a ping: after the timeout (and Tornado's 5 s grace for a
+    # close handshake that never comes) every one is gone, and with it all
+    # the daemon held for them.
+    await eventually(lambda: not daemon.daemon.hub.registry.connections(), timeout=15, every=0.1)
+    assert await connection_count(daemon) == 0
+    assert daemon.daemon.hub._peers == {}
+    assert daemon.daemon.hub.registry.stats()["users"] == 0
+    # The question is untouched, and a live tab still works.
+    tab = await daemon.connect("alice")
+    replay = await tab.subscribe("s1")
+    assert replay[1]["payload"]["requestId"] == asked["requestId"]
+    for _, writer in abandoned:
+        writer.close()
