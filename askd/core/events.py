@@ -44,7 +44,15 @@ class Event:
     session_id: str | None = None
     payload: dict[str, Any] | None = None
     id: Any = None
+    request_id: str | None = None  # the question an ask event carries (for logs)
     _frame: bytes | None = field(default=None, repr=False)
+
+    @classmethod
+    def encoded(cls, type_: str, session_id: str, payload: dict[str, Any], request_id: str | None = None) -> Event:
+        """An event held only as its encoded frame: ``payload`` is not kept."""
+        event = cls(type_, session_id, request_id=request_id)
+        event._frame = encode({"type": type_, "sessionId": session_id, "payload": payload})
+        return event
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}

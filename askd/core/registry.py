@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -64,26 +65,46 @@ class Limits:
 
 @dataclass(slots=True, eq=False)
 class Request:
-    """One ``ask``: its questions, and once ended, its result."""
+    """One ``ask``: its questions while pending, and once ended, its result.
+
+    The questions and metadata are held only inside the encoded
+    ``ask_user_questions`` frame (the bytes every push and re-push sends):
+    as parsed Python objects they took four times the memory of their JSON.
+    The rare readers (listings, answer checks) decode the frame."""
 
     request_id: str
     session_id: str
     user_id: str
-    questions: list[dict[str, Any]]  # exactly as the agent sent them
-    metadata: dict[str, Any]
     created_at: float
     expires_at: float
-    multi_select: dict[str, bool]  # question text -> multiSelect, to check answers
+    ask_event: Event | None = None  # while pending; shared by every (re-)push
     idempotency_key: str | None = None
     status: Status = Status.PENDING
     answers: Answers | None = None
     error: str | None = None
     ended_at: float | None = None
-    ask_event: Event | None = None  # cached while pending; shared by every (re-)push
 
     @property
     def pending(self) -> bool:
         return self.status is Status.PENDING
+
+    def ask_payload(self) -> dict[str, Any]:
+        """The pending question's payload: requestId, questions (exactly as
+        the agent sent them), metadata, createdAt, expiresAt."""
+        if self.ask_event is None:
+            raise ValueError(f"request {self.request_id} has ended: its questions are gone")
+        payload: dict[str, Any] = json.loads(self.ask_event.frame)["payload"]
+        return payload
+
+    @property
+    def questions(self) -> list[dict[str, Any]]:
+        questions: list[dict[str, Any]] = self.ask_payload()["questions"]
+        return questions
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = self.ask_payload()["metadata"]
+        return metadata
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -99,14 +120,15 @@ class Request:
 
     def describe(self) -> dict[str, Any]:
         """The pending question as listings show it."""
+        payload = self.ask_payload()
         return {
             "sessionId": self.session_id,
             "userId": self.user_id,
             "requestId": self.request_id,
-            "questions": self.questions,
-            "metadata": self.metadata,
-            "createdAt": isotime(self.created_at),
-            "expiresAt": isotime(self.expires_at),
+            "questions": payload["questions"],
+            "metadata": payload["metadata"],
+            "createdAt": payload["createdAt"],
+            "expiresAt": payload["expiresAt"],
         }
 
 
@@ -115,10 +137,11 @@ class Session:
     id: str
     owner: str
     parent: str | None = None
-    children: set[str] = field(default_factory=set)
     requests: dict[str, Request] = field(default_factory=dict)  # pending and retained, oldest first
     pending: int = 0
-    by_key: dict[str, Request] = field(default_factory=dict)  # Idempotency-Key -> request
+    # Made on first use: most sessions have neither, and empty ones cost 280 B.
+    children: set[str] | None = None
+    by_key: dict[str, Request] | None = None  # Idempotency-Key -> request
 
 
 @dataclass(slots=True, eq=False)
@@ -267,7 +290,7 @@ class Registry:
         session = self._sessions.get(session_id)
         if session is not None and session.owner != user_id:
             raise SessionOwnerMismatch(f"session {session_id} belongs to another user")
-        if idempotency_key is not None and session is not None:
+        if idempotency_key is not None and session is not None and session.by_key:
             prior = session.by_key.get(idempotency_key)
             if prior is not None:
                 return prior, False
@@ -291,34 +314,29 @@ class Registry:
         if parent_session_id is not None and session.parent is None:
             parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, user_id)
             session.parent = parent.id
+            if parent.children is None:
+                parent.children = set()
             parent.children.add(session_id)
 
         now = self._clock()
-        req = Request(
-            request_id=self._new_id(),
-            session_id=session_id,
-            user_id=user_id,
-            questions=questions,
-            metadata=metadata if metadata is not None else {},
-            created_at=now,
-            expires_at=now + timeout,
-            multi_select={q["question"]: bool(q.get("multiSelect", False)) for q in questions},
-            idempotency_key=idempotency_key,
-        )
-        req.ask_event = Event(
+        req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
+        req.ask_event = Event.encoded(
             ev.ASK,
             session_id,
             {
                 "requestId": req.request_id,
-                "questions": req.questions,
-                "metadata": req.metadata,
+                "questions": questions,
+                "metadata": metadata if metadata is not None else {},
                 "createdAt": isotime(req.created_at),
                 "expiresAt": isotime(req.expires_at),
             },
+            request_id=req.request_id,
         )
         session.requests[req.request_id] = req
         session.pending += 1
         if idempotency_key is not None:
+            if session.by_key is None:
+                session.by_key = {}
             session.by_key[idempotency_key] = req
         self._pending_total += 1
         self.counters.asked += 1
@@ -366,7 +384,8 @@ class Registry:
         req = session.requests.get(request_id) if session else None
         if req is None or not req.pending or (user_id is not None and req.user_id != user_id):
             raise NotPending(f"question {request_id} is not pending")
-        problem = check_answers(answers, req.multi_select)
+        questions = req.questions
+        problem = check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
         if problem:
             raise InvalidAnswer(problem)
         self._end(req, Trigger.ANSWER, answers=answers)
@@ -390,7 +409,7 @@ class Registry:
         while stack:
             session = stack.pop()
             yield session
-            stack.extend(self._sessions[c] for c in session.children)
+            stack.extend(self._sessions[c] for c in session.children or ())
 
     # ---- the end of a question ----------------------------------------
 
@@ -422,7 +441,7 @@ class Registry:
         """Drop an ended request once its result retention has run out."""
         session = self._sessions[req.session_id]
         del session.requests[req.request_id]
-        if req.idempotency_key is not None and session.by_key.get(req.idempotency_key) is req:
+        if req.idempotency_key is not None and session.by_key and session.by_key.get(req.idempotency_key) is req:
             del session.by_key[req.idempotency_key]
         self._collect(session)
 
@@ -435,7 +454,7 @@ class Registry:
             if not owned:
                 del self._user_sessions[session.owner]
             parent = self._sessions.get(session.parent) if session.parent else None
-            if parent is not None:
+            if parent is not None and parent.children is not None:
                 parent.children.discard(session.id)
             session = parent
 

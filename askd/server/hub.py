@@ -79,7 +79,7 @@ class Hub:
         if pushed:
             # One line per subscribe, not per question: a log line costs more
             # than re-pushing a question (docs/performance.md, B1).
-            rids = [s.event.payload["requestId"] for s in out.sends if s.event.type == ev.ASK]  # type: ignore[index]
+            rids = [s.event.request_id for s in out.sends if s.event.type == ev.ASK]
             log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
         self._deliver(out.sends)
         return pushed
