@@ -36,6 +36,7 @@ STATUS = {
     "user_offline": 409,
     "too_large": 413,
     "too_many_pending": 429,
+    "too_many_connections": 429,
     "internal": 500,
     "shutting_down": 503,
 }

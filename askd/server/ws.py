@@ -66,7 +66,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             raise ApiError("shutting_down", "askd is stopping")
         cap = self.ctx.settings.limits.max_connections_per_user
         if self.ctx.hub.peer_count(self.user_id) >= cap:
-            raise ApiError("too_many_pending", f"user has {cap} open connections (limit)", status=429)
+            raise ApiError("too_many_connections", f"user {self.user_id} already has {cap} open connections (limits.max_connections_per_user)")
 
     def check_origin(self, origin: str) -> bool:
         if origin in self.ctx.settings.allowed_origins:
