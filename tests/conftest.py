@@ -197,7 +197,7 @@ async def daemon(tmp_path: Path, settings_overrides: dict[str, Any]) -> AsyncIte
             await d.stop()
 
 
-async def eventually(check: Any, timeout: float = FRAME_TIMEOUT, every: float = 0.02) -> Any:
+async def eventually(check: Any, timeout: float = FRAME_TIMEOUT, every: float = 0.02, what: str = "") -> Any:
     """Poll ``check`` (sync or async) until it returns something truthy."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -207,7 +207,7 @@ async def eventually(check: Any, timeout: float = FRAME_TIMEOUT, every: float = 
         if value:
             return value
         if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or check}")
         await asyncio.sleep(every)
 
 

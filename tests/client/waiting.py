@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tests.conftest import FRAME_TIMEOUT, RunningDaemon
+from tests.conftest import RunningDaemon, eventually
 
-
-async def eventually(check: Callable[[], Any | Awaitable[Any]], timeout: float = FRAME_TIMEOUT, what: str = "") -> Any:
-    """Return the first truthy value of ``check()``; AssertionError after ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = check()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what or check}")
-        await asyncio.sleep(0.02)
+__all__ = ["eventually", "pending_on_daemon"]
 
 
 async def pending_on_daemon(daemon: RunningDaemon, count: int = 1) -> list[dict[str, Any]]:
