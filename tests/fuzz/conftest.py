@@ -10,6 +10,7 @@ handler exceptions there): a fuzzer fails if any appears.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import threading
@@ -24,6 +25,8 @@ import structlog
 from askd import tokens
 from askd.config import load_settings
 from askd.server.app import Daemon
+from askd.server.base import ApiHandler
+from askd.server.ws import WsHandler
 from tests.conftest import SECRET
 
 # Small limits so that boundary sizes are cheap to reach.
@@ -158,6 +161,11 @@ def _untouched(live: LiveDaemon, victims: list[dict[str, Any]]) -> Iterator[None
         leftovers = live.on_loop(lambda: (len(hub.registry.connections()), hub.waiting()))
         deadline -= 1
     assert leftovers == (0, 0), f"connections and waiters left behind: {leftovers}"
+    # Memory does not grow with hostile input: no handler object (WebSocket
+    # or HTTP) outlives its connection or request.
+    gc.collect()
+    held = [type(o).__name__ for o in gc.get_objects() if isinstance(o, (WsHandler, ApiHandler))]
+    assert held == [], f"handler objects still alive: {held[:5]} ({len(held)})"
 
 
 class UserTab:
