@@ -233,12 +233,13 @@ class Registry:
         if not conns:
             del self._user_conns[conn.user_id]
 
-    def subscribe(self, conn_id: str, session_id: str) -> int:
+    def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
         """Subscribe and re-push the pending questions (seed D4).
 
         For one session: a ``session_snapshot`` then each pending question,
         oldest first. For ``*``: the same for every session of the user that
-        has pending questions. Returns the number of questions re-pushed."""
+        has pending questions. Snapshots echo ``reply_id`` (the subscribe
+        frame's ``id``). Returns the number of questions re-pushed."""
         conn = self._conns[conn_id]
         if session_id == ALL_SESSIONS:
             conn.subscriptions.add(ALL_SESSIONS)
@@ -246,18 +247,18 @@ class Registry:
             for sid in self._user_sessions.get(conn.user_id, ()):
                 session = self._sessions[sid]
                 if session.pending:
-                    pushed += self._replay(conn, sid, session)
+                    pushed += self._replay(conn, sid, session, reply_id)
             return pushed
         session = self._sessions.get(session_id)
         if session is not None and session.owner != conn.user_id:
             raise Forbidden(f"session {session_id} belongs to another user")
         conn.subscriptions.add(session_id)
-        return self._replay(conn, session_id, session)
+        return self._replay(conn, session_id, session, reply_id)
 
-    def _replay(self, conn: Connection, session_id: str, session: Session | None) -> int:
+    def _replay(self, conn: Connection, session_id: str, session: Session | None, reply_id: Any) -> int:
         to = (conn.id,)
         pending = [r for r in session.requests.values() if r.pending] if session else []
-        snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)})
+        snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)}, reply_id)
         self._sends.append(Send(to, snapshot))
         for req in pending:
             assert req.ask_event is not None

@@ -73,8 +73,8 @@ class Hub:
     def peer_count(self, user_id: str) -> int:
         return len(self.registry.connections(user_id))
 
-    def subscribe(self, conn_id: str, session_id: str) -> int:
-        pushed = self.registry.subscribe(conn_id, session_id)
+    def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
+        pushed = self.registry.subscribe(conn_id, session_id, reply_id)
         out = self.registry.drain()
         if pushed:
             # One line per subscribe, not per question: a log line costs more

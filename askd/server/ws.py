@@ -129,7 +129,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             self._reply(Event(ev.PONG, id=frame.id))
         elif isinstance(frame, Subscribe):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId)
-            pushed = hub.subscribe(conn_id, frame.sessionId)
+            pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
             if frame.id is not None:  # tells the client the replay is complete
                 self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
         elif isinstance(frame, Unsubscribe):

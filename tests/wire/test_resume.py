@@ -90,4 +90,4 @@ async def test_timeout_is_not_paused_by_a_disconnect(daemon: RunningDaemon) -> N
 
     tab = await daemon.connect("alice")
     frames = await tab.subscribe("s1")
-    assert frames == [{"type": "session_snapshot", "sessionId": "s1", "payload": {"active": False, "pending": 0}}]
+    assert frames == [{"type": "session_snapshot", "id": "sub", "sessionId": "s1", "payload": {"active": False, "pending": 0}}]

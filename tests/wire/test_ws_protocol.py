@@ -33,7 +33,7 @@ async def test_subscribe_repushes_pending_oldest_first_with_the_original_content
     tab = await daemon.connect("alice")
     await tab.send({"type": "subscribe", "sessionId": "s1", "id": 9})
     snapshot = await tab.expect("session_snapshot")
-    assert snapshot == {"type": "session_snapshot", "sessionId": "s1", "payload": {"active": True, "pending": 2}}
+    assert snapshot == {"type": "session_snapshot", "id": 9, "sessionId": "s1", "payload": {"active": True, "pending": 2}}
     pushed = [await tab.expect("ask_user_questions"), await tab.expect("ask_user_questions")]
     assert await tab.recv() == {"type": "ack", "id": 9, "sessionId": "s1", "payload": {"repushed": 2}}
 
@@ -129,7 +129,7 @@ async def test_resent_answer_after_a_reconnect_is_harmless(daemon: RunningDaemon
 
     tab = await daemon.connect("alice")
     assert await tab.subscribe("s1") == [
-        {"type": "session_snapshot", "sessionId": "s1", "payload": {"active": False, "pending": 0}}
+        {"type": "session_snapshot", "id": "sub", "sessionId": "s1", "payload": {"active": False, "pending": 0}}
     ]
     again = await tab.answer("s1", asked["requestId"], {"Go?": "yes"}, id_=2)
     assert again == {"type": "ack", "id": 2, "sessionId": "s1", "payload": {"accepted": False, "reason": "not_pending"}}
