@@ -16,6 +16,11 @@ class LogFormat(str, Enum):
     console = "console"
 
 
+class Loop(str, Enum):
+    asyncio = "asyncio"
+    uvloop = "uvloop"
+
+
 class LogLevel(str, Enum):
     debug = "debug"
     info = "info"
@@ -34,6 +39,7 @@ def serve(
     ),
     log_format: LogFormat | None = typer.Option(None, "--log-format", help="json or console (default: console on a terminal, else json)."),
     log_level: LogLevel | None = typer.Option(None, "--log-level", help="Log level (default: info)."),
+    loop: Loop | None = typer.Option(None, "--loop", help="Event loop: asyncio or uvloop (pip install 'askd[uvloop]') (default: asyncio)."),
 ) -> None:
     """Run the askd daemon until SIGTERM or Ctrl-C."""
     from askd.server import logs
@@ -48,10 +54,18 @@ def serve(
         question_timeout_seconds=question_timeout,
         log__format=log_format.value if log_format else None,
         log__level=log_level.value if log_level else None,
+        loop=loop.value if loop else None,
     )
+    runner = asyncio.run
+    if s.loop == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            fail("invalid setting loop (ASKD_LOOP): uvloop is not installed (pip install 'askd[uvloop]')", 2)
+        runner = uvloop.run
     logs.configure(s.log.level, s.log.resolved_format())
     try:
-        asyncio.run(run(s))
+        runner(run(s))
     except ListenError as err:
         fail(str(err))
     except KeyboardInterrupt:  # a second Ctrl-C during the graceful stop

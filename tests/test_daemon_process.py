@@ -182,3 +182,30 @@ async def test_invalid_config_exits_2_with_one_line_naming_the_setting(tmp_path:
         assert code == 2, (name, err)
         assert len(lines) == 1 and name in lines[0], (name, err)
     assert not (tmp_path / "state" / "askd.json").exists()
+
+
+async def test_serve_on_uvloop_answers_a_round_trip(serve, tmp_path: Path) -> None:
+    pytest.importorskip("uvloop")  # in the test extras; absent only on platforms uvloop does not support
+    daemon = await serve("--loop", "uvloop")
+    listening = await daemon.listening()
+    assert listening["loop"] == "uvloop"
+    secret = state.read_secret(tmp_path / "state")
+    assert secret is not None
+    agent = {"Authorization": f"Bearer {tokens.issue(secret, 'agent')}"}
+    admin = {"Authorization": f"Bearer {tokens.issue(secret, 'admin')}"}
+    base, admin_base = f"http://127.0.0.1:{listening['port']}", f"http://127.0.0.1:{listening['admin_port']}"
+    async with httpx.AsyncClient(timeout=10) as http:
+        asked = await http.post(
+            f"{base}/v1/sessions/s1/questions",
+            json={"userId": "alice", "questions": [{"question": "Fast?", "options": [{"label": "yes"}]}]},
+            headers=agent,
+        )
+        assert asked.status_code == 201, asked.text
+        rid = asked.json()["requestId"]
+        waiting = asyncio.create_task(http.get(f"{base}/v1/sessions/s1/questions/{rid}", params={"wait": 10}, headers=agent))
+        r = await http.post(f"{admin_base}/admin/v1/sessions/s1/questions/{rid}/answer", json={"answers": {"Fast?": "yes"}}, headers=admin)
+        assert r.json() == {"accepted": True}
+        result = (await waiting).json()
+    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Fast?": "yes"}}
+    daemon.proc.send_signal(signal.SIGTERM)
+    assert await daemon.exit_code(10) == 0

@@ -129,6 +129,7 @@ class Daemon:
             admin_port=self.admin_port,
             version=__version__,
             pid=os.getpid(),
+            loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
 
     async def stop(self) -> None:
