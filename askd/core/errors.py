@@ -32,10 +32,6 @@ class NotPending(AskdError):
     code = "not_pending"
 
 
-class NotFound(AskdError):
-    code = "not_found"
-
-
 class Forbidden(AskdError):
     code = "forbidden"
 

@@ -532,9 +532,6 @@ class Registry:
             if session_id in c.subscriptions or (c.user_id == owner and ALL_SESSIONS in c.subscriptions)
         ]
 
-    def is_online(self, user_id: str) -> bool:
-        return user_id in self._user_conns
-
     def stats(self) -> dict[str, int]:
         c = self.counters
         return {

@@ -179,7 +179,7 @@ async def test_require_online_refuses_an_offline_user(daemon: RunningDaemon) -> 
     await daemon.ask("s1", "alice", [q("Other?")], requireOnline=False)  # offline is fine without it
 
     await tab.close()
-    await eventually(lambda: not daemon.daemon.hub.registry.is_online("alice"))
+    await eventually(lambda: not daemon.daemon.hub.registry.connections("alice"))
     body = await daemon.ask("s1", "alice", [q("Third?")], requireOnline=True, expect=409)
     assert body["error"]["code"] == "user_offline"
 
