@@ -176,24 +176,20 @@ def charts(results: dict[str, Any], out_dir: Path) -> list[Path]:
 
     b3 = results["sweep_b3"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    pts = sorted((e["askd"]["questions"], e["askd"]["per_session"], e["askd"]["per_question_b"], e["floor"]["per_question_b"]) for e in b3)
-    for per_session in sorted({p[1] for p in pts}):
-        sel = [p for p in pts if p[1] == per_session]
-        axes[0].plot([p[0] for p in sel], [p[2] for p in sel], "o-", label=f"askd, {per_session}/session")
-        axes[0].plot([p[0] for p in sel], [p[3] for p in sel], "x--", label=f"floor, {per_session}/session")
-    axes[0].set_xlabel("pending questions")
-    axes[0].set_ylabel("RSS bytes per question")
-    axes[0].legend(fontsize=8)
-    axes[0].grid(alpha=0.3)
-    pts = sorted((e["askd"]["conns"], e["askd"]["tabs"], e["askd"]["per_conn_b"], e["floor"]["per_conn_b"]) for e in b3)
-    for tabs in sorted({p[1] for p in pts}):
-        sel = [p for p in pts if p[1] == tabs]
-        axes[1].plot([p[0] for p in sel], [p[2] for p in sel], "o-", label=f"askd, {tabs} tabs/user")
-        axes[1].plot([p[0] for p in sel], [p[3] for p in sel], "x--", label=f"floor, {tabs} tabs/user")
-    axes[1].set_xlabel("idle connections")
-    axes[1].set_ylabel("RSS bytes per connection")
-    axes[1].legend(fontsize=8)
-    axes[1].grid(alpha=0.3)
+    # (x, group, figure) pairs: one askd and one floor line per group.
+    for ax, x, group, group_label, figure, xlabel, ylabel in (
+        (axes[0], "questions", "per_session", "{}/session", "per_question_b", "pending questions", "RSS bytes per question"),
+        (axes[1], "conns", "tabs", "{} tabs/user", "per_conn_b", "idle connections", "RSS bytes per connection"),
+    ):
+        pts = sorted((e["askd"][x], e["askd"][group], e["askd"][figure], e["floor"][figure]) for e in b3)
+        for g in sorted({p[1] for p in pts}):
+            sel = [p for p in pts if p[1] == g]
+            ax.plot([p[0] for p in sel], [p[2] for p in sel], "o-", label="askd, " + group_label.format(g))
+            ax.plot([p[0] for p in sel], [p[3] for p in sel], "x--", label="floor, " + group_label.format(g))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
     fig.suptitle("B3 memory per pending question and per idle connection")
     fig.tight_layout()
     path = out_dir / "bench-b3-memory.png"

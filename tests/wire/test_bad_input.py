@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RunningDaemon, q
+from tests.conftest import RunningDaemon, WsClient, q
 
 
 async def assert_question_survived(daemon: RunningDaemon, session: str, request_id: str) -> None:
@@ -71,12 +71,18 @@ async def test_unknown_fields_in_a_frame_are_ignored(daemon: RunningDaemon) -> N
     assert await tab.recv() == {"type": "pong", "id": 1}
 
 
-async def test_binary_frame_closes_with_1003(daemon: RunningDaemon) -> None:
+async def two_tabs_and_a_question(daemon: RunningDaemon) -> tuple[WsClient, WsClient, dict[str, Any]]:
+    """Alice's tab about to misbehave, her other tab, and her pending question."""
     tab = await daemon.connect("alice")
     other = await daemon.connect("alice")
     asked = await daemon.ask("s1", "alice")
     await tab.expect("ask_user_questions")
     await other.expect("ask_user_questions")
+    return tab, other, asked
+
+
+async def test_binary_frame_closes_with_1003(daemon: RunningDaemon) -> None:
+    tab, other, asked = await two_tabs_and_a_question(daemon)
 
     await tab.send(json.dumps({"type": "ping"}).encode())
     assert await tab.closed() == 1003
@@ -86,11 +92,7 @@ async def test_binary_frame_closes_with_1003(daemon: RunningDaemon) -> None:
 
 @pytest.mark.parametrize("settings_overrides", [{"limits": {"max_message_bytes": 1024}}])
 async def test_frame_over_the_limit_closes_with_1009(daemon: RunningDaemon) -> None:
-    tab = await daemon.connect("alice")
-    other = await daemon.connect("alice")
-    asked = await daemon.ask("s1", "alice")
-    await tab.expect("ask_user_questions")
-    await other.expect("ask_user_questions")
+    tab, other, asked = await two_tabs_and_a_question(daemon)
 
     # just under the limit is fine
     small = {"type": "ping", "id": 1, "pad": "x" * 900}
