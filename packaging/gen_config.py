@@ -53,6 +53,9 @@ MACHINE_DEFAULTS = {
 UNSET_EXAMPLES: dict[str, Any] = {
     "auth.secret": "at-least-32-characters-of-random-text",
     "log.format": "json",
+    "public_url": "https://askd.example.com/",
+    "notify.webhook_url": "https://hooks.example.com/askd",
+    "notify.webhook_secret": "a-long-random-string-shared-with-the-receiver",
 }
 
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from askd.core import Connection, Limits, Registry, Request, Status
+from askd.core import Connection, Limits, NotifyPolicy, Registry, Request, Status
 from askd.core import events as ev
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
@@ -47,8 +47,8 @@ class ShuttingDown(Exception):
 
 
 class Hub:
-    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.time) -> None:
-        self.registry = Registry(limits, clock=clock)
+    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.time, notify: NotifyPolicy | None = None) -> None:
+        self.registry = Registry(limits, clock=clock, notify=notify)
         self.metrics = Metrics(self.registry)
         self.started_at = clock()
         self.stopping = False
@@ -57,6 +57,8 @@ class Hub:
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
+        # Takes each question due for a webhook (askd.server.notify.Notifier.submit).
+        self.on_notify: Callable[[Request], object] | None = None
 
     # ---- connections --------------------------------------------------
 
@@ -158,6 +160,9 @@ class Hub:
             # agents must still be woken and the next deadline armed.
             for req in out.ended:
                 self._ended(req)
+            if self.on_notify is not None:
+                for req in out.notify:
+                    self.on_notify(req)
             self._arm_timer()
 
     def _deliver(self, sends: list[ev.Send]) -> None:
@@ -192,6 +197,17 @@ class Hub:
     def _on_timer(self) -> None:
         self._timer = self._timer_at = None
         self.registry.advance()
+        self._flush()
+
+    # ---- webhooks -----------------------------------------------------
+
+    def still_pending(self, session_id: str, request_id: str) -> bool:
+        req = self.registry.get(session_id, request_id)
+        return req is not None and req.pending
+
+    def mark_notified(self, session_id: str, request_id: str) -> None:
+        """A webhook delivery succeeded: never send this question again."""
+        self.registry.mark_notified(session_id, request_id)
         self._flush()
 
     # ---- admin --------------------------------------------------------
