@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
+import threading
 import time
+from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -215,3 +220,34 @@ async def test_the_webhook_secret_and_url_path_never_reach_the_logs(
     assert f"127.0.0.1:{receiver.port}" in text
     for secret in (HOOK_SECRET, "s3cr3tpath", SECRET):
         assert secret not in text
+
+
+def docs_receiver() -> dict[str, Any]:
+    """The receiver of docs/notify.md, as its code block is written."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "notify.md").read_text()
+    [code] = [block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "def verify" in block]
+    namespace: dict[str, Any] = {"__name__": "docs_receiver"}
+    exec(compile(code, "docs/notify.md", "exec"), namespace)
+    return namespace
+
+
+async def test_the_receiver_in_the_docs_takes_a_real_delivery_and_refuses_a_forged_one(
+    daemon: RunningDaemon, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = docs_receiver()
+    doc["SECRET"] = HOOK_SECRET.encode()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), doc["Hook"])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    notifier = daemon.daemon.notifier
+    assert notifier is not None
+    notifier.url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        asked = await daemon.ask("s1", "alice", [q("Which database?", "PostgreSQL", "SQLite")])
+        await eventually(lambda: request_of(daemon, "s1", asked["requestId"]).notified, what="accepted by the docs' receiver")
+        assert f"alice is asked: Which database?  (answer at {daemon.url}/?session=s1)" in capsys.readouterr().out
+        async with httpx.AsyncClient() as http:
+            forged = await http.post(notifier.url, content=b'{"requestId": "x"}', headers={"X-Askd-Signature": "sha256=00"})
+        assert forged.status_code == 401
+    finally:
+        server.shutdown()
+        server.server_close()
