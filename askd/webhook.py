@@ -140,9 +140,9 @@ def _error_text(err: Exception, timeout: float) -> str:
     if isinstance(err, (httpx.TimeoutException, TimeoutError)):
         return f"no answer within {timeout:g} s"
     if isinstance(err, httpx.ConnectError):
-        return f"cannot connect ({err or 'connection failed'})"
+        return f"cannot connect ({str(err) or 'connection failed'})"
     # Never the exception's own text for the rest: some carry the URL.
-    return f"{type(err).__name__}"
+    return f"the connection failed ({type(err).__name__})"
 
 
 async def post(client: httpx.AsyncClient, url: str, body: bytes, secret: str | None, timeout: float) -> Attempt:

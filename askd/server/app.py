@@ -177,9 +177,9 @@ class Daemon:
         log.info("stopping", pending=self.hub.registry.stats()["pending"])
         for server in self._servers:
             server.stop()
-        self.hub.shutdown()
         if self.notifier is not None:
-            await self.notifier.aclose()
+            await self.notifier.aclose()  # first: a late delivery must not re-arm the hub's timer
+        self.hub.shutdown()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         # Let woken agents get their 503 and tabs finish the close handshake.
         while (self.hub.registry.connections() or self.hub.waiting()) and time.monotonic() < deadline:

@@ -32,6 +32,8 @@ class _RegistryCollector(Collector):
 
 
 class WebhookMetrics:
+    """Counted by ``askd.server.notify`` as deliveries happen."""
+
     def __init__(self, registry: CollectorRegistry) -> None:
         self.delivered = Counter("askd_webhook_delivered", "Webhook deliveries the receiver accepted (2xx).", registry=registry)
         self.retried = Counter("askd_webhook_retried", "Failed webhook attempts that will be tried again.", registry=registry)

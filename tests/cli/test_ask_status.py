@@ -10,15 +10,11 @@ import os
 import pty
 import re
 import subprocess
-import sys
-from pathlib import Path
 
+from tests.cli.test_subprocess import ASKD, RUN_TIMEOUT
 from tests.client.waiting import pending_on_daemon
 from tests.conftest import RunningDaemon
 
-_script = Path(sys.executable).with_name("askd")
-ASKD = [str(_script)] if _script.exists() else [sys.executable, "-m", "askd.cli.main"]
-RUN_TIMEOUT = 30.0
 ERASE_LINE = "\x1b[2K"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
