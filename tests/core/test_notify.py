@@ -4,8 +4,11 @@ reported through ``drain().notify`` (spec E), with the fake clock."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from askd.core import Limits, NotifyPolicy, Registry
 from tests.core.test_registry import QS, FakeClock, tick
@@ -168,3 +171,65 @@ def test_many_notify_entries_of_ended_questions_are_compacted_away(clock: FakeCl
     assert kinds == [0, 2]
     tick(reg, clock, 60)
     assert due(reg) == [reqs[-1].request_id]
+
+
+# ---- any order of events -------------------------------------------------
+
+USERS = ("alice", "bob")
+step = st.one_of(
+    st.tuples(st.just("ask"), st.sampled_from(USERS)),
+    st.tuples(st.just("answer"), st.integers(0, 20)),
+    st.tuples(st.just("connect"), st.sampled_from(USERS)),
+    st.tuples(st.just("disconnect"), st.integers(0, 20)),
+    st.tuples(st.just("tick"), st.sampled_from([0.0, 5.0, 30.0, 60.0, 61.0, 400.0])),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(after=st.sampled_from([0.0, 60.0]), only_offline=st.booleans(), steps=st.lists(step, max_size=40))
+def test_each_question_is_reported_once_when_due_if_pending_and_as_only_offline_says(
+    after: float, only_offline: bool, steps: list[tuple[str, Any]]
+) -> None:
+    clock = FakeClock()
+    reg = registry(clock, after=after, only_offline=only_offline)
+    conns: list[tuple[str, str]] = []  # (connection id, user), open ones
+    asked: list[Any] = []
+    reported: set[str] = set()
+    n = 0
+    for kind, arg in steps:
+        expected: set[str] = set()
+        online = {user for _, user in conns}
+        if kind == "ask":
+            req, _ = reg.ask(f"s{len(asked)}", arg, QS)
+            asked.append(req)
+            if after == 0 and not (only_offline and arg in online):
+                expected = {req.request_id}
+        elif kind == "answer" and asked:
+            req = asked[arg % len(asked)]
+            if req.pending:
+                reg.answer(req.session_id, req.request_id, {"Which database?": "SQLite"})
+        elif kind == "connect":
+            n += 1
+            reg.connect(f"c{n}", arg)
+            conns.append((f"c{n}", arg))
+        elif kind == "disconnect" and conns:
+            conn_id, _ = conns.pop(arg % len(conns))
+            reg.disconnect(conn_id)
+        elif kind == "tick":
+            before = clock.now
+            clock.advance(arg)
+            # What came due in (before, now] while pending; timeouts (900 s)
+            # are later than any due time here, so nothing ended meanwhile.
+            expected = {
+                r.request_id
+                for r in asked
+                if after > 0 and before < r.created_at + after <= clock.now and r.pending
+                and not (only_offline and r.user_id in online)
+            }
+            deadline = reg.next_deadline()
+            if deadline is not None and deadline <= clock.now:
+                reg.advance()
+        got = [r.request_id for r in reg.drain().notify]
+        assert len(got) == len(set(got)) and not set(got) & reported, "reported twice"
+        assert set(got) == expected, (kind, arg, got, expected)
+        reported |= set(got)
