@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
+from rich.text import Text
 
 from askd.cli.clients import TokenOption, UrlOption, agent_client, command
 from askd.cli.common import ConfigOption, eprint, print_json
-from askd.client import Result, Status
+from askd.cli.output import duration, parse_time
+from askd.client import AgentClient, Result, Status
 from askd.client.agent import DEFAULT_POLL_SECONDS
+from askd.config import ConfigError, load_settings
 from askd.core.models import Option, Question
+from askd.webhook import inbox_url
 
 EXIT_TIMEOUT = 3
 EXIT_CANCELLED = 4
@@ -23,6 +32,48 @@ def readable(result: Result) -> str:
     for value in (result.answers or {}).values():
         lines.append(", ".join(value) if isinstance(value, list) else value)
     return "\n".join(lines)
+
+
+class _Waiting:
+    """The status line's text, rendered afresh at each refresh of the
+    display, so the time left counts down by itself."""
+
+    def __init__(self, user: str, expires_at: str | None, link: str) -> None:
+        self.user, self.expires, self.link = user, parse_time(expires_at or ""), link
+
+    def __rich__(self) -> Text:
+        text = Text(f"Waiting for {self.user} to answer")
+        if self.expires is not None:
+            left = (self.expires - datetime.now(timezone.utc)).total_seconds()
+            text.append(f" · {duration(left)} left", style="bold")
+        text.append(" · answer at ")
+        text.append(self.link, style="underline")
+        return text
+
+
+def _inbox_base(agent_url: str, config: Path | None) -> str:
+    """``public_url`` when configured (links people open), else the daemon's URL."""
+    try:
+        public = load_settings(config).public_url
+    except ConfigError:
+        public = None
+    return str(public) if public is not None else agent_url
+
+
+@contextmanager
+def _status_line(user: str, result: Result, link: str) -> Iterator[None]:
+    """A live line on stderr while the ask waits, erased when it ends."""
+    console = Console(stderr=True, highlight=False)
+    with console.status(_Waiting(user, result.expires_at, link), spinner="dots"):
+        yield
+
+
+def _ask_on_a_terminal(agent: AgentClient, session: str, user: str, q: Question, timeout: float | None, config: Path | None) -> Result:
+    result = agent.submit(session, user, [q], timeout=timeout)
+    if not result.pending:
+        return result
+    with _status_line(user, result, inbox_url(_inbox_base(agent.url, config), session)):
+        return agent.wait(session, result.request_id)
 
 
 @command
@@ -40,7 +91,10 @@ def ask(
     token: str | None = TokenOption,
     config: Path | None = ConfigOption,
 ) -> None:
-    """Ask a user a question and print the answer (exit 3 on timeout, 4 on cancel)."""
+    """Ask a user a question and print the answer (exit 3 on timeout, 4 on cancel).
+
+    On a terminal, a status line on stderr shows whom it waits for, the time
+    left and the inbox link, until the answer comes."""
     fields: dict[str, Any] = {"question": question}
     if header is not None:
         fields["header"] = header
@@ -53,6 +107,8 @@ def ask(
         agent.health()  # a daemon that is not there fails now; once asked, drops are retried
         if no_wait:
             result = agent.submit(session, user, [q], timeout=timeout)
+        elif not as_json and sys.stderr.isatty():
+            result = _ask_on_a_terminal(agent, session, user, q, timeout, config)
         else:
             result = agent.ask(session, user, [q], timeout=timeout)
     if as_json:

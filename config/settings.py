@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -77,6 +77,26 @@ class LogSettings(_Section):
         return "console" if sys.stderr.isatty() else "json"
 
 
+class NotifySettings(_Section):
+    """Webhooks for people away from every tab (spec E)."""
+
+    webhook_url: AnyHttpUrl | None = Field(default=None, description="URL each new question is POSTed to; unset: no webhooks.")
+    format: Literal["json", "slack"] = Field("json", description="Body: json (askd's event), or slack ({\"text\": ...} for chat incoming webhooks).")
+    webhook_secret: SecretStr | None = Field(
+        default=None, description="HMAC-SHA256 key: signs each body in X-Askd-Signature; unset: no signature header."
+    )
+    after_seconds: float = Field(0.0, ge=0, description="Send only if the question is still pending this many seconds after its creation.")
+    only_offline: bool = Field(False, description="Send only if the user has no open connection at that moment.")
+    timeout_seconds: float = Field(10.0, gt=0, le=300, description="How long one delivery attempt may take before it counts as failed.")
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _not_empty(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not v.get_secret_value():
+            raise ValueError("must not be empty (leave it unset for no signature)")
+        return v
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ASKD_",
@@ -95,6 +115,9 @@ class Settings(BaseSettings):
     state_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_state_dir("askd")),
         description="Holds the generated secret and askd.json (the bound ports).",
+    )
+    public_url: AnyHttpUrl | None = Field(
+        default=None, description="The inbox's public base URL, for links askd prints or sends; unset: the public listener's URL."
     )
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origins allowed to open /ws (the daemon's own is always allowed).")
     loop: Literal["asyncio", "uvloop"] = Field(
@@ -118,6 +141,7 @@ class Settings(BaseSettings):
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     ws: WebSocketSettings = Field(default_factory=WebSocketSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    notify: NotifySettings = Field(default_factory=NotifySettings)
 
     @field_validator("store")
     @classmethod

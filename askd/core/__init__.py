@@ -17,7 +17,7 @@ from askd.core.errors import (
 )
 from askd.core.events import Event, Send
 from askd.core.lifecycle import Status
-from askd.core.registry import ALL_SESSIONS, Connection, Limits, Outbox, Registry, Request
+from askd.core.registry import ALL_SESSIONS, Connection, Limits, NotifyPolicy, Outbox, Registry, Request
 
 __all__ = [
     "ALL_SESSIONS",
@@ -29,6 +29,7 @@ __all__ = [
     "InvalidRequest",
     "Limits",
     "NotPending",
+    "NotifyPolicy",
     "Outbox",
     "Registry",
     "Request",

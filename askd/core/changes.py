@@ -52,4 +52,12 @@ class Forgot:
     request_id: str
 
 
-Change = Union[Asked, Ended, Forgot]
+@dataclass(frozen=True, slots=True)
+class Notified:
+    """A webhook delivery for a pending question succeeded: never again."""
+
+    session_id: str
+    request_id: str
+
+
+Change = Union[Asked, Ended, Forgot, Notified]

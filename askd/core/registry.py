@@ -7,9 +7,10 @@ clock reaches ``next_deadline()``) and then takes what must happen from
 ``drain()``: frames to send to connections, and requests that ended (so that
 agents waiting on them can be woken). The clock is injected; tests move it.
 
-Deadlines (question timeouts and result retention) live in one heap, so the
-front end needs a single timer at ``next_deadline()`` and no scan of
-everything. The question lifecycle itself is in ``lifecycle.py``.
+Deadlines (question timeouts, result retention, and webhook notifications
+that come due) live in one heap, so the front end needs a single timer at
+``next_deadline()`` and no scan of everything. The question lifecycle itself
+is in ``lifecycle.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from askd.core import events as ev
-from askd.core.changes import Asked, Change, Ended, Forgot
+from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.errors import (
     Forbidden,
     InvalidAnswer,
@@ -51,6 +52,7 @@ ALL_SESSIONS = "*"
 # Kinds of heap entries.
 _DEADLINE = 0  # a pending question's expiresAt
 _FORGET = 1  # an ended question's result retention runs out
+_NOTIFY = 2  # a pending question is due for a webhook notification
 
 # Rebuild the heap once this many deadline entries (and most of them) are stale.
 _COMPACT_MIN = 1024
@@ -63,6 +65,16 @@ class Limits:
     result_ttl: float = 600.0
     max_pending_per_session: int = 100
     max_pending_total: int = 100_000
+
+
+@dataclass(slots=True, frozen=True)
+class NotifyPolicy:
+    """When a pending question is reported in ``Outbox.notify`` (spec E):
+    ``after`` seconds from its creation, and with ``only_offline`` only if
+    its user has no open connection at that moment."""
+
+    after: float = 0.0
+    only_offline: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -85,6 +97,7 @@ class Request:
     answers: Answers | None = None
     error: str | None = None
     ended_at: float | None = None
+    notified: bool = False  # a webhook delivery for it succeeded (mark_notified)
 
     @property
     def pending(self) -> bool:
@@ -177,6 +190,7 @@ class Counters:
 class Outbox:
     sends: list[Send]
     ended: list[Request]
+    notify: list[Request] = field(default_factory=list)  # pending, due for a webhook
 
 
 class Registry:
@@ -186,8 +200,10 @@ class Registry:
         *,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        notify: NotifyPolicy | None = None,
     ) -> None:
         self.limits = limits or Limits()
+        self.notify_policy = notify  # None: no webhook, nothing is ever due
         self.counters = Counters()
         self._clock = clock
         self._new_id = new_id
@@ -201,13 +217,14 @@ class Registry:
         self._stale = 0  # _DEADLINE entries in the heap whose request already ended
         self._sends: list[Send] = []
         self._ended: list[Request] = []
+        self._notify: list[Request] = []
 
     # ---- output -------------------------------------------------------
 
     def drain(self) -> Outbox:
         """Take what the events so far ask the front end to do."""
-        out = Outbox(self._sends, self._ended)
-        self._sends, self._ended = [], []
+        out = Outbox(self._sends, self._ended, self._notify)
+        self._sends, self._ended, self._notify = [], [], []
         return out
 
     def _send_to_user(self, user_id: str, event: Event) -> None:
@@ -358,6 +375,7 @@ class Registry:
             session.pending += 1
             self._pending_total += 1
             self._schedule(req.expires_at, _DEADLINE, req)
+            self._schedule_notify(req)
         else:
             assert req.ended_at is not None
             self._schedule(req.ended_at + self.limits.result_ttl, _FORGET, req)
@@ -507,6 +525,8 @@ class Registry:
             self._register(req, change.parent_session_id)
             self.counters.asked += 1
             self._send_to_user(req.user_id, req.ask_event)  # type: ignore[arg-type]
+        elif isinstance(change, Notified):
+            return self.mark_notified(change.session_id, change.request_id)
         else:
             req = self.get(change.session_id, change.request_id)
             if req is None or req.pending:
@@ -559,6 +579,38 @@ class Registry:
                 parent.children.discard(session.id)
             session = parent
 
+    # ---- webhook notifications ----------------------------------------
+
+    def _schedule_notify(self, req: Request) -> None:
+        """Put a question's notification in the heap (due at once when
+        ``after`` is 0). A store that reloads pending questions after a
+        restart calls this for each one not ``notified``; a due time that
+        passed while askd was down fires at the next ``advance()``."""
+        policy = self.notify_policy
+        if policy is None or req.notified:
+            return
+        if policy.after <= 0:
+            self._notify_due(req)
+        else:
+            self._schedule(req.created_at + policy.after, _NOTIFY, req)
+
+    def _notify_due(self, req: Request) -> None:
+        policy = self.notify_policy
+        if policy is None or not req.pending or req.notified:
+            return
+        if policy.only_offline and req.user_id in self._user_conns:
+            return  # seen online at the due moment: no webhook (spec E)
+        self._notify.append(req)
+
+    def mark_notified(self, session_id: str, request_id: str) -> bool:
+        """A webhook delivery for this request succeeded: it is never
+        reported again. False when the request is no longer known."""
+        req = self.get(session_id, request_id)
+        if req is None:
+            return False
+        req.notified = True
+        return True
+
     # ---- time ---------------------------------------------------------
 
     def _schedule(self, when: float, kind: int, req: Request) -> None:
@@ -567,9 +619,9 @@ class Registry:
     def next_deadline(self) -> float | None:
         """When ``advance()`` next has work to do, in the clock's seconds."""
         heap = self._heap
-        while heap and heap[0][2] == _DEADLINE and not heap[0][3].pending:
-            heapq.heappop(heap)
-            self._stale -= 1
+        while heap and heap[0][2] != _FORGET and not heap[0][3].pending:
+            if heapq.heappop(heap)[2] == _DEADLINE:
+                self._stale -= 1
         # Most deadline entries stale: rebuild (as asyncio does for cancelled timers).
         if self._stale > _COMPACT_MIN and self._stale > self._pending_total:
             heap = self._heap = [e for e in heap if e[2] == _FORGET or e[3].pending]
@@ -590,6 +642,8 @@ class Registry:
             if kind == _FORGET:
                 if not req.pending:
                     out.append(Forgot(req.session_id, req.request_id))
+            elif kind == _NOTIFY:
+                self._notify_due(req)  # not a change: a report for the front end
             elif req.pending:
                 out.append(Ended(req.session_id, req.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, now))
             else:

@@ -20,11 +20,13 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
-from askd.core import Limits
+from askd.client.discovery import _connect_host
+from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
+from askd.server.notify import Notifier
 from askd.server.ws import WsHandler
 from askd.store import open_store
 
@@ -53,6 +55,18 @@ def limits_from(settings: Any) -> Limits:
     )
 
 
+def notify_policy(settings: Any) -> NotifyPolicy | None:
+    n = settings.notify
+    return NotifyPolicy(n.after_seconds, n.only_offline) if n.webhook_url is not None else None
+
+
+def public_base(settings: Any, port: int) -> str:
+    """Where people open the inbox: ``public_url``, else the public listener."""
+    if settings.public_url is not None:
+        return str(settings.public_url)
+    return f"http://{_connect_host(settings.host)}:{port}/"
+
+
 class Daemon:
     def __init__(self, settings: Any) -> None:
         self.settings = settings
@@ -62,7 +76,8 @@ class Daemon:
         node_id = settings.node_id or f"{socket.gethostname().split('.')[0]}-{secrets.token_hex(3)}"
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
         store = open_store(settings.store, settings.state_dir)
-        self.hub = Hub(limits_from(settings), store, node_id=node_id)
+        self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
+        self.notifier: Notifier | None = None
         self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__)
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
@@ -116,6 +131,8 @@ class Daemon:
             self._servers[0].stop()
             raise
         self.ctx.ports = {"port": self.port, "admin_port": self.admin_port}
+        self._start_notifier()
+        self.hub.start()
         state.write_runtime(
             s.state_dir,
             {
@@ -144,11 +161,37 @@ class Daemon:
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
 
+    def _start_notifier(self) -> None:
+        n = self.settings.notify
+        if n.webhook_url is None:
+            return
+        self.notifier = Notifier(
+            url=str(n.webhook_url),
+            fmt=n.format,
+            secret=n.webhook_secret.get_secret_value() if n.webhook_secret else None,
+            timeout=n.timeout_seconds,
+            link_base=public_base(self.settings, self.port),
+            metrics=self.hub.metrics.webhooks,
+            still_pending=self.hub.still_pending,
+            delivered=self.hub.mark_notified,
+        )
+        self.hub.on_notify = self.notifier.submit
+        log.info(
+            "webhook.enabled",
+            url=self.notifier.target,
+            format=n.format,
+            signed=n.webhook_secret is not None,
+            afterSeconds=n.after_seconds,
+            onlyOffline=n.only_offline,
+        )
+
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""
         log.info("stopping", pending=self.hub.registry.stats()["pending"])
         for server in self._servers:
             server.stop()
+        if self.notifier is not None:
+            await self.notifier.aclose()  # first: a late delivery must not re-arm the hub's timer
         self.hub.shutdown()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         # Let woken agents get their 503 and tabs finish the close handshake.

@@ -20,9 +20,9 @@ from typing import Any, Protocol
 
 import structlog
 
-from askd.core import Connection, Limits, NotPending, Registry, Request, Status
+from askd.core import Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
-from askd.core.changes import Change
+from askd.core.changes import Change, Notified
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
 from askd.store import Store, StoreUnavailable
@@ -63,8 +63,9 @@ class Hub:
         *,
         node_id: str = "local",
         clock: Callable[[], float] = time.time,
+        notify: NotifyPolicy | None = None,
     ) -> None:
-        self.registry = Registry(limits, clock=clock)
+        self.registry = Registry(limits, clock=clock, notify=notify)
         self.store: Store = store or MemoryStore()
         self.node_id = node_id
         self.metrics = Metrics(self.registry)
@@ -80,12 +81,17 @@ class Hub:
         self._probe: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
+        # Takes each question due for a webhook (askd.server.notify.Notifier.submit).
+        self.on_notify: Callable[[Request], object] | None = None
+
     async def load(self) -> int:
         """Restore what the store kept; questions whose deadline passed while
-        no daemon ran end at once, with the usual events."""
-        n = await self.store.load(self.registry)
-        self._arm_timer()
-        return n
+        no daemon ran end once ``start`` arms the timer, with the usual events."""
+        return await self.store.load(self.registry)
+
+    def start(self) -> None:
+        """Go: hand over what the load made due (webhooks) and arm the timer."""
+        self._flush()
 
     # ---- connections --------------------------------------------------
 
@@ -255,6 +261,9 @@ class Hub:
             # agents must still be woken and the next deadline armed.
             for req in out.ended:
                 self._ended(req)
+            if self.on_notify is not None:
+                for req in out.notify:
+                    self.on_notify(req)
             self._arm_timer()
 
     def _deliver(self, sends: list[ev.Send]) -> None:
@@ -290,7 +299,7 @@ class Hub:
         self._timer = self._timer_at = None
         due = self.registry.due()
         if not due:
-            self._arm_timer()
+            self._flush()  # notifications that came due; re-arms the timer
             return
         self._backlog.extend(due)
         self._spawn(self._write_due)
@@ -301,6 +310,18 @@ class Hub:
         except StoreUnavailable:
             pass  # kept in the backlog; the probe writes it when the store is back
         self._flush()
+
+    # ---- webhooks -----------------------------------------------------
+
+    def still_pending(self, session_id: str, request_id: str) -> bool:
+        req = self.registry.get(session_id, request_id)
+        return req is not None and req.pending
+
+    def mark_notified(self, session_id: str, request_id: str) -> None:
+        """A webhook delivery succeeded: never send this question again, not
+        even after a restart (written with the clock's changes)."""
+        self._backlog.append(Notified(session_id, request_id))
+        self._spawn(self._write_due)
 
     # ---- admin --------------------------------------------------------
 

@@ -76,6 +76,10 @@ def configure(level: str = "info", fmt: str = "json", stream: TextIO | None = No
     root.setLevel(_LEVELS[level])
     # Tornado's access log is replaced by our own `http.request` event.
     logging.getLogger("tornado.access").disabled = True
+    # httpx logs each request's full URL at info, and a webhook URL keeps its
+    # secret in the path (Slack's do): the sender logs a redacted one itself.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def get_logger(name: str = "askd") -> Any:

@@ -1,12 +1,12 @@
 """Prometheus metrics. Counters and gauges are read from the registry when
-scraped (nothing on the hot path); only time-to-answer is observed as it
-happens."""
+scraped (nothing on the hot path); only time-to-answer and the webhook
+deliveries are counted as they happen."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -31,6 +31,22 @@ class _RegistryCollector(Collector):
         yield CounterMetricFamily("askd_questions_repushed", "Pending questions re-pushed on subscribe.", value=s["repushed"])
 
 
+class WebhookMetrics:
+    """Counted by ``askd.server.notify`` as deliveries happen."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.delivered = Counter("askd_webhook_delivered", "Webhook deliveries the receiver accepted (2xx).", registry=registry)
+        self.retried = Counter("askd_webhook_retried", "Failed webhook attempts that will be tried again.", registry=registry)
+        self.failed = Counter(
+            "askd_webhook_failed",
+            "Webhook deliveries given up: rejected (a 4xx), exhausted (every attempt failed), or dropped (queue full).",
+            ["reason"],
+            registry=registry,
+        )
+        for reason in ("rejected", "exhausted", "dropped"):
+            self.failed.labels(reason)  # exported as 0 from the start
+
+
 class Metrics:
     def __init__(self, registry: Registry) -> None:
         self.prom = CollectorRegistry(auto_describe=True)
@@ -41,6 +57,7 @@ class Metrics:
             buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600),
             registry=self.prom,
         )
+        self.webhooks = WebhookMetrics(self.prom)
 
     def render(self) -> bytes:
         return generate_latest(self.prom)

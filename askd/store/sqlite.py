@@ -17,7 +17,7 @@ from pathlib import Path
 
 from askd.core import Registry, Request, Status
 from askd.core import events as ev
-from askd.core.changes import Asked, Change, Ended, Forgot
+from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.events import Event, encode
 from askd.store.base import StoreError, StoreUnavailable
 
@@ -45,7 +45,8 @@ MIGRATIONS: list[list[str]] = [
             status            TEXT NOT NULL,
             answers           BLOB,    -- UTF-8 JSON, once answered
             error             TEXT,
-            ended_at          REAL
+            ended_at          REAL,
+            notified          INTEGER NOT NULL DEFAULT 0  -- a webhook delivery succeeded
         )""",
         "CREATE INDEX requests_by_session ON requests (session_id)",
     ],
@@ -146,11 +147,12 @@ class SqliteStore:
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
-            " status, answers, error, ended_at FROM requests ORDER BY rowid"
+            " status, answers, error, ended_at, notified FROM requests ORDER BY rowid"
         )
         n = 0
-        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended in rows:
+        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified in rows:
             req = Request(rid, sid, uid, created, expires, idempotency_key=key, status=Status(status))
+            req.notified = bool(notified)
             if req.pending:
                 req.ask_event = Event.from_frame(ev.ASK, sid, frame, request_id=rid)
             else:
@@ -216,6 +218,9 @@ class SqliteStore:
                     change.request_id,
                 ),
             )
+            return cur.rowcount == 1
+        if isinstance(change, Notified):
+            cur = db.execute("UPDATE requests SET notified = 1 WHERE request_id = ?", (change.request_id,))
             return cur.rowcount == 1
         assert isinstance(change, Forgot)
         cur = db.execute("DELETE FROM requests WHERE request_id = ? AND status != 'pending'", (change.request_id,))

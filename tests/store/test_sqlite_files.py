@@ -231,3 +231,30 @@ def test_the_default_store_lives_in_the_state_directory(tmp_path: Path) -> None:
     assert store.kind == "sqlite" and (tmp_path / "state" / "askd.db").is_file()
     store.close()
     assert open_store("memory", tmp_path).kind == "memory"
+
+
+async def test_a_delivered_webhook_is_not_sent_again_after_a_restart_and_a_due_one_is(tmp_path: Path) -> None:
+    from askd.core import NotifyPolicy
+    from askd.core.changes import Notified
+
+    clock, path = Clock(), tmp_path / "askd.db"
+    store = SqliteStore(path)
+    reg = Registry(Limits(), clock=clock, new_id=iter(["r1", "r2"]).__next__, notify=NotifyPolicy(after=60, only_offline=False))
+    sent, asked = reg.prepare_ask("s1", "alice", QS)
+    await stored(store, reg, [asked])
+    clock.now += 30
+    due, asked = reg.prepare_ask("s1", "alice", [{"question": "Later?"}])
+    await stored(store, reg, [asked])
+    clock.now += 31
+    assert reg.due() == [] and [r.request_id for r in reg.drain().notify] == ["r1"]
+    await stored(store, reg, [Notified("s1", "r1")])  # its delivery succeeded
+    store.close()
+
+    clock.now += 3600  # r2's notification came due while askd was down
+    again = SqliteStore(path)
+    reg2 = Registry(Limits(), clock=clock, notify=NotifyPolicy(after=60, only_offline=False))
+    await again.load(reg2)
+    assert reg2.get("s1", "r1").notified and not reg2.get("s1", "r2").notified  # type: ignore[union-attr]
+    reg2.due()
+    assert [r.request_id for r in reg2.drain().notify] == ["r2"]
+    again.close()

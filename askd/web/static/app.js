@@ -4,6 +4,8 @@
 // re-subscribes, events are de-duplicated by requestId, an answer is resent
 // until acknowledged, and ask_user_questions_cancelled closes the panel.
 
+import { Alerts } from './alerts.js';
+import { showCount } from './badge.js';
 import { Connection } from './connection.js';
 import { Panel } from './panel.js';
 import { h } from './dom.js';
@@ -60,6 +62,7 @@ class Inbox {
     this.subscribes = 0;
     this.connState = { state: 'connecting' };
     this.inboxEl = $('inbox');
+    this.alerts = new Alerts($('alerts'), (requestId) => this.reveal(requestId));
     this.conn = new Connection({
       url: wsUrl(token),
       ...backoff,
@@ -132,6 +135,18 @@ class Inbox {
     group.list.append(panel.form);
     $('announce').textContent = `New question: ${panel.title}`;
     this.render();
+    const [first] = Array.isArray(payload.questions) ? payload.questions : [];
+    const more = panel.fields.length > 1 ? ` (+${panel.fields.length - 1} more)` : '';
+    const header = first && typeof first.header === 'string' && first.header ? first.header : 'New question';
+    this.alerts.question(requestId, header, `${panel.title}${more}`);
+  }
+
+  /** Scroll to a question and focus it (a notification was clicked). */
+  reveal(requestId) {
+    const panel = this.panels.get(requestId);
+    if (!panel) return;
+    panel.form.scrollIntoView({ block: 'center' });
+    panel.form.focus({ preventScroll: true });
   }
 
   onAck(frame, payload) {
@@ -209,6 +224,7 @@ class Inbox {
     const panel = this.panels.get(requestId);
     this.closed.add(requestId);
     this.outbox.delete(requestId);
+    this.alerts.ended(requestId);
     if (!panel) return;
     this.panels.delete(requestId);
     const key = reason === 'answered' && panel.answeredHere ? 'answeredHere' : reason;
@@ -272,7 +288,7 @@ class Inbox {
     }
     const n = this.panels.size;
     $('empty').hidden = this.groups.size > 0;
-    document.title = n ? `(${n}) askd inbox` : 'askd inbox';
+    showCount(n);
   }
 
   renderConn() {
