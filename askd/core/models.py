@@ -20,6 +20,8 @@ from pydantic import (
     field_validator,
 )
 
+from askd.core.lifecycle import Status
+
 # Ids name sessions in URLs and frames: printable, bounded.
 Id = Annotated[StrictStr, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 NonEmpty = Annotated[StrictStr, Field(min_length=1)]
@@ -62,18 +64,23 @@ def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Qu
     return questions
 
 
-class AskBody(BaseModel):
-    """``POST /v1/sessions/{S}/questions``. Validate with a context giving
-    ``max_questions`` and ``max_timeout``."""
+class AskFields(BaseModel):
+    """What an ask asks, whoever asks it: the HTTP ask body below and the MCP
+    tool ``ask_user_questions`` (``askd.mcp``) both validate with this, and
+    the tool's input schema is generated from it. Validate with a context
+    giving ``max_questions`` and ``max_timeout``."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    userId: Id
-    questions: list[Question]
-    metadata: dict[str, Any] | None = None
-    timeoutSeconds: float | None = Field(default=None, gt=0)
-    requireOnline: StrictBool = False
-    parentSessionId: Id | None = None
+    questions: list[Question] = Field(
+        description="The questions, asked together; each needs a unique 'question' text.",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Any JSON object, passed to the user's client untouched."
+    )
+    timeoutSeconds: float | None = Field(
+        default=None, gt=0, description="Seconds the user has to answer (default: the daemon's, 900)."
+    )
 
     _questions_ok = field_validator("questions")(_check_questions)
 
@@ -92,6 +99,27 @@ class AskBody(BaseModel):
         if v is not None and cap is not None and v > cap:
             raise ValueError(f"must be at most max_timeout_seconds ({cap:g})")
         return v
+
+
+class AskBody(AskFields):
+    """``POST /v1/sessions/{S}/questions``. Validate with a context giving
+    ``max_questions`` and ``max_timeout``."""
+
+    userId: Id
+    requireOnline: StrictBool = False
+    parentSessionId: Id | None = None
+
+
+class QuestionResult(BaseModel):
+    """A question's state as the agent API reports it (``GET
+    .../questions/{R}``): ``answers`` once answered, ``error`` once it timed
+    out or was cancelled. The MCP tools' output schema is generated from it."""
+
+    requestId: Id
+    sessionId: Id
+    status: Status
+    answers: Answers | None = Field(default=None, description="Keyed by question text; a list for multiSelect.")
+    error: StrictStr | None = None
 
 
 class AnswerBody(BaseModel):
