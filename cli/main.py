@@ -8,7 +8,7 @@ import traceback
 import typer
 
 from askd import __version__
-from askd.cli import ask, connections, pending, serve, sessions, status, token
+from askd.cli import ask, connections, mcp, pending, serve, sessions, status, token
 from askd.cli import open as open_command
 from askd.cli.clients import AdminUrlOption, TokenOption, UrlOption, remember_globals
 from askd.cli.common import CliError, debug_enabled, eprint
@@ -53,6 +53,7 @@ app.command("ask")(ask.ask)
 app.add_typer(token.app, name="token")
 app.command("status")(status.status)
 app.command("open")(open_command.open_page)
+app.command("mcp")(mcp.mcp)
 
 
 def main() -> None:

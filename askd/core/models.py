@@ -32,17 +32,19 @@ Answers = dict[StrictStr, AnswerValue]
 class Option(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    label: NonEmpty
-    description: StrictStr | None = None
+    label: NonEmpty = Field(description="The choice as the user sees it, and as the answer gives it back.")
+    description: StrictStr | None = Field(default=None, description="A line explaining the choice.")
 
 
 class Question(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    question: NonEmpty
-    header: StrictStr | None = None
-    options: list[Option] | None = None
-    multiSelect: StrictBool = False
+    question: NonEmpty = Field(description="The question text; the answer is keyed by it.")
+    header: StrictStr | None = Field(default=None, description="A short title shown above the question.")
+    options: list[Option] | None = Field(
+        default=None, description="Choices to offer (none: a free-text question); the user may still type their own."
+    )
+    multiSelect: StrictBool = Field(default=False, description="The user may pick several options; the answer is then a list.")
 
     @field_validator("options")
     @classmethod
@@ -52,6 +54,14 @@ class Question(BaseModel):
             if len(set(labels)) != len(labels):
                 raise ValueError("option labels must be unique within a question")
         return options
+
+
+def json_number(v: Any) -> Any:
+    """A ``mode="before"`` validator for float fields of strict models:
+    strict mode refuses ints for floats, but JSON has one number type."""
+    if isinstance(v, bool):
+        raise ValueError("must be a number")
+    return float(v) if isinstance(v, int) else v
 
 
 def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Question]:
@@ -84,13 +94,7 @@ class AskFields(BaseModel):
 
     _questions_ok = field_validator("questions")(_check_questions)
 
-    @field_validator("timeoutSeconds", mode="before")
-    @classmethod
-    def _number(cls, v: Any) -> Any:
-        # Strict mode refuses ints for floats; JSON has one number type.
-        if isinstance(v, bool):
-            raise ValueError("must be a number")
-        return float(v) if isinstance(v, int) else v
+    _timeout_number = field_validator("timeoutSeconds", mode="before")(json_number)
 
     @field_validator("timeoutSeconds")
     @classmethod
