@@ -8,7 +8,7 @@ import traceback
 import typer
 
 from askd import __version__
-from askd.cli import ask, connections, mcp, pending, serve, sessions, status, token
+from askd.cli import ask, connections, mcp, pending, serve, sessions, status, token, withdraw
 from askd.cli import open as open_command
 from askd.cli.clients import AdminUrlOption, TokenOption, UrlOption, remember_globals
 from askd.cli.common import CliError, debug_enabled, eprint
@@ -50,6 +50,7 @@ app.add_typer(connections.app, name="connections")
 app.command("disconnect")(sessions.disconnect)
 app.command("cancel")(sessions.cancel)
 app.command("ask")(ask.ask)
+app.command("withdraw")(withdraw.withdraw)
 app.add_typer(token.app, name="token")
 app.command("status")(status.status)
 app.command("open")(open_command.open_page)

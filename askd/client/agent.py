@@ -116,6 +116,13 @@ class _Flows:
         response = yield from self._send(Call("GET", f"/v1/sessions/{seg(session)}/questions"))
         return json_or_raise(response)["pending"]  # type: ignore[no-any-return]
 
+    def withdraw(self, session: str, request_id: str) -> Flow[Result]:
+        call = Call("DELETE", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}")
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            raise QuestionLost(session, request_id)
+        return Result.from_json(json_or_raise(response))
+
     def cancel_session(self, session: str) -> Flow[int]:
         response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
         return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
@@ -209,6 +216,11 @@ class AgentClient:
         """``GET /healthz`` once, no retries; ``DaemonUnavailable`` if nothing answers."""
         return drive_sync(self._http, self._flows.health())
 
+    def withdraw(self, session: str, request_id: str) -> Result:
+        """Take one question back: a pending one ends ``cancelled``; an ended
+        one's result is returned unchanged. ``QuestionLost`` when unknown."""
+        return drive_sync(self._http, self._flows.withdraw(session, request_id))
+
     def cancel_session(self, session: str) -> int:
         """Cancel every pending question of the session and its sub-sessions."""
         return drive_sync(self._http, self._flows.cancel_session(session))
@@ -279,6 +291,9 @@ class AsyncAgentClient:
 
     async def health(self) -> dict[str, Any]:
         return await drive_async(self._http, self._flows.health())
+
+    async def withdraw(self, session: str, request_id: str) -> Result:
+        return await drive_async(self._http, self._flows.withdraw(session, request_id))
 
     async def cancel_session(self, session: str) -> int:
         return await drive_async(self._http, self._flows.cancel_session(session))

@@ -24,7 +24,7 @@ class Status(str, Enum):
 class Trigger(str, Enum):
     ANSWER = "answer"  # a user (or an admin on its behalf) answered
     EXPIRE = "expire"  # the clock passed expiresAt
-    CANCEL = "cancel"  # its session (or an ancestor session) was cancelled
+    CANCEL = "cancel"  # its session (or an ancestor session) was cancelled, or the agent withdrew it
 
 
 TRANSITIONS: dict[tuple[Status, Trigger], Status] = {
@@ -43,6 +43,7 @@ END_REASON: dict[Status, str] = {
 #: The ``error`` text an agent reads in a result that did not get an answer.
 TIMEOUT_ERROR = "Timed out waiting for the user's answer"
 CANCEL_ERROR = "Session cancelled"
+WITHDRAW_ERROR = "Withdrawn by agent"
 
 
 class IllegalTransition(RuntimeError):

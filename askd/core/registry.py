@@ -38,6 +38,7 @@ from askd.core.lifecycle import (
     CANCEL_ERROR,
     END_REASON,
     TIMEOUT_ERROR,
+    WITHDRAW_ERROR,
     Status,
     Trigger,
     next_status,
@@ -288,6 +289,8 @@ class Registry:
 
         Returns the request and whether it is new: a repeated
         ``idempotency_key`` in the same session returns the first request."""
+        if ALL_SESSIONS in (session_id, parent_session_id):
+            raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         session = self._sessions.get(session_id)
         if session is not None and session.owner != user_id:
             raise SessionOwnerMismatch(f"session {session_id} belongs to another user")
@@ -390,6 +393,14 @@ class Registry:
         if problem:
             raise InvalidAnswer(problem)
         self._end(req, Trigger.ANSWER, answers=answers)
+        return req
+
+    def withdraw(self, session_id: str, request_id: str) -> Request | None:
+        """The agent takes one question back: a pending one ends
+        ``cancelled``; an ended one is returned unchanged. None when unknown."""
+        req = self.get(session_id, request_id)
+        if req is not None and req.pending:
+            self._end(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
         return req
 
     def cancel_session(self, session_id: str) -> int:

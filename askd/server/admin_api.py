@@ -23,8 +23,9 @@ class _AdminHandler(ApiHandler):
 
 class PendingHandler(_AdminHandler):
     def get(self) -> None:
+        sid = self.get_query_argument("sessionId", None)
         pending = self.ctx.hub.registry.pending(
-            session_id=self.optional_query_id("sessionId"),
+            session_id=None if sid is None else self.session_id(sid),
             user_id=self.optional_query_id("userId"),
         )
         self.send_json({"pending": [r.describe() for r in pending]})
@@ -32,7 +33,7 @@ class PendingHandler(_AdminHandler):
 
 class AnswerHandler(_AdminHandler):
     def post(self, session_id: str, request_id: str) -> None:
-        sid = self.path_id(session_id, "sessionId")
+        sid = self.session_id(session_id)
         rid = self.path_id(request_id, "requestId")
         body, _ = self.json_body(AnswerBody)
         try:
@@ -63,6 +64,8 @@ class DisconnectHandler(_AdminHandler):
         body, _ = self.json_body(DisconnectBody)
         if not (body.all or body.userId or body.sessionId or body.connectionId):
             raise ApiError("invalid_request", "name userId, sessionId or connectionId, or set all: true")
+        if body.sessionId is not None:
+            self.session_id(body.sessionId)  # refuses the wildcard
         hub = self.ctx.hub
         conns = hub.matching_connections(
             user_id=body.userId,
@@ -75,7 +78,7 @@ class DisconnectHandler(_AdminHandler):
 
 class CancelHandler(_AdminHandler):
     def post(self, session_id: str) -> None:
-        sid = self.path_id(session_id, "sessionId")
+        sid = self.session_id(session_id)
         self.send_json({"cancelled": self.ctx.hub.cancel_session(sid)})
 
 

@@ -42,7 +42,7 @@ class _AgentHandler(ApiHandler):
             ) from None
 
     def session_arg(self, session_id: str) -> str:
-        sid = self.path_id(session_id, "sessionId")
+        sid = self.session_id(session_id)
         structlog.contextvars.bind_contextvars(sessionId=sid)
         return sid
 
@@ -99,17 +99,34 @@ class QuestionsHandler(_AgentHandler):
         self.send_json({"sessionId": sid, "pending": pending})
 
 
+def _not_found(sid: str, rid: str) -> ApiError:
+    return ApiError("not_found", f"no question {rid} in session {sid} (never asked, or its result expired)")
+
+
 class ResultHandler(_AgentHandler):
-    async def get(self, session_id: str, request_id: str) -> None:
+    """``GET`` reads (or waits for) a result; ``DELETE`` withdraws the question."""
+
+    def ids(self, session_id: str, request_id: str) -> tuple[str, str]:
         sid = self.session_arg(session_id)
         rid = self.path_id(request_id, "requestId")
         structlog.contextvars.bind_contextvars(requestId=rid)
+        return sid, rid
+
+    async def get(self, session_id: str, request_id: str) -> None:
+        sid, rid = self.ids(session_id, request_id)
         wait = self.wait_seconds()
         req = self.ctx.hub.registry.get(sid, rid)
         if req is None:
-            raise ApiError("not_found", f"no question {rid} in session {sid} (never asked, or its result expired)")
+            raise _not_found(sid, rid)
         if wait and req.pending:
             await self.wait_for(req, wait)
+        self.send_json(req.result())
+
+    def delete(self, session_id: str, request_id: str) -> None:
+        sid, rid = self.ids(session_id, request_id)
+        req = self.ctx.hub.withdraw(sid, rid)
+        if req is None:
+            raise _not_found(sid, rid)
         self.send_json(req.result())
 
 

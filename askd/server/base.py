@@ -129,6 +129,13 @@ class ApiHandler(tornado.web.RequestHandler):
         except ValidationError:
             raise ApiError("invalid_request", f"{name} must be 1 to 256 printable characters") from None
 
+    def session_id(self, value: str) -> str:
+        """A session named in a path or query: never subscribe's wildcard."""
+        sid = self.path_id(value, "sessionId")
+        if sid == "*":
+            raise ApiError("invalid_request", "'*' is subscribe's wildcard, never a session id")
+        return sid
+
     def json_body(self, model: type[M], context: dict[str, Any] | None = None) -> tuple[M, dict[str, Any]]:
         """Parse and validate the body; returns the model and the raw object."""
         limit = self.ctx.settings.limits.max_request_bytes

@@ -116,6 +116,11 @@ class Hub:
         self._flush()
         return req
 
+    def withdraw(self, session_id: str, request_id: str) -> Request | None:
+        req = self.registry.withdraw(session_id, request_id)
+        self._flush()
+        return req
+
     def cancel_session(self, session_id: str) -> int:
         n = self.registry.cancel_session(session_id)
         log.info("session.cancelled", sessionId=session_id, cancelled=n)

@@ -185,6 +185,21 @@ async def test_cancel(local: RunningDaemon) -> None:
     assert json.loads(r.stdout) == {"cancelled": 0}
 
 
+async def test_withdraw(local: RunningDaemon) -> None:
+    a = await local.ask("s1", "alice", [q("Deploy?")])
+    r = await askd("withdraw", "s1", a["requestId"])
+    done = f"Question {a['requestId']} of session s1: cancelled (Withdrawn by agent).\n"
+    assert (r.exit_code, r.stdout) == (0, done), r.stderr
+    assert (await local.result("s1", a["requestId"])).json()["error"] == "Withdrawn by agent"
+    r = await askd("withdraw", "s1", a["requestId"], "--json")
+    assert json.loads(r.stdout)["status"] == "cancelled"
+    b = await local.ask("s1", "alice", [q("Deploy?")])
+    await answer_via_admin(local, {"Deploy?": "yes"})
+    r = await askd("withdraw", "s1", b["requestId"])
+    assert r.stdout == f"Question {b['requestId']} of session s1: answered.\n"
+    assert "no longer knows question nope" in one_error_line(await askd("withdraw", "s1", "nope"))
+
+
 # ---- ask ------------------------------------------------------------------
 
 

@@ -143,6 +143,22 @@ async def test_cancel_session_ends_a_waiting_ask(daemon: RunningDaemon) -> None:
     assert result.status is Status.cancelled and result.error == "Session cancelled"
 
 
+async def test_withdraw_ends_a_waiting_ask_and_is_idempotent(daemon: RunningDaemon) -> None:
+    async with agent(daemon.url, daemon) as client:
+        task = asyncio.create_task(client.ask("s1", "alice", "Deploy?"))
+        [item] = await pending_on_daemon(daemon)
+        withdrawn = await client.withdraw("s1", item["requestId"])
+        assert withdrawn.status is Status.cancelled and withdrawn.error == "Withdrawn by agent"
+        result = await asyncio.wait_for(task, 5)
+        assert result.status is Status.cancelled and result.error == "Withdrawn by agent"
+        assert (await client.withdraw("s1", item["requestId"])).raw == withdrawn.raw
+        with pytest.raises(QuestionLost):
+            await client.withdraw("s1", "no-such-request")
+    with AgentClient(daemon.url, daemon.token("agent"), retry=FAST_RETRY) as sync_client:
+        again = await asyncio.to_thread(sync_client.withdraw, "s1", item["requestId"])
+        assert again.status is Status.cancelled
+
+
 async def test_submit_result_wait_and_pending(daemon: RunningDaemon) -> None:
     async with agent(daemon.url, daemon) as client:
         asked = await client.submit("s1", "alice", "Deploy?", metadata={"m": 1}, timeout=60)

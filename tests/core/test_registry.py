@@ -108,6 +108,28 @@ def test_row4_session_cancel_fails_every_pending_question(reg: Registry) -> None
     assert a.result()["error"] == "Session cancelled" == b.result()["error"]
 
 
+def test_withdraw_ends_one_question_and_leaves_ended_ones_alone(reg: Registry) -> None:
+    reg.connect("c1", "alice")
+    a, _ = reg.ask("s1", "alice", QS)
+    b, _ = reg.ask("s1", "alice", [{"question": "Deploy now?"}])
+    reg.drain()
+    assert reg.withdraw("s1", a.request_id) is a
+    assert a.result() == {"requestId": "r1", "sessionId": "s1", "status": "cancelled", "error": "Withdrawn by agent"}
+    assert [r.request_id for r in reg.pending(session_id="s1")] == [b.request_id]
+    assert frames(reg) == [(("c1",), {"type": "ask_user_questions_cancelled", "sessionId": "s1", "payload": {"requestId": "r1", "reason": "cancelled"}})]
+    assert reg.withdraw("s1", a.request_id) is a  # ended: returned unchanged, nothing sent
+    assert reg.drain().sends == [] and reg.counters.cancelled == 1
+    assert reg.withdraw("s1", "nope") is None and reg.withdraw("nope", "r1") is None
+
+
+def test_a_session_named_star_is_refused(reg: Registry) -> None:
+    for kw in ({"session_id": "*"}, {"session_id": "s1", "parent_session_id": "*"}):
+        sid = kw.pop("session_id")
+        with pytest.raises(InvalidRequest, match="wildcard"):
+            reg.ask(sid, "alice", QS, **kw)
+    assert reg.stats()["asked"] == 0
+
+
 def test_row5_timeout_ends_it_with_an_error(reg: Registry, clock: FakeClock) -> None:
     req, _ = reg.ask("s1", "alice", QS, timeout=0.25)
     reg.drain()
