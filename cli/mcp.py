@@ -12,6 +12,7 @@ from askd.cli.clients import TokenOption, UrlOption, global_options
 from askd.cli.common import EXIT_USAGE, ConfigOption, fail
 from askd.cli.serve import LogLevel
 from askd.core.models import Id
+from askd.core.registry import ALL_SESSIONS
 
 _id: TypeAdapter[str] = TypeAdapter(Id)
 
@@ -21,6 +22,14 @@ def _checked_id(value: str, flag: str) -> str:
         return _id.validate_python(value)
     except ValidationError:
         fail(f"{flag} must be 1 to 256 printable characters", EXIT_USAGE)
+
+
+def _session(value: str | None) -> str:
+    if value is None:
+        return f"mcp-{uuid.uuid4().hex}"
+    if value == ALL_SESSIONS:
+        fail("--session '*' is subscribe's wildcard, never a session id", EXIT_USAGE)
+    return _checked_id(value, "--session")
 
 
 def mcp(
@@ -42,7 +51,7 @@ def mcp(
     g = global_options()
     cfg = BridgeConfig(
         user=_checked_id(user, "--user"),
-        session=_checked_id(session, "--session") if session is not None else f"mcp-{uuid.uuid4().hex}",
+        session=_session(session),
         url=url or g.url,
         token=token or g.token,
         config=config,

@@ -47,5 +47,7 @@ async def serve_stdio(bridge: Bridge) -> None:
 def run(cfg: BridgeConfig, log_level: str = "info") -> None:
     """Serve until the host closes stdin."""
     logs.configure(log_level, "console" if sys.stderr.isatty() else "json", stream=sys.stderr)
-    logs.get_logger("askd.mcp").info("mcp.started", userId=cfg.user, sessionId=cfg.session, maxWait=cfg.max_wait)
+    log = logs.get_logger("askd.mcp")
+    log.info("mcp.started", userId=cfg.user, sessionId=cfg.session, maxWait=cfg.max_wait)
     anyio.run(serve_stdio, Bridge(cfg))
+    log.info("mcp.stopped", reason="stdin closed")

@@ -194,3 +194,38 @@ async def test_a_retried_call_asks_once_and_a_later_call_asks_anew(daemon: Runni
         assert again["payload"]["requestId"] != rid
         await tab.answer(S, again["payload"]["requestId"], {"Proceed?": "no"})
         assert (await later).structured_content["answers"] == {"Proceed?": "no"}
+
+
+async def test_a_call_the_host_cancels_withdraws_its_question(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    tab = await tab_for(daemon)
+    async with bridge("--url", daemon.url, "--session", S, token=daemon.token("agent")) as b:
+        call = asyncio.create_task(b.call("ask_user_questions", {"questions": [q("Delete the branch?", "yes", "no")]}))
+        rid = (await tab.expect("ask_user_questions"))["payload"]["requestId"]
+        await eventually(lambda: daemon.agent_waiting(rid), what="the bridge waiting")
+        call.cancel()  # the SDK's client sends notifications/cancelled for it
+        closed = await tab.expect("ask_user_questions_cancelled")
+        assert closed["payload"] == {"requestId": rid, "reason": "cancelled"}
+        result = (await daemon.result(S, rid)).json()
+        assert (result["status"], result["error"]) == ("cancelled", "Withdrawn by agent")
+
+        # The bridge keeps serving, and the same question asked again is a new one.
+        again = asyncio.create_task(b.call("ask_user_questions", {"questions": [q("Delete the branch?", "yes", "no")]}))
+        second = (await tab.expect("ask_user_questions"))["payload"]["requestId"]
+        assert second != rid
+        await tab.answer(S, second, {"Delete the branch?": "no"})
+        assert (await again).structured_content["answers"] == {"Delete the branch?": "no"}
+    assert '"mcp.withdrawn"' in b.log_text()
+
+
+async def test_a_bridge_that_stops_leaves_its_question_open(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    """A host that exits closes the bridge's stdin; that is no cancel, so the
+    question stays for the user (and a later get_answer)."""
+    tab = await tab_for(daemon)
+    async with bridge("--url", daemon.url, "--session", S, token=daemon.token("agent")) as b:
+        call = asyncio.create_task(b.call("ask_user_questions", {"questions": [q("Still needed?")]}))
+        rid = (await tab.expect("ask_user_questions"))["payload"]["requestId"]
+        await eventually(lambda: daemon.agent_waiting(rid), what="the bridge waiting")
+    call.cancel()
+    assert '"mcp.stopped"' in b.log_text()  # it stopped by itself, not killed
+    await tab.quiet(0.5)  # and withdrew nothing
+    assert (await daemon.result(S, rid)).json()["status"] == "pending"
