@@ -128,6 +128,24 @@ async def test_max_wait_returns_pending_then_get_answer_returns_the_answer(daemo
     assert text(done) == "Which database? → PostgreSQL"
 
 
+async def test_get_answer_waits_for_a_question_of_its_session_with_progress(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    tab = await tab_for(daemon)
+    asked = await daemon.ask(S, questions=[q("Ship it?", "yes", "no")])  # e.g. by the bridge before a host restart
+    progressed = asyncio.Event()
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progressed.set()
+
+    async with bridge("--url", daemon.url, "--session", S, token=daemon.token("agent")) as b:
+        call = asyncio.create_task(b.call("get_answer", {"requestId": asked["requestId"]}, progress_callback=on_progress))
+        await asyncio.wait_for(progressed.wait(), 10)  # still waiting, and saying so
+        frame = await tab.expect("ask_user_questions")
+        await tab.answer(S, frame["payload"]["requestId"], {"Ship it?": "yes"})
+        result = await asyncio.wait_for(call, 10)
+    assert result.structured_content == {"requestId": asked["requestId"], "sessionId": S, "status": "answered", "answers": {"Ship it?": "yes"}}
+    assert text(result) == "Ship it? → yes"
+
+
 BAD_ARGUMENTS = [
     ("ask_user_questions", {}, "questions"),
     ("ask_user_questions", {"questions": []}, "questions"),
