@@ -39,11 +39,15 @@ def serve(
     ),
     log_format: LogFormat | None = typer.Option(None, "--log-format", help="json or console (default: console on a terminal, else json)."),
     log_level: LogLevel | None = typer.Option(None, "--log-level", help="Log level (default: info)."),
+    store: str | None = typer.Option(
+        None, "--store", help="sqlite (default: <state dir>/askd.db), sqlite:///ABSOLUTE/PATH.db, memory, or redis://HOST:PORT/DB."
+    ),
     loop: Loop | None = typer.Option(None, "--loop", help="Event loop: asyncio or uvloop (pip install 'askd[uvloop]') (default: asyncio)."),
 ) -> None:
     """Run the askd daemon until SIGTERM or Ctrl-C."""
     from askd.server import logs
     from askd.server.app import ListenError, serve as run
+    from askd.store import StoreError
 
     s = settings(
         config,
@@ -55,6 +59,7 @@ def serve(
         log__format=log_format.value if log_format else None,
         log__level=log_level.value if log_level else None,
         loop=loop.value if loop else None,
+        store=store,
     )
     runner = asyncio.run
     if s.loop == "uvloop":
@@ -68,5 +73,7 @@ def serve(
         runner(run(s))
     except ListenError as err:
         fail(str(err))
+    except StoreError as err:
+        fail(str(err), 2)
     except KeyboardInterrupt:  # a second Ctrl-C during the graceful stop
         pass

@@ -100,10 +100,37 @@ class Settings(BaseSettings):
     loop: Literal["asyncio", "uvloop"] = Field(
         "asyncio", description="Event loop: asyncio, or uvloop (about 9 % less CPU per round trip; needs askd[uvloop])."
     )
+    store: str = Field(
+        "sqlite",
+        description=(
+            "Where state is kept: sqlite (<state dir>/askd.db), sqlite:///ABSOLUTE/PATH.db, "
+            "memory (nothing survives the process), or redis://HOST:PORT/DB (shared by several daemons)."
+        ),
+    )
+    node_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9._-]+$",
+        description="This daemon's id in /healthz, askd.json and logs; generated at each start when unset.",
+    )
     auth: AuthSettings = Field(default_factory=AuthSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     ws: WebSocketSettings = Field(default_factory=WebSocketSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, v: str) -> str:
+        if v in ("sqlite", "memory"):
+            return v
+        if v.startswith("sqlite:///"):
+            if not Path(v[len("sqlite://") :]).is_absolute() or v.endswith("/"):
+                raise ValueError("sqlite:///PATH needs an absolute file path, e.g. sqlite:///var/lib/askd/askd.db")
+            return v
+        if v.startswith(("redis://", "rediss://")):
+            return v
+        raise ValueError("must be sqlite, sqlite:///ABSOLUTE/PATH.db, memory, or redis://HOST:PORT/DB")
 
     @field_validator("max_timeout_seconds")
     @classmethod

@@ -53,6 +53,7 @@ MACHINE_DEFAULTS = {
 UNSET_EXAMPLES: dict[str, Any] = {
     "auth.secret": "at-least-32-characters-of-random-text",
     "log.format": "json",
+    "node_id": "askd-1",
 }
 
 

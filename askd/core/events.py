@@ -54,6 +54,13 @@ class Event:
         event._frame = encode({"type": type_, "sessionId": session_id, "payload": payload})
         return event
 
+    @classmethod
+    def from_frame(cls, type_: str, session_id: str, frame: bytes, request_id: str | None = None) -> Event:
+        """An event from its encoded frame, as a store kept it."""
+        event = cls(type_, session_id, request_id=request_id)
+        event._frame = frame
+        return event
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
         if self.id is not None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from askd.core import events as ev
+from askd.core.changes import Asked, Change, Ended, Forgot
 from askd.core.errors import (
     Forbidden,
     InvalidAnswer,
@@ -277,18 +278,32 @@ class Registry:
         session_id: str,
         user_id: str,
         questions: list[dict[str, Any]],
+        **kw: Any,
+    ) -> tuple[Request, bool]:
+        """``prepare_ask`` and ``apply`` in one step (for front ends with no store)."""
+        req, change = self.prepare_ask(session_id, user_id, questions, **kw)
+        if change is not None:
+            self.apply(change)
+        return req, change is not None
+
+    def prepare_ask(
+        self,
+        session_id: str,
+        user_id: str,
+        questions: list[dict[str, Any]],
         *,
         metadata: dict[str, Any] | None = None,
         timeout: float | None = None,
         require_online: bool = False,
         parent_session_id: str | None = None,
         idempotency_key: str | None = None,
-    ) -> tuple[Request, bool]:
-        """Ask ``questions`` (already valid, see ``models.AskBody``) and push
-        them to every connection of the user (seed D5).
+    ) -> tuple[Request, Asked | None]:
+        """Check an ask of ``questions`` (already valid, see ``models.AskBody``)
+        and build its request, changing nothing. Applying the ``Asked`` pushes
+        it to every connection of the user (seed D5).
 
-        Returns the request and whether it is new: a repeated
-        ``idempotency_key`` in the same session returns the first request."""
+        A repeated ``idempotency_key`` in the same session returns the first
+        request and no change."""
         if ALL_SESSIONS in (session_id, parent_session_id):
             raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         session = self._sessions.get(session_id)
@@ -297,7 +312,7 @@ class Registry:
         if idempotency_key is not None and session is not None and session.by_key:
             prior = session.by_key.get(idempotency_key)
             if prior is not None:
-                return prior, False
+                return prior, None
         if parent_session_id is not None:
             self._check_parent(session_id, session, parent_session_id, user_id)
         if require_online and user_id not in self._user_conns:
@@ -313,15 +328,6 @@ class Registry:
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be in (0, {self.limits.max_timeout:g}]")
 
-        if session is None:
-            session = self._new_session(session_id, user_id)
-        if parent_session_id is not None and session.parent is None:
-            parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, user_id)
-            session.parent = parent.id
-            if parent.children is None:
-                parent.children = set()
-            parent.children.add(session_id)
-
         now = self._clock()
         req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
         req.ask_event = Event.encoded(
@@ -336,17 +342,40 @@ class Registry:
             },
             request_id=req.request_id,
         )
+        parent = session.parent if session is not None and session.parent is not None else parent_session_id
+        return req, Asked(req, parent)
+
+    def _register(self, req: Request, parent_session_id: str | None) -> Session:
+        """Put a request (pending or ended) in its session, linking the
+        session to its parent, and schedule its next deadline."""
+        session = self._sessions.get(req.session_id)
+        if session is None:
+            session = self._new_session(req.session_id, req.user_id)
+        if parent_session_id is not None and session.parent is None:
+            parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, req.user_id)
+            session.parent = parent.id
+            if parent.children is None:
+                parent.children = set()
+            parent.children.add(session.id)
         session.requests[req.request_id] = req
-        session.pending += 1
-        if idempotency_key is not None:
+        if req.idempotency_key is not None:
             if session.by_key is None:
                 session.by_key = {}
-            session.by_key[idempotency_key] = req
-        self._pending_total += 1
-        self.counters.asked += 1
-        self._schedule(req.expires_at, _DEADLINE, req)
-        self._send_to_user(user_id, req.ask_event)
-        return req, True
+            session.by_key[req.idempotency_key] = req
+        if req.pending:
+            session.pending += 1
+            self._pending_total += 1
+            self._schedule(req.expires_at, _DEADLINE, req)
+        else:
+            assert req.ended_at is not None
+            self._schedule(req.ended_at + self.limits.result_ttl, _FORGET, req)
+        return session
+
+    def restore(self, req: Request, parent_session_id: str | None = None) -> None:
+        """Load a request kept by a store (at start, oldest first): no
+        event is sent and no counter moves. One whose deadline passed while
+        no daemon ran ends (or is forgotten) at the next ``due``."""
+        self._register(req, parent_session_id)
 
     def _check_parent(self, session_id: str, session: Session | None, parent_id: str, user_id: str) -> None:
         if parent_id == session_id:
@@ -371,19 +400,24 @@ class Registry:
         self._user_sessions.setdefault(owner, {})[session_id] = None
         return session
 
-    def answer(
+    def answer(self, session_id: str, request_id: str, answers: Answers, *, user_id: str | None = None) -> Request:
+        """``prepare_answer`` and ``apply`` in one step."""
+        change = self.prepare_answer(session_id, request_id, answers, user_id=user_id)
+        self.apply(change)
+        return self._sessions[session_id].requests[request_id]
+
+    def prepare_answer(
         self,
         session_id: str,
         request_id: str,
         answers: Answers,
         *,
         user_id: str | None = None,
-    ) -> Request:
-        """Answer a pending question; ``user_id`` None answers as an admin.
-
-        Raises :class:`NotPending` when it is not pending for this user
-        (ended, unknown, or another user's) and :class:`InvalidAnswer` when
-        the answers do not fit its questions; neither changes anything."""
+    ) -> Ended:
+        """Check an answer to a pending question; ``user_id`` None answers as
+        an admin. Raises :class:`NotPending` when it is not pending for this
+        user (ended, unknown, or another user's) and :class:`InvalidAnswer`
+        when the answers do not fit its questions."""
         session = self._sessions.get(session_id)
         req = session.requests.get(request_id) if session else None
         if req is None or not req.pending or (user_id is not None and req.user_id != user_id):
@@ -392,29 +426,43 @@ class Registry:
         problem = check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
         if problem:
             raise InvalidAnswer(problem)
-        self._end(req, Trigger.ANSWER, answers=answers)
-        return req
+        return self._ending(req, Trigger.ANSWER, answers=answers)
 
     def withdraw(self, session_id: str, request_id: str) -> Request | None:
-        """The agent takes one question back: a pending one ends
-        ``cancelled``; an ended one is returned unchanged. None when unknown."""
-        req = self.get(session_id, request_id)
-        if req is not None and req.pending:
-            self._end(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
+        """``prepare_withdraw`` and ``apply`` in one step."""
+        req, change = self.prepare_withdraw(session_id, request_id)
+        if change is not None:
+            self.apply(change)
         return req
 
+    def prepare_withdraw(self, session_id: str, request_id: str) -> tuple[Request | None, Ended | None]:
+        """The agent takes one question back: a pending one ends
+        ``cancelled``; an ended one stays as it is. None when unknown."""
+        req = self.get(session_id, request_id)
+        if req is None or not req.pending:
+            return req, None
+        return req, self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
+
     def cancel_session(self, session_id: str) -> int:
+        """``prepare_cancel`` and ``apply`` in one step; returns how many ended."""
+        return sum(self.apply(c) for c in self.prepare_cancel(session_id))
+
+    def prepare_cancel(self, session_id: str) -> list[Ended]:
         """End every pending question of the session and of its descendants
-        as ``cancelled`` (seed ``failAllForSession``). Returns how many."""
+        as ``cancelled`` (seed ``failAllForSession``)."""
         root = self._sessions.get(session_id)
         if root is None:
-            return 0
-        n = 0
-        for session in self._descendants(root):
-            for req in [r for r in session.requests.values() if r.pending]:
-                self._end(req, Trigger.CANCEL, error=CANCEL_ERROR)
-                n += 1
-        return n
+            return []
+        return [
+            self._ending(req, Trigger.CANCEL, error=CANCEL_ERROR)
+            for session in self._descendants(root)
+            for req in session.requests.values()
+            if req.pending
+        ]
+
+    def _ending(self, req: Request, trigger: Trigger, *, answers: Answers | None = None, error: str | None = None) -> Ended:
+        next_status(req.status, trigger)  # raises on a move the lifecycle forbids
+        return Ended(req.session_id, req.request_id, trigger, answers, error, self._clock())
 
     def _descendants(self, root: Session) -> Iterator[Session]:
         stack = [root]
@@ -425,16 +473,39 @@ class Registry:
 
     # ---- the end of a question ----------------------------------------
 
-    def _end(self, req: Request, trigger: Trigger, *, answers: Answers | None = None, error: str | None = None) -> None:
-        req.status = next_status(req.status, trigger)
-        req.answers = answers
-        req.error = error
-        req.ended_at = self._clock()
+    def apply(self, change: Change) -> bool:
+        """Apply a change (made durable first by the front end's store).
+        Returns False, changing nothing, when it no longer applies: the
+        question already ended, or is already known or forgotten."""
+        if isinstance(change, Ended):
+            req = self.get(change.session_id, change.request_id)
+            if req is None or not req.pending:
+                return False
+            self._end(req, change)
+        elif isinstance(change, Asked):
+            req = change.request
+            if self.get(req.session_id, req.request_id) is not None:
+                return False
+            self._register(req, change.parent_session_id)
+            self.counters.asked += 1
+            self._send_to_user(req.user_id, req.ask_event)  # type: ignore[arg-type]
+        else:
+            req = self.get(change.session_id, change.request_id)
+            if req is None or req.pending:
+                return False
+            self._forget(req)
+        return True
+
+    def _end(self, req: Request, change: Ended) -> None:
+        req.status = next_status(req.status, change.trigger)
+        req.answers = change.answers
+        req.error = change.error
+        req.ended_at = change.ended_at
         req.ask_event = None
         session = self._sessions[req.session_id]
         session.pending -= 1
         self._pending_total -= 1
-        if trigger is not Trigger.EXPIRE:
+        if change.trigger is not Trigger.EXPIRE:  # ``due`` already popped an expiry's entry
             self._stale += 1  # its deadline entry stays in the heap until popped
         if req.status is Status.ANSWERED:
             self.counters.answered += 1
@@ -488,18 +559,31 @@ class Registry:
             self._stale = 0
         return heap[0][0] if heap else None
 
-    def advance(self) -> None:
-        """Apply everything due by now: time out questions, forget old results."""
+    def due(self) -> list[Change]:
+        """What the clock has made due by now, changing nothing: questions
+        past ``expiresAt`` end as ``timeout``, results past their retention
+        are forgotten. The entries leave the heap: the front end applies the
+        changes (or, if its store failed, keeps them to try again)."""
         now = self._clock()
         heap = self._heap
+        out: list[Change] = []
         while heap and heap[0][0] <= now:
             _, _, kind, req = heapq.heappop(heap)
             if kind == _FORGET:
-                self._forget(req)
+                if not req.pending:
+                    out.append(Forgot(req.session_id, req.request_id))
             elif req.pending:
-                self._end(req, Trigger.EXPIRE, error=TIMEOUT_ERROR)
+                out.append(Ended(req.session_id, req.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, now))
             else:
                 self._stale -= 1
+        return out
+
+    def advance(self) -> None:
+        """``due`` and ``apply`` until nothing is due (an end can make its own
+        retention due at once)."""
+        while changes := self.due():
+            for change in changes:
+                self.apply(change)
 
     # ---- queries ------------------------------------------------------
 

@@ -32,12 +32,12 @@ class PendingHandler(_AdminHandler):
 
 
 class AnswerHandler(_AdminHandler):
-    def post(self, session_id: str, request_id: str) -> None:
+    async def post(self, session_id: str, request_id: str) -> None:
         sid = self.session_id(session_id)
         rid = self.path_id(request_id, "requestId")
         body, _ = self.json_body(AnswerBody)
         try:
-            self.ctx.hub.answer(sid, rid, body.answers, user_id=None)
+            await self.ctx.hub.answer(sid, rid, body.answers, user_id=None)
         except NotPending as err:
             raise ApiError("not_pending", err.message) from None
         self.send_json({"accepted": True})
@@ -77,9 +77,9 @@ class DisconnectHandler(_AdminHandler):
 
 
 class CancelHandler(_AdminHandler):
-    def post(self, session_id: str) -> None:
+    async def post(self, session_id: str) -> None:
         sid = self.session_id(session_id)
-        self.send_json({"cancelled": self.ctx.hub.cancel_session(sid)})
+        self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid)})
 
 
 class StatsHandler(_AdminHandler):
@@ -89,6 +89,9 @@ class StatsHandler(_AdminHandler):
             {
                 **hub.registry.stats(),
                 "version": self.ctx.version,
+                "node": hub.node_id,
+                "store": hub.store.kind,
+                "storeStatus": "degraded" if hub.degraded else "ok",
                 "uptimeSeconds": round(time.time() - hub.started_at, 3),
                 "port": self.ctx.ports.get("port"),
                 "adminPort": self.ctx.ports.get("admin_port"),

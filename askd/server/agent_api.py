@@ -36,10 +36,11 @@ class _AgentHandler(ApiHandler):
         try:
             return await self.ctx.hub.wait(req, seconds, self._gone)
         except ShuttingDown:
-            raise ApiError(
-                "shutting_down",
-                "askd is stopping; the question was not answered and is lost (v1 keeps state in memory)",
-            ) from None
+            if self.ctx.hub.store.kind == "memory":
+                fate = "the question is lost (store = memory keeps nothing across a restart)"
+            else:
+                fate = f"the question is kept: ask again for {req.request_id} with ?wait= once askd is back"
+            raise ApiError("shutting_down", f"askd is stopping; {fate}") from None
 
     def session_arg(self, session_id: str) -> str:
         sid = self.session_id(session_id)
@@ -74,7 +75,7 @@ class QuestionsHandler(_AgentHandler):
         if self.ctx.hub.stopping:
             raise ApiError("shutting_down", "askd is stopping")
         structlog.contextvars.bind_contextvars(userId=body.userId)
-        req, created = self.ctx.hub.ask(
+        req, created = await self.ctx.hub.ask(
             sid,
             body.userId,
             raw["questions"],  # stored and re-pushed exactly as sent
@@ -122,18 +123,18 @@ class ResultHandler(_AgentHandler):
             await self.wait_for(req, wait)
         self.send_json(req.result())
 
-    def delete(self, session_id: str, request_id: str) -> None:
+    async def delete(self, session_id: str, request_id: str) -> None:
         sid, rid = self.ids(session_id, request_id)
-        req = self.ctx.hub.withdraw(sid, rid)
+        req = await self.ctx.hub.withdraw(sid, rid)
         if req is None:
             raise _not_found(sid, rid)
         self.send_json(req.result())
 
 
 class CancelHandler(_AgentHandler):
-    def post(self, session_id: str) -> None:
+    async def post(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
-        self.send_json({"cancelled": self.ctx.hub.cancel_session(sid)})
+        self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid)})
 
 
 def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:

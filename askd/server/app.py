@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
+import socket
 import time
 from typing import Any
 
@@ -24,6 +26,7 @@ from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.ws import WsHandler
+from askd.store import open_store
 
 log = get_logger("askd.daemon")
 
@@ -56,7 +59,10 @@ class Daemon:
         secret = settings.auth.secret.get_secret_value() if settings.auth.secret else None
         if secret is None:
             secret = state.load_or_create_secret(settings.state_dir)
-        self.hub = Hub(limits_from(settings))
+        node_id = settings.node_id or f"{socket.gethostname().split('.')[0]}-{secrets.token_hex(3)}"
+        # Refuses (StoreError, one line naming the file) a store that is not askd's.
+        store = open_store(settings.store, settings.state_dir)
+        self.hub = Hub(limits_from(settings), store, node_id=node_id)
         self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__)
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
@@ -100,6 +106,7 @@ class Daemon:
         return sockets[0].getsockname()[1]
 
     async def start(self) -> None:
+        loaded = await self.hub.load()
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port)
@@ -119,6 +126,8 @@ class Daemon:
                 "admin_host": s.admin_host,
                 "version": __version__,
                 "started_at": time.time(),
+                "node": self.hub.node_id,
+                "store": self.hub.store.kind,
             },
         )
         log.info(
@@ -129,6 +138,9 @@ class Daemon:
             admin_port=self.admin_port,
             version=__version__,
             pid=os.getpid(),
+            node=self.hub.node_id,
+            store=self.hub.store.kind,
+            restored=loaded,
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
 
@@ -148,6 +160,7 @@ class Daemon:
             except asyncio.TimeoutError:
                 pass
         state.remove_runtime(self.settings.state_dir, os.getpid())
+        self.hub.store.close()
         log.info("stopped")
 
 

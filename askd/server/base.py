@@ -18,6 +18,7 @@ from askd.core.frames import validation_details
 from askd.core.models import Id
 from askd.server.hub import Hub
 from askd.server.logs import get_logger, redact_text
+from askd.store import StoreUnavailable
 from askd.tokens import Principal, TokenError, verify
 
 M = TypeVar("M", bound=BaseModel)
@@ -39,6 +40,7 @@ STATUS = {
     "too_many_connections": 429,
     "internal": 500,
     "shutting_down": 503,
+    "store_unavailable": 503,
 }
 _CODE_FOR_STATUS = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
 
@@ -194,6 +196,8 @@ class ApiHandler(tornado.web.RequestHandler):
     def _handle_request_exception(self, e: BaseException) -> None:
         if isinstance(e, AskdError):
             e = ApiError(e.code, e.message, e.details)
+        elif isinstance(e, StoreUnavailable):
+            e = ApiError("store_unavailable", "askd cannot write to its store right now; nothing was changed, try again")
         if isinstance(e, ApiError):
             if self._finished:
                 return
@@ -212,4 +216,14 @@ class NotFoundHandler(ApiHandler):
 
 class HealthHandler(ApiHandler):
     def get(self) -> None:
-        self.send_json({"status": "ok", "version": self.ctx.version, "time": time.time()})
+        hub = self.ctx.hub
+        body = {
+            "status": "degraded" if hub.degraded else "ok",
+            "version": self.ctx.version,
+            "time": time.time(),
+            "store": hub.store.kind,
+            "node": hub.node_id,
+        }
+        if hub.degraded:
+            body["reason"] = "the store refuses writes"
+        self.send_json(body, 503 if hub.degraded else 200)

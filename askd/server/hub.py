@@ -1,10 +1,12 @@
 """The hub drives the core registry from the event loop.
 
-Handlers call the hub; the hub applies the event to the registry, then
-flushes what the registry asks for: frames to connections (each event
-encoded once, whatever the number of connections), agents to wake, and the
-one loop timer moved to the registry's next deadline. All of it runs on the
-event loop thread, so nothing here locks.
+Handlers call the hub. For an event that changes a question (ask, answer,
+withdraw, cancel, the clock) the hub has the registry decide the change,
+makes it durable in the store, applies it, then flushes what the registry
+asks for: frames to connections (each event encoded once, whatever the
+number of connections), agents to wake, and the one loop timer moved to the
+registry's next deadline. Nothing leaves before its change is stored. All
+of it runs on the event loop thread, so nothing here locks.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from typing import Any, Protocol
 
 import structlog
 
-from askd.core import Connection, Limits, Registry, Request, Status
+from askd.core import Connection, Limits, NotPending, Registry, Request, Status
 from askd.core import events as ev
+from askd.core.changes import Change
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
+from askd.store import Store, StoreUnavailable
+from askd.store.memory import MemoryStore
 
 log = get_logger("askd.hub")
 
@@ -46,17 +51,41 @@ class ShuttingDown(Exception):
     """The daemon is stopping; waiting agents get a 503."""
 
 
+# While the store fails, how often the hub tries it again.
+PROBE_SECONDS = 1.0
+
+
 class Hub:
-    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        store: Store | None = None,
+        *,
+        node_id: str = "local",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.registry = Registry(limits, clock=clock)
+        self.store: Store = store or MemoryStore()
+        self.node_id = node_id
         self.metrics = Metrics(self.registry)
         self.started_at = clock()
         self.stopping = False
+        self.degraded: str | None = None  # why the store fails, while it does
         self._clock = clock
         self._peers: dict[str, Peer] = {}
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
+        self._backlog: list[Change] = []  # the clock's changes the store has not taken yet
+        self._probe: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def load(self) -> int:
+        """Restore what the store kept; questions whose deadline passed while
+        no daemon ran end at once, with the usual events."""
+        n = await self.store.load(self.registry)
+        self._arm_timer()
+        return n
 
     # ---- connections --------------------------------------------------
 
@@ -89,16 +118,20 @@ class Hub:
 
     # ---- agents and answers -------------------------------------------
 
-    def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
-        req, created = self.registry.ask(session_id, user_id, questions, **kw)
-        if created:
-            structlog.contextvars.bind_contextvars(requestId=req.request_id)
-            log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at))
-            log.info("question.pushed", connections=len(self.registry.connections(user_id)))
+    async def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
+        """Ask; returns the request and whether it is new (an Idempotency-Key
+        replay is not). Raises :class:`StoreUnavailable`, pushing nothing."""
+        req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
+        if change is None:
+            return req, False
+        await self._commit([change])
+        structlog.contextvars.bind_contextvars(requestId=req.request_id)
+        log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at))
+        log.info("question.pushed", connections=len(self.registry.connections(user_id)))
         self._flush()
-        return req, created
+        return req, True
 
-    def answer(
+    async def answer(
         self,
         session_id: str,
         request_id: str,
@@ -107,25 +140,84 @@ class Hub:
         user_id: str | None,
         before_flush: Callable[[], None] | None = None,
     ) -> Request:
-        """Answer; raises (changing nothing) when not pending or invalid.
-        ``before_flush`` runs after the answer is taken and before the
-        ``cancelled`` events go out (the sender's ack goes first)."""
-        req = self.registry.answer(session_id, request_id, answers, user_id=user_id)
+        """Answer; raises (changing nothing) when not pending, invalid, or the
+        store fails. ``before_flush`` runs once the answer is taken and before
+        the ``cancelled`` events go out (the sender's ack goes first)."""
+        change = self.registry.prepare_answer(session_id, request_id, answers, user_id=user_id)
+        if not await self._commit([change]):
+            # The store ended it first (its timeout was waiting to be written).
+            self._flush()
+            raise NotPending(f"question {request_id} is not pending")
         if before_flush is not None:
             before_flush()
         self._flush()
+        req = self.registry.get(session_id, request_id)
+        assert req is not None
         return req
 
-    def withdraw(self, session_id: str, request_id: str) -> Request | None:
-        req = self.registry.withdraw(session_id, request_id)
-        self._flush()
+    async def withdraw(self, session_id: str, request_id: str) -> Request | None:
+        req, change = self.registry.prepare_withdraw(session_id, request_id)
+        if change is not None:
+            await self._commit([change])
+            self._flush()
         return req
 
-    def cancel_session(self, session_id: str) -> int:
-        n = self.registry.cancel_session(session_id)
+    async def cancel_session(self, session_id: str) -> int:
+        changes = self.registry.prepare_cancel(session_id)
+        n = await self._commit(list(changes)) if changes else 0
         log.info("session.cancelled", sessionId=session_id, cancelled=n)
         self._flush()
         return n
+
+    async def _commit(self, changes: list[Change]) -> int:
+        """Store the clock's backlog and ``changes`` as one step, then apply
+        them; returns how many of ``changes`` took effect. Raises
+        :class:`StoreUnavailable`, applying none of ``changes``."""
+        backlog, self._backlog = self._backlog, []
+        try:
+            done = await self.store.commit(backlog + changes if backlog else changes)
+        except StoreUnavailable as err:
+            self._backlog = backlog + self._backlog
+            self._store_failed(err)
+            raise
+        self._store_ok()
+        mine = {id(c) for c in changes}
+        return sum(1 for c in done if self.registry.apply(c) and id(c) in mine)
+
+    # ---- the store's health -------------------------------------------
+
+    def _store_failed(self, err: StoreUnavailable) -> None:
+        if self.degraded is None:
+            log.error("store.failed", store=self.store.kind, error=str(err))
+        self.degraded = str(err)
+        if self._probe is None and not self.stopping:
+            self._probe = asyncio.get_running_loop().call_later(
+                PROBE_SECONDS, self._spawn, self._try_store, context=contextvars.Context()
+            )
+
+    def _store_ok(self) -> None:
+        if self.degraded is not None:
+            log.info("store.recovered", store=self.store.kind)
+            self.degraded = None
+        if self._probe is not None:
+            self._probe.cancel()
+            self._probe = None
+
+    async def _try_store(self) -> None:
+        """While degraded: probe the store and write the backlog once it
+        takes writes again (askd recovers by itself)."""
+        self._probe = None
+        try:
+            await self.store.probe()
+            await self._commit([])
+        except StoreUnavailable as err:
+            self._store_failed(err)
+        self._flush()
+
+    def _spawn(self, fn: Callable[[], Any]) -> None:
+        task = asyncio.ensure_future(fn())
+        self._tasks.add(task)  # the loop keeps only weak references to tasks
+        task.add_done_callback(self._tasks.discard)
 
     async def wait(self, req: Request, timeout: float, abandon: asyncio.Future[None] | None = None) -> Request:
         """Wait until ``req`` ends or ``timeout`` passes (or ``abandon`` is
@@ -196,7 +288,18 @@ class Hub:
 
     def _on_timer(self) -> None:
         self._timer = self._timer_at = None
-        self.registry.advance()
+        due = self.registry.due()
+        if not due:
+            self._arm_timer()
+            return
+        self._backlog.extend(due)
+        self._spawn(self._write_due)
+
+    async def _write_due(self) -> None:
+        try:
+            await self._commit([])
+        except StoreUnavailable:
+            pass  # kept in the backlog; the probe writes it when the store is back
         self._flush()
 
     # ---- admin --------------------------------------------------------
@@ -247,6 +350,7 @@ class Hub:
                     fut.set_exception(ShuttingDown())
         for peer in list(self._peers.values()):
             peer.close_peer(1001, "askd is stopping")
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = self._timer_at = None
+        for handle in (self._timer, self._probe):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._timer_at = self._probe = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import urllib.parse
+from collections.abc import Awaitable
 from typing import Any
 
 import structlog
@@ -17,6 +18,7 @@ from askd.core.events import Event
 from askd.core.frames import AnswerFrame, FrameError, Ping, Subscribe, Unsubscribe, parse_frame
 from askd.server.base import ApiError, ApiHandler, Context, authenticate
 from askd.server.logs import get_logger
+from askd.store import StoreUnavailable
 
 log = get_logger("askd.ws")
 
@@ -97,18 +99,20 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         log.info("ws.disconnected", code=self.close_code, reason=self.close_reason)
         self.conn_id = None
 
-    def on_message(self, message: str | bytes) -> None:
+    def on_message(self, message: str | bytes) -> Awaitable[None] | None:
+        # Only an answer returns an awaitable (its store write); Tornado reads
+        # this connection's next frame once it is done.
         if self.conn_id is None:
-            return
+            return None
         if isinstance(message, bytes):
             self.close(1003, "binary frames are not accepted")
-            return
+            return None
         self._bind()
         if not self._bucket.take():
             self._reply(Event(ev.ERROR, payload={"code": "rate_limited", "message": "too many frames; closing"}))
             log.warning("ws.rate_limited")
             self.close(1008, "rate limited")
-            return
+            return None
         try:
             frame = parse_frame(message)
         except FrameError as err:
@@ -116,13 +120,14 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             if err.details:
                 payload["details"] = err.details
             self._reply(Event(ev.ERROR, payload=payload, id=err.id))
-            return
+            return None
         try:
-            self._dispatch(frame)
+            return self._dispatch(frame)
         except Forbidden as err:
             self._reply(Event(ev.ERROR, getattr(frame, "sessionId", None), {"code": "forbidden", "message": err.message}, frame.id))
+            return None
 
-    def _dispatch(self, frame: Any) -> None:
+    def _dispatch(self, frame: Any) -> Awaitable[None] | None:
         hub, conn_id = self.ctx.hub, self.conn_id
         assert conn_id is not None
         if isinstance(frame, Ping):
@@ -137,13 +142,14 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             self._reply(Event(ev.ACK, frame.sessionId, {}, frame.id))
         elif isinstance(frame, AnswerFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
-            self._answer(frame)
+            return self._answer(frame)
+        return None
 
-    def _answer(self, frame: AnswerFrame) -> None:
+    async def _answer(self, frame: AnswerFrame) -> None:
         try:
             # The hub sends every connection the `cancelled` event; the ack
             # must reach the sender first, so it is written before the flush.
-            self.ctx.hub.answer(
+            await self.ctx.hub.answer(
                 frame.sessionId,
                 frame.requestId,
                 frame.answers,
@@ -154,6 +160,9 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             self._reply(Event(ev.ACK, frame.sessionId, {"accepted": False, "reason": "not_pending"}, frame.id))
         except InvalidAnswer as err:
             self._reply(Event(ev.ERROR, frame.sessionId, {"code": "invalid_answer", "message": err.message}, frame.id))
+        except StoreUnavailable:
+            message = "askd cannot write to its store right now; the answer was not taken, send it again"
+            self._reply(Event(ev.ERROR, frame.sessionId, {"code": "store_unavailable", "message": message}, frame.id))
 
     def _reply(self, event: Event) -> None:
         self.send_frame(event.frame)

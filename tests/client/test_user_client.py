@@ -77,13 +77,13 @@ def drop_link_during_next_answer(daemon: RunningDaemon, monkeypatch: pytest.Monk
     def drop() -> None:
         hub.drop(hub.matching_connections(user_id="alice"), "abort")
 
-    def answer_once(*args: Any, **kw: Any) -> Any:
+    async def answer_once(*args: Any, **kw: Any) -> Any:
         monkeypatch.setattr(hub, "answer", real)
         if not taken:
             drop()
             return None
         kw["before_flush"] = drop  # instead of writing the ack
-        return real(*args, **kw)
+        return await real(*args, **kw)
 
     monkeypatch.setattr(hub, "answer", answer_once)
 

@@ -1,0 +1,55 @@
+"""What changes in a question's life, as data: the records a store keeps.
+
+The registry decides a change (``Registry.prepare_*`` for a front end's
+events, ``Registry.due`` for the clock's) without applying it. The front end
+makes the change durable in its store, then hands it to ``Registry.apply``.
+So a store that fails leaves the core as it was, acknowledged means durable,
+and a store shared by several daemons can decide atomically (checking the
+status first) before any of them applies the change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
+
+from askd.core.lifecycle import TRANSITIONS, Status, Trigger
+from askd.core.models import Answers
+
+if TYPE_CHECKING:
+    from askd.core.registry import Request
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A new pending question (built, not yet registered)."""
+
+    request: Request
+    parent_session_id: str | None  # its session's parent once applied
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A pending question ends: a store applies it only if still pending."""
+
+    session_id: str
+    request_id: str
+    trigger: Trigger
+    answers: Answers | None
+    error: str | None
+    ended_at: float
+
+    @property
+    def status(self) -> Status:
+        return TRANSITIONS[(Status.PENDING, self.trigger)]
+
+
+@dataclass(frozen=True, slots=True)
+class Forgot:
+    """An ended question's result retention ran out: drop it."""
+
+    session_id: str
+    request_id: str
+
+
+Change = Union[Asked, Ended, Forgot]

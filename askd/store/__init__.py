@@ -1,0 +1,31 @@
+"""Where askd keeps its state, behind one small interface (``Store``).
+
+The core decides each change and a store makes it durable before the daemon
+applies it or answers anyone (acknowledged means durable). ``open_store``
+picks the adapter from the ``store`` setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from askd.store.base import Store, StoreError, StoreUnavailable
+from askd.store.memory import MemoryStore
+
+DB_FILE = "askd.db"
+
+
+def open_store(url: str, state_dir: Path) -> Store:
+    """The store the ``store`` setting names. Raises :class:`StoreError`
+    (one line naming the file) for a file that cannot be askd's."""
+    if url == "memory":
+        return MemoryStore()
+    if url == "sqlite" or url.startswith("sqlite:///"):
+        from askd.store.sqlite import SqliteStore
+
+        path = state_dir / DB_FILE if url == "sqlite" else Path(url[len("sqlite://") :])
+        return SqliteStore(path)
+    raise StoreError(f"store {url.split('://')[0]}:// is not supported by this askd")
+
+
+__all__ = ["Store", "StoreError", "StoreUnavailable", "open_store"]

@@ -1,0 +1,217 @@
+"""``store = "sqlite"``: an embedded SQLite database, the default.
+
+One connection, one writer: the daemon's event loop. Each commit is one
+transaction, written before anything it acknowledges leaves the daemon.
+WAL with ``synchronous=NORMAL``: a process crash loses nothing committed; a
+power cut may lose the last transactions not yet checkpointed
+(docs/decisions.md). A file that is not askd's, is corrupt, or has a newer
+schema is refused at start and never written to.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from askd.core import Registry, Request, Status
+from askd.core import events as ev
+from askd.core.changes import Asked, Change, Ended, Forgot
+from askd.core.events import Event, encode
+from askd.store.base import StoreError, StoreUnavailable
+
+#: ``PRAGMA application_id``: marks the file as askd's ("askd" in ASCII).
+APPLICATION_ID = 0x61736B64
+
+#: Schema migrations: the statements that take a database from version N-1
+#: to N. The schema version is ``PRAGMA user_version``.
+MIGRATIONS: list[list[str]] = [
+    [  # 1: pending questions and kept results
+        """CREATE TABLE requests (
+            request_id        TEXT PRIMARY KEY,
+            session_id        TEXT NOT NULL,
+            user_id           TEXT NOT NULL,
+            parent_session_id TEXT,
+            created_at        REAL NOT NULL,
+            expires_at        REAL NOT NULL,
+            idempotency_key   TEXT,
+            frame             BLOB,    -- the ask_user_questions frame, while pending
+            status            TEXT NOT NULL,
+            answers           BLOB,    -- UTF-8 JSON, once answered
+            error             TEXT,
+            ended_at          REAL
+        )""",
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# How long a write waits for another holder of the file's lock. The daemon
+# is the only writer; waiting longer would stall its event loop.
+BUSY_TIMEOUT_MS = 200
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_file(path: Path) -> int:
+    """Refuse a file that is not an askd database; return its schema
+    version (0: new). Opens it read-only, so a refused file is untouched."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        return 0
+    except OSError as err:
+        raise StoreError(f"cannot read the store {path}: {err.strerror or err}") from None
+    if not head:
+        return 0  # an empty file: SQLite makes a database of it
+    if not head.startswith(_SQLITE_MAGIC):
+        raise StoreError(f"the store {path} is not an SQLite database; askd will not touch it")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            app_id = db.execute("PRAGMA application_id").fetchone()[0]
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            check = db.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as err:
+        raise StoreError(f"the store {path} is corrupt or unreadable ({err}); askd will not touch it") from None
+    if check != "ok":
+        raise StoreError(f"the store {path} is corrupt ({check}); askd will not touch it")
+    if app_id != APPLICATION_ID and (app_id != 0 or tables):
+        raise StoreError(f"the store {path} is another program's SQLite database; askd will not touch it")
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the store {path} has schema version {version}, newer than this askd knows ({SCHEMA_VERSION}); "
+            "run a newer askd"
+        )
+    return version if app_id == APPLICATION_ID else 0
+
+
+class SqliteStore:
+    kind = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        version = _check_file(path)
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as err:
+            raise StoreError(f"cannot open the store {path}: {err}") from None
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate(version)
+        except sqlite3.Error as err:
+            self._db.close()
+            raise StoreError(f"cannot prepare the store {path}: {err}") from None
+
+    def _migrate(self, version: int) -> None:
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in MIGRATIONS[target - 1]:
+                    self._db.execute(statement)
+                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self._db.execute(f"PRAGMA user_version = {target}")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # ---- the Store interface -------------------------------------------
+
+    async def load(self, registry: Registry) -> int:
+        rows = self._db.execute(
+            "SELECT request_id, session_id, user_id, parent_session_id, created_at, expires_at,"
+            " idempotency_key, frame, status, answers, error, ended_at FROM requests ORDER BY rowid"
+        )
+        n = 0
+        for rid, sid, uid, parent, created, expires, key, frame, status, answers, error, ended in rows:
+            req = Request(rid, sid, uid, created, expires, idempotency_key=key, status=Status(status))
+            if req.pending:
+                req.ask_event = Event.from_frame(ev.ASK, sid, frame, request_id=rid)
+            else:
+                req.answers = json.loads(answers) if answers is not None else None
+                req.error, req.ended_at = error, ended
+            registry.restore(req, parent)
+            n += 1
+        return n
+
+    async def commit(self, changes: Sequence[Change]) -> list[Change]:
+        db = self._db
+        done: list[Change] = []
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for change in changes:
+                    if self._write(db, change):
+                        done.append(change)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as err:
+            raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+        return done
+
+    @staticmethod
+    def _write(db: sqlite3.Connection, change: Change) -> bool:
+        if isinstance(change, Asked):
+            req = change.request
+            assert req.ask_event is not None
+            db.execute(
+                "INSERT INTO requests (request_id, session_id, user_id, parent_session_id, created_at,"
+                " expires_at, idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                (
+                    req.request_id,
+                    req.session_id,
+                    req.user_id,
+                    change.parent_session_id,
+                    req.created_at,
+                    req.expires_at,
+                    req.idempotency_key,
+                    req.ask_event.frame,
+                ),
+            )
+            return True
+        if isinstance(change, Ended):
+            cur = db.execute(
+                "UPDATE requests SET status = ?, answers = ?, error = ?, ended_at = ?, frame = NULL"
+                " WHERE request_id = ? AND status = 'pending'",
+                (
+                    change.status.value,
+                    None if change.answers is None else encode(change.answers),  # lone surrogates escaped
+                    change.error,
+                    change.ended_at,
+                    change.request_id,
+                ),
+            )
+            return cur.rowcount == 1
+        assert isinstance(change, Forgot)
+        cur = db.execute("DELETE FROM requests WHERE request_id = ? AND status != 'pending'", (change.request_id,))
+        return cur.rowcount == 1
+
+    async def probe(self) -> None:
+        """Try a real row write and roll it back: a read alone passes on a
+        read-only or locked file."""
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(
+                    "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at, status)"
+                    " VALUES ('', '', '', 0, 0, 'probe')"
+                )
+            finally:
+                db.execute("ROLLBACK")
+        except sqlite3.Error as err:
+            raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+
+    def close(self) -> None:
+        self._db.close()
