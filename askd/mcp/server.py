@@ -7,6 +7,7 @@ cannot corrupt the stream either.
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import anyio
@@ -47,6 +48,8 @@ async def serve_stdio(bridge: Bridge) -> None:
 def run(cfg: BridgeConfig, log_level: str = "info") -> None:
     """Serve until the host closes stdin."""
     logs.configure(log_level, "console" if sys.stderr.isatty() else "json", stream=sys.stderr)
+    if log_level != "debug":  # one line per long-poll slice says nothing the bridge's own lines do not
+        logging.getLogger("httpx").setLevel(logging.WARNING)
     log = logs.get_logger("askd.mcp")
     log.info("mcp.started", userId=cfg.user, sessionId=cfg.session, maxWait=cfg.max_wait)
     anyio.run(serve_stdio, Bridge(cfg))
