@@ -177,12 +177,20 @@ def settings_overrides() -> dict[str, Any]:
 
 
 @pytest.fixture
-async def daemon(tmp_path: Path, settings_overrides: dict[str, Any]) -> AsyncIterator[RunningDaemon]:
+def store() -> str:
+    """The daemon fixture's store: the default (SQLite in the test's state
+    directory). ``tests/wire`` runs against every store."""
+    return "sqlite"
+
+
+@pytest.fixture
+async def daemon(tmp_path: Path, store: str, settings_overrides: dict[str, Any]) -> AsyncIterator[RunningDaemon]:
     overrides: dict[str, Any] = {
         "port": 0,
         "admin_port": 0,
         "state_dir": tmp_path / "state",
         "auth": {"secret": SECRET},
+        "store": store,
         **settings_overrides,
     }
     d = Daemon(load_settings(**overrides))

@@ -345,18 +345,10 @@ class Registry:
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         return req, Asked(req, parent)
 
-    def _register(self, req: Request, parent_session_id: str | None) -> Session:
+    def _register(self, req: Request, parent_session_id: str | None) -> None:
         """Put a request (pending or ended) in its session, linking the
         session to its parent, and schedule its next deadline."""
-        session = self._sessions.get(req.session_id)
-        if session is None:
-            session = self._new_session(req.session_id, req.user_id)
-        if parent_session_id is not None and session.parent is None:
-            parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, req.user_id)
-            session.parent = parent.id
-            if parent.children is None:
-                parent.children = set()
-            parent.children.add(session.id)
+        session = self._session(req.session_id, req.user_id, parent_session_id)
         session.requests[req.request_id] = req
         if req.idempotency_key is not None:
             if session.by_key is None:
@@ -369,13 +361,39 @@ class Registry:
         else:
             assert req.ended_at is not None
             self._schedule(req.ended_at + self.limits.result_ttl, _FORGET, req)
+
+    def _session(self, session_id: str, owner: str, parent_session_id: str | None) -> Session:
+        """The session, made if new, linked to its parent if it had none."""
+        session = self._sessions.get(session_id) or self._new_session(session_id, owner)
+        if parent_session_id is not None and session.parent is None:
+            parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, owner)
+            session.parent = parent.id
+            if parent.children is None:
+                parent.children = set()
+            parent.children.add(session.id)
         return session
 
-    def restore(self, req: Request, parent_session_id: str | None = None) -> None:
-        """Load a request kept by a store (at start, oldest first): no
-        event is sent and no counter moves. One whose deadline passed while
-        no daemon ran ends (or is forgotten) at the next ``due``."""
-        self._register(req, parent_session_id)
+    # ---- a store's restore (at start) ----------------------------------
+
+    def restore_session(self, session_id: str, owner: str, parent_session_id: str | None) -> None:
+        """Load a session kept by a store, with its link to its parent (any
+        order: a parent named before it is loaded is made then)."""
+        self._session(session_id, owner, parent_session_id)
+
+    def restore(self, req: Request) -> None:
+        """Load a request kept by a store, oldest first, after its session.
+        No event is sent; the counters count what the store holds. One whose
+        deadline passed while no daemon ran ends (or is forgotten) at the
+        next ``due``."""
+        self._register(req, None)
+        c = self.counters
+        c.asked += 1
+        if req.status is Status.ANSWERED:
+            c.answered += 1
+        elif req.status is Status.TIMEOUT:
+            c.timeout += 1
+        elif req.status is Status.CANCELLED:
+            c.cancelled += 1
 
     def _check_parent(self, session_id: str, session: Session | None, parent_id: str, user_id: str) -> None:
         if parent_id == session_id:

@@ -27,12 +27,17 @@ APPLICATION_ID = 0x61736B64
 #: Schema migrations: the statements that take a database from version N-1
 #: to N. The schema version is ``PRAGMA user_version``.
 MIGRATIONS: list[list[str]] = [
-    [  # 1: pending questions and kept results
+    [  # 1: sessions (their tree), pending questions and kept results
+        """CREATE TABLE sessions (
+            session_id        TEXT PRIMARY KEY,
+            owner             TEXT NOT NULL,
+            parent_session_id TEXT
+        )""",
+        "CREATE INDEX sessions_by_parent ON sessions (parent_session_id)",
         """CREATE TABLE requests (
             request_id        TEXT PRIMARY KEY,
             session_id        TEXT NOT NULL,
             user_id           TEXT NOT NULL,
-            parent_session_id TEXT,
             created_at        REAL NOT NULL,
             expires_at        REAL NOT NULL,
             idempotency_key   TEXT,
@@ -42,6 +47,7 @@ MIGRATIONS: list[list[str]] = [
             error             TEXT,
             ended_at          REAL
         )""",
+        "CREATE INDEX requests_by_session ON requests (session_id)",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -53,22 +59,22 @@ BUSY_TIMEOUT_MS = 200
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def _check_file(path: Path) -> int:
-    """Refuse a file that is not an askd database; return its schema
-    version (0: new). Opens it read-only, so a refused file is untouched."""
+def _check_file(path: Path) -> None:
+    """Refuse a file that is not an askd database. Reads it as an immutable
+    file (no lock, no -wal or -shm made), so a refused file is untouched."""
     try:
         with path.open("rb") as f:
             head = f.read(100)
     except FileNotFoundError:
-        return 0
+        return
     except OSError as err:
         raise StoreError(f"cannot read the store {path}: {err.strerror or err}") from None
     if not head:
-        return 0  # an empty file: SQLite makes a database of it
+        return  # an empty file: SQLite makes a database of it
     if not head.startswith(_SQLITE_MAGIC):
         raise StoreError(f"the store {path} is not an SQLite database; askd will not touch it")
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
         try:
             app_id = db.execute("PRAGMA application_id").fetchone()[0]
             version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -82,12 +88,15 @@ def _check_file(path: Path) -> int:
         raise StoreError(f"the store {path} is corrupt ({check}); askd will not touch it")
     if app_id != APPLICATION_ID and (app_id != 0 or tables):
         raise StoreError(f"the store {path} is another program's SQLite database; askd will not touch it")
+    _check_version(path, version)
+
+
+def _check_version(path: Path, version: int) -> None:
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"the store {path} has schema version {version}, newer than this askd knows ({SCHEMA_VERSION}); "
             "run a newer askd"
         )
-    return version if app_id == APPLICATION_ID else 0
 
 
 class SqliteStore:
@@ -95,7 +104,7 @@ class SqliteStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        version = _check_file(path)
+        _check_file(path)
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -103,9 +112,16 @@ class SqliteStore:
             raise StoreError(f"cannot open the store {path}: {err}") from None
         try:
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # Read again through the live connection: the check above read
+            # the main file alone, without a crashed daemon's -wal.
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            _check_version(path, version)
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._migrate(version)
+        except StoreError:
+            self._db.close()
+            raise
         except sqlite3.Error as err:
             self._db.close()
             raise StoreError(f"cannot prepare the store {path}: {err}") from None
@@ -126,19 +142,21 @@ class SqliteStore:
     # ---- the Store interface -------------------------------------------
 
     async def load(self, registry: Registry) -> int:
+        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions"):
+            registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
-            "SELECT request_id, session_id, user_id, parent_session_id, created_at, expires_at,"
-            " idempotency_key, frame, status, answers, error, ended_at FROM requests ORDER BY rowid"
+            "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
+            " status, answers, error, ended_at FROM requests ORDER BY rowid"
         )
         n = 0
-        for rid, sid, uid, parent, created, expires, key, frame, status, answers, error, ended in rows:
+        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended in rows:
             req = Request(rid, sid, uid, created, expires, idempotency_key=key, status=Status(status))
             if req.pending:
                 req.ask_event = Event.from_frame(ev.ASK, sid, frame, request_id=rid)
             else:
                 req.answers = json.loads(answers) if answers is not None else None
                 req.error, req.ended_at = error, ended
-            registry.restore(req, parent)
+            registry.restore(req)
             n += 1
         return n
 
@@ -163,16 +181,22 @@ class SqliteStore:
     @staticmethod
     def _write(db: sqlite3.Connection, change: Change) -> bool:
         if isinstance(change, Asked):
-            req = change.request
+            req, parent = change.request, change.parent_session_id
             assert req.ask_event is not None
+            if parent is not None:
+                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
             db.execute(
-                "INSERT INTO requests (request_id, session_id, user_id, parent_session_id, created_at,"
-                " expires_at, idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
+                " SET parent_session_id = coalesce(parent_session_id, excluded.parent_session_id)",
+                (req.session_id, req.user_id, parent),
+            )
+            db.execute(
+                "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
+                " idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
                 (
                     req.request_id,
                     req.session_id,
                     req.user_id,
-                    change.parent_session_id,
                     req.created_at,
                     req.expires_at,
                     req.idempotency_key,
@@ -195,7 +219,27 @@ class SqliteStore:
             return cur.rowcount == 1
         assert isinstance(change, Forgot)
         cur = db.execute("DELETE FROM requests WHERE request_id = ? AND status != 'pending'", (change.request_id,))
-        return cur.rowcount == 1
+        if cur.rowcount != 1:
+            return False
+        SqliteStore._collect(db, change.session_id)
+        return True
+
+    @staticmethod
+    def _collect(db: sqlite3.Connection, session_id: str | None) -> None:
+        """Forget sessions that hold nothing, walking up to their parents, as
+        the registry does."""
+        while session_id is not None:
+            holds = db.execute(
+                "SELECT EXISTS (SELECT 1 FROM requests WHERE session_id = ?1)"
+                " OR EXISTS (SELECT 1 FROM sessions WHERE parent_session_id = ?1)",
+                (session_id,),
+            ).fetchone()[0]
+            if holds:
+                return
+            row = db.execute(
+                "DELETE FROM sessions WHERE session_id = ? RETURNING parent_session_id", (session_id,)
+            ).fetchone()
+            session_id = row[0] if row else None
 
     async def probe(self) -> None:
         """Try a real row write and roll it back: a read alone passes on a

@@ -3,7 +3,9 @@
 Hypothesis drives the real :class:`askd.core.Registry` (with a fake clock)
 and a small model of what the spec and ``docs/decisions.md`` promise, side by
 side, through any order of asks, connects, subscribes, disconnects, answers,
-clock jumps, timer firings and session cancels. After every step the frames
+clock jumps, timer firings, session cancels and restarts (the registry
+rebuilt from the SQLite store every change went through, as the daemon's
+hub drives it). After every step the frames
 the registry asked to send must be exactly the model's, and the invariants at
 the bottom must hold. ``pytest --hypothesis-profile=long`` runs it longer.
 
@@ -17,6 +19,7 @@ import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hypothesis import settings
@@ -36,6 +39,8 @@ from askd.core import (
     UserOffline,
 )
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR
+from askd.core.changes import Change
+from askd.store.sqlite import SqliteStore
 from tests.core.test_registry import FakeClock
 from tests.model.profiles import scaled
 
@@ -65,6 +70,45 @@ INVALID = {
 QUESTION_TIMEOUT, MAX_TIMEOUT = 3.0, 100.0
 PER_SESSION, TOTAL = 3, 6
 END_REASON = {"answered": "answered", "timeout": "timeout", "cancelled": "cancelled"}
+
+
+def at_once(coro: Any) -> Any:
+    """Run a coroutine that must not suspend: the SQLite store never holds
+    anything across an await (the hub relies on it)."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the SQLite store suspended")
+
+
+class StoredRegistry(Registry):
+    """The registry as the hub drives it: each change the registry decides
+    is committed to the store, then applied."""
+
+    store: SqliteStore
+
+    def _keep(self, changes: list[Change]) -> int:
+        return sum(1 for c in at_once(self.store.commit(changes)) if self.apply(c))
+
+    def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
+        req, change = self.prepare_ask(session_id, user_id, questions, **kw)
+        if change is not None:
+            assert self._keep([change]) == 1
+        return req, change is not None
+
+    def answer(self, session_id: str, request_id: str, answers: Any, *, user_id: str | None = None) -> Request:
+        assert self._keep([self.prepare_answer(session_id, request_id, answers, user_id=user_id)]) == 1
+        req = self.get(session_id, request_id)
+        assert req is not None
+        return req
+
+    def cancel_session(self, session_id: str) -> int:
+        return self._keep(list(self.prepare_cancel(session_id)))
+
+    def advance(self) -> None:
+        while due := self.due():
+            self._keep(due)
 
 
 @dataclass
@@ -189,9 +233,29 @@ class RegistryMachine(RuleBasedStateMachine):
             max_pending_per_session=PER_SESSION,
             max_pending_total=TOTAL,
         )
-        self.reg = Registry(limits, clock=self.clock, new_id=lambda: f"r{next(self.ids)}")
+        self.limits = limits
+        self.store = SqliteStore(Path(":memory:"))
+        self.reg = self.new_registry()
         self.model = Model(self.clock, ttl)
         self.next_rid = 1
+
+    def new_registry(self) -> StoredRegistry:
+        reg = StoredRegistry(self.limits, clock=self.clock, new_id=lambda: f"r{next(self.ids)}")
+        reg.store = self.store
+        return reg
+
+    def teardown(self) -> None:
+        if hasattr(self, "store"):
+            self.store.close()
+
+    @rule()
+    def restart(self) -> None:
+        """The daemon stops (or is killed) and starts again on its store:
+        every connection is gone, every question and result is as it was."""
+        self.reg = self.new_registry()
+        at_once(self.store.load(self.reg))
+        self.model.conns.clear()
+        self.expect_sends([])  # a restore tells no one anything
 
     # ---- taking the registry's output ----------------------------------------
 
