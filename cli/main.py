@@ -8,7 +8,7 @@ import traceback
 import typer
 
 from askd import __version__
-from askd.cli import ask, connections, notify, pending, serve, sessions, status, token, withdraw
+from askd.cli import ask, connections, mcp, notify, pending, serve, sessions, status, token, withdraw
 from askd.cli import open as open_command
 from askd.cli.clients import AdminUrlOption, TokenOption, UrlOption, remember_globals
 from askd.cli.common import CliError, debug_enabled, eprint
@@ -55,6 +55,7 @@ app.add_typer(token.app, name="token")
 app.command("status")(status.status)
 app.command("open")(open_command.open_page)
 app.add_typer(notify.app, name="notify")
+app.command("mcp")(mcp.mcp)
 
 
 def main() -> None:

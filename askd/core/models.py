@@ -20,6 +20,8 @@ from pydantic import (
     field_validator,
 )
 
+from askd.core.lifecycle import Status
+
 # Ids name sessions in URLs and frames: printable, bounded.
 Id = Annotated[StrictStr, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 NonEmpty = Annotated[StrictStr, Field(min_length=1)]
@@ -30,17 +32,19 @@ Answers = dict[StrictStr, AnswerValue]
 class Option(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    label: NonEmpty
-    description: StrictStr | None = None
+    label: NonEmpty = Field(description="The choice as the user sees it, and as the answer gives it back.")
+    description: StrictStr | None = Field(default=None, description="A line explaining the choice.")
 
 
 class Question(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    question: NonEmpty
-    header: StrictStr | None = None
-    options: list[Option] | None = None
-    multiSelect: StrictBool = False
+    question: NonEmpty = Field(description="The question text; the answer is keyed by it.")
+    header: StrictStr | None = Field(default=None, description="A short title shown above the question.")
+    options: list[Option] | None = Field(
+        default=None, description="Choices to offer (none: a free-text question); the user may still type their own."
+    )
+    multiSelect: StrictBool = Field(default=False, description="The user may pick several options; the answer is then a list.")
 
     @field_validator("options")
     @classmethod
@@ -50,6 +54,14 @@ class Question(BaseModel):
             if len(set(labels)) != len(labels):
                 raise ValueError("option labels must be unique within a question")
         return options
+
+
+def json_number(v: Any) -> Any:
+    """A ``mode="before"`` validator for float fields of strict models:
+    strict mode refuses ints for floats, but JSON has one number type."""
+    if isinstance(v, bool):
+        raise ValueError("must be a number")
+    return float(v) if isinstance(v, int) else v
 
 
 def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Question]:
@@ -62,28 +74,27 @@ def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Qu
     return questions
 
 
-class AskBody(BaseModel):
-    """``POST /v1/sessions/{S}/questions``. Validate with a context giving
-    ``max_questions`` and ``max_timeout``."""
+class AskFields(BaseModel):
+    """What an ask asks, whoever asks it: the HTTP ask body below and the MCP
+    tool ``ask_user_questions`` (``askd.mcp``) both validate with this, and
+    the tool's input schema is generated from it. Validate with a context
+    giving ``max_questions`` and ``max_timeout``."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    userId: Id
-    questions: list[Question]
-    metadata: dict[str, Any] | None = None
-    timeoutSeconds: float | None = Field(default=None, gt=0)
-    requireOnline: StrictBool = False
-    parentSessionId: Id | None = None
+    questions: list[Question] = Field(
+        description="The questions, asked together; each needs a unique 'question' text.",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Any JSON object, passed to the user's client untouched."
+    )
+    timeoutSeconds: float | None = Field(
+        default=None, gt=0, description="Seconds the user has to answer (default: the daemon's, 900)."
+    )
 
     _questions_ok = field_validator("questions")(_check_questions)
 
-    @field_validator("timeoutSeconds", mode="before")
-    @classmethod
-    def _number(cls, v: Any) -> Any:
-        # Strict mode refuses ints for floats; JSON has one number type.
-        if isinstance(v, bool):
-            raise ValueError("must be a number")
-        return float(v) if isinstance(v, int) else v
+    _timeout_number = field_validator("timeoutSeconds", mode="before")(json_number)
 
     @field_validator("timeoutSeconds")
     @classmethod
@@ -92,6 +103,27 @@ class AskBody(BaseModel):
         if v is not None and cap is not None and v > cap:
             raise ValueError(f"must be at most max_timeout_seconds ({cap:g})")
         return v
+
+
+class AskBody(AskFields):
+    """``POST /v1/sessions/{S}/questions``. Validate with a context giving
+    ``max_questions`` and ``max_timeout``."""
+
+    userId: Id
+    requireOnline: StrictBool = False
+    parentSessionId: Id | None = None
+
+
+class QuestionResult(BaseModel):
+    """A question's state as the agent API reports it (``GET
+    .../questions/{R}``): ``answers`` once answered, ``error`` once it timed
+    out or was cancelled. The MCP tools' output schema is generated from it."""
+
+    requestId: Id
+    sessionId: Id
+    status: Status
+    answers: Answers | None = Field(default=None, description="Keyed by question text; a list for multiSelect.")
+    error: StrictStr | None = None
 
 
 class AnswerBody(BaseModel):

@@ -1,0 +1,1 @@
+"""askd mcp: the Model Context Protocol bridge."""

@@ -1,0 +1,250 @@
+"""The bridge's request handlers: list the tools, run a call, hear a cancel.
+
+A call asks through ``askd.client.AsyncAgentClient`` (retries, re-attach by
+``requestId``), waits at most ``--max-wait``, reports progress meanwhile,
+and turns every failure into a tool error of one sentence. A host's
+``notifications/cancelled`` withdraws the question the call waited for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server import ServerRequestContext
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.exceptions import MCPError
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
+from mcp_types import INVALID_PARAMS, RequestId
+from pydantic import ValidationError
+
+from askd.client import AsyncAgentClient, Discovery, Result
+from askd.client.errors import ApiError, AskdClientError, AuthError, DaemonUnavailable, QuestionLost
+from askd.config import ConfigError
+from askd.core.models import AskFields
+from askd.mcp.keys import AskKeys
+from askd.mcp.tools import ASK, GET, GetAnswerArgs, invalid_arguments, tool_error, tool_list, tool_result
+from askd.server.logs import get_logger
+
+log = get_logger("askd.mcp")
+
+PROGRESS_SECONDS = 10.0  # the spec asks for at least one progress notification every 15 s
+# After a handler is cancelled, how long to wait for the host's
+# notifications/cancelled (the SDK cancels the handler first, then delivers it).
+CANCEL_NOTICE_SECONDS = 0.5
+WITHDRAW_SECONDS = 10.0  # a withdraw that takes longer is given up (and logged)
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    user: str
+    session: str
+    url: str | None = None
+    token: str | None = None
+    config: Path | None = None
+    max_wait: float | None = None
+    progress_seconds: float = PROGRESS_SECONDS
+
+
+class CallFailed(Exception):
+    """A call that ends in a tool error: the message is the sentence the model reads."""
+
+
+def _where(found: Discovery, explicit: str | None) -> str:
+    """Why the bridge looked at that address, for the daemon-down sentence."""
+    if explicit:
+        return "given by --url"
+    if os.environ.get("ASKD_URL"):
+        return "from ASKD_URL"
+    state_dir = found.settings.state_dir
+    if found.runtime() is not None:
+        return f"from {state_dir / 'askd.json'}"
+    return f"the configured address, as no running daemon wrote askd.json in {state_dir}"
+
+
+def _failure(err: Exception) -> str:
+    """One sentence for the model and the person reading its transcript."""
+    if isinstance(err, ConfigError):
+        message = f"askd's configuration is invalid: {err}"
+    elif isinstance(err, DaemonUnavailable):
+        message = f"askd stopped answering at {err.url} ({err.reason}); `askd serve` starts it"
+    elif isinstance(err, AuthError):
+        message = f"askd refused the agent token ({err.status} {err.code}: {err.message}); pass --token or ASKD_AGENT_TOKEN"
+    elif isinstance(err, ApiError):
+        where = "; ".join(f"{d.get('loc') or 'body'}: {d.get('msg')}" for d in (err.details or [])[:5])
+        message = f"askd refused the call: {err.message}" + (f" ({where})" if where else "")
+    elif isinstance(err, QuestionLost):
+        message = (
+            f"askd does not know question {err.request_id} in session {err.session_id}: "
+            "it was never asked here, or it ended too long ago"
+        )
+    else:  # CallFailed, NoToken: already the sentence
+        message = str(err)
+    return message if message.endswith(".") else message + "."
+
+
+class Bridge:
+    def __init__(self, cfg: BridgeConfig) -> None:
+        self.cfg = cfg
+        self.keys = AskKeys()
+        # In-flight calls by MCP request id, set when the host cancels one.
+        self._cancels: dict[RequestId, anyio.Event] = {}
+
+    # ---- handlers ------------------------------------------------------
+
+    async def list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        try:
+            limit = Discovery(self.cfg.config).settings.limits.max_questions
+        except ConfigError:
+            limit = 20  # the call itself reports the bad configuration
+        return types.ListToolsResult(tools=tool_list(limit))
+
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in (ASK, GET):
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        arguments = params.arguments or {}
+        call_id = coerce_request_id(ctx.request_id) if ctx.request_id is not None else None
+        if call_id is not None:
+            self._cancels[call_id] = anyio.Event()
+        started = time.monotonic()
+        try:
+            if params.name == ASK:
+                result = await self._ask(ctx, arguments)
+            else:
+                result = await self._get_answer(ctx, arguments)
+        except ValidationError as err:
+            log.info("mcp.bad_arguments", tool=params.name, fields=[".".join(map(str, e["loc"])) for e in err.errors()])
+            return tool_error(invalid_arguments(params.name, err))
+        except (AskdClientError, ConfigError, CallFailed) as err:
+            log.warning("mcp.call_failed", tool=params.name, error=type(err).__name__, message=str(err))
+            return tool_error(_failure(err))
+        except Exception as err:  # a bug: say so, keep serving
+            log.exception("mcp.call_crashed", tool=params.name)
+            return tool_error(f"askd mcp failed unexpectedly ({type(err).__name__}: {err}); see its log on stderr.")
+        finally:
+            if call_id is not None:
+                self._cancels.pop(call_id, None)
+        log.info(
+            "mcp.call",
+            tool=params.name,
+            requestId=result.request_id,
+            status=result.status.value,
+            seconds=round(time.monotonic() - started, 3),
+        )
+        return tool_result(result, self.cfg.user)
+
+    async def on_cancelled(self, ctx: ServerRequestContext[Any], params: types.CancelledNotificationParams) -> None:
+        if params.request_id is None:
+            return
+        event = self._cancels.get(coerce_request_id(params.request_id))
+        if event is not None:
+            event.set()
+
+    # ---- the tools -----------------------------------------------------
+
+    async def _ask(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> Result:
+        found = Discovery(self.cfg.config)
+        limits = {"max_questions": found.settings.limits.max_questions, "max_timeout": found.settings.max_timeout_seconds}
+        args = AskFields.model_validate(arguments, context=limits)
+        key = self.keys.for_call(ASK, arguments)
+        async with self._client(found) as client:
+            submitted = await client.submit(
+                self.cfg.session,
+                self.cfg.user,
+                arguments["questions"],  # sent as given: unknown fields pass through
+                metadata=args.metadata,
+                timeout=args.timeoutSeconds,
+                idempotency_key=self.keys.header(key),
+            )
+            self.keys.asked(submitted.request_id, key)
+            if not submitted.pending:
+                self.keys.ended(submitted.request_id)
+                return submitted
+            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait)
+
+    async def _get_answer(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> Result:
+        args = GetAnswerArgs.model_validate(arguments)
+        limit = args.waitSeconds
+        if self.cfg.max_wait is not None:
+            limit = self.cfg.max_wait if limit is None else min(limit, self.cfg.max_wait)
+        async with self._client(Discovery(self.cfg.config)) as client:
+            return await self._wait(ctx, client, args.requestId, limit)
+
+    # ---- waiting -------------------------------------------------------
+
+    @asynccontextmanager
+    async def _client(self, found: Discovery) -> AsyncIterator[AsyncAgentClient]:
+        """A client for this call, the daemon checked once without retries:
+        one that is not there fails the call now, in one clear sentence;
+        once the call waits, outages are ridden through. Found again for
+        every call, so a daemon started after the bridge is reached."""
+        client = AsyncAgentClient(found.url(self.cfg.url), found.agent_token(self.cfg.token))
+        try:
+            try:
+                await client.health()
+            except DaemonUnavailable as err:
+                where = _where(found, self.cfg.url)
+                raise CallFailed(f"askd is not running at {err.url} ({err.reason}; {where}): start it with `askd serve`") from None
+            yield client
+        finally:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+
+    async def _wait(self, ctx: ServerRequestContext[Any], client: AsyncAgentClient, request_id: str, limit: float | None) -> Result:
+        """Wait until the question ends or ``limit`` seconds pass, reporting
+        progress; a host cancel meanwhile withdraws the question."""
+        # A plain task, not a task group: a group would wrap the wait's own
+        # errors (DaemonUnavailable, QuestionLost) in an ExceptionGroup.
+        ticker = asyncio.create_task(self._report_progress(ctx)) if progress_token_from_params(ctx.params) is not None else None
+        try:
+            result = await client.wait(self.cfg.session, request_id, timeout=limit)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._withdraw_if_host_cancelled(ctx, client, request_id)
+            raise
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+        if not result.pending:
+            self.keys.ended(request_id)
+        return result
+
+    async def _report_progress(self, ctx: ServerRequestContext[Any]) -> None:
+        started = time.monotonic()
+        try:
+            while True:
+                await asyncio.sleep(self.cfg.progress_seconds)
+                waited = time.monotonic() - started
+                await ctx.session.report_progress(waited, message=f"Waiting for {self.cfg.user} to answer ({waited:.0f} s)")
+        except Exception as err:  # the host went away: the wait itself will notice
+            log.debug("mcp.progress_stopped", error=repr(err))
+
+    async def _withdraw_if_host_cancelled(self, ctx: ServerRequestContext[Any], client: AsyncAgentClient, request_id: str) -> None:
+        """Withdraw only for the host's cancel: a bridge that stops (its
+        stdin closed) leaves the question open for a later get_answer."""
+        event = self._cancels.get(coerce_request_id(ctx.request_id)) if ctx.request_id is not None else None
+        if event is None:
+            return
+        with anyio.move_on_after(CANCEL_NOTICE_SECONDS):
+            await event.wait()
+        if not event.is_set():
+            return
+        with anyio.move_on_after(WITHDRAW_SECONDS) as scope:
+            try:
+                result = await client.withdraw(self.cfg.session, request_id)
+            except AskdClientError as err:
+                log.warning("mcp.withdraw_failed", requestId=request_id, error=str(err))
+                return
+        if scope.cancelled_caught:
+            log.warning("mcp.withdraw_failed", requestId=request_id, error=f"no answer in {WITHDRAW_SECONDS:g} s")
+            return
+        self.keys.ended(request_id)
+        log.info("mcp.withdrawn", requestId=request_id, status=result.status.value)

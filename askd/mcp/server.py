@@ -1,0 +1,56 @@
+"""``askd mcp``: an MCP server on stdio, built on the SDK's low-level
+``Server`` (tool schemas come from askd's models, not from function
+signatures). stdout carries the protocol and nothing else: logs go to
+stderr, and while serving the SDK points fd 1 at stderr, so a stray print
+cannot corrupt the stream either.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import anyio
+from mcp import types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+from askd import __version__
+from askd.mcp.bridge import Bridge, BridgeConfig
+from askd.server import logs
+
+INSTRUCTIONS = (
+    "askd asks the user a question and waits for the answer, however long the user is away. "
+    "Call ask_user_questions when you need a decision only the user can make; if it returns "
+    "status pending, call get_answer with its requestId."
+)
+
+
+def build_server(bridge: Bridge) -> Server:
+    server: Server = Server(
+        "askd",
+        version=__version__,
+        title="askd",
+        instructions=INSTRUCTIONS,
+        on_list_tools=bridge.list_tools,
+        on_call_tool=bridge.call_tool,
+    )
+    server.add_notification_handler("notifications/cancelled", types.CancelledNotificationParams, bridge.on_cancelled)
+    return server
+
+
+async def serve_stdio(bridge: Bridge) -> None:
+    server = build_server(bridge)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def run(cfg: BridgeConfig, log_level: str = "info") -> None:
+    """Serve until the host closes stdin."""
+    logs.configure(log_level, "console" if sys.stderr.isatty() else "json", stream=sys.stderr)
+    if log_level != "debug":  # one line per long-poll slice says nothing the bridge's own lines do not
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+    log = logs.get_logger("askd.mcp")
+    log.info("mcp.started", userId=cfg.user, sessionId=cfg.session, maxWait=cfg.max_wait)
+    anyio.run(serve_stdio, Bridge(cfg))
+    log.info("mcp.stopped", reason="stdin closed")
