@@ -37,6 +37,8 @@ def status(
     typer.echo(f"askd {stats['version']} is up (for {duration(stats['uptimeSeconds'])})")
     typer.echo(f"  public   {host}:{stats['port']}   (agents, WebSocket, web page)")
     typer.echo(f"  admin    {admin.url}")
+    degraded = "  (DEGRADED: it refuses writes)" if stats.get("storeStatus") == "degraded" else ""
+    typer.echo(f"  node     {stats['node']}   store {stats['store']}{degraded}")
     typer.echo(f"  clients  {plural(stats['connections'], 'connection')} of {plural(stats['users'], 'user')}")
     typer.echo(
         f"  questions {stats['pending']} pending, {stats['asked']} asked, {stats['answered']} answered,"

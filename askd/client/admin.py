@@ -7,8 +7,8 @@ from typing import Any, Literal
 import httpx
 
 from askd.client.discovery import Discovery, TokenSource
-from askd.client.errors import ApiError
-from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, drive_sync, json_or_raise, send, seg
+from askd.client.errors import ApiError, DaemonUnavailable
+from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, describe, drive_sync, json_or_raise, send, seg
 
 
 class AdminClient:
@@ -53,8 +53,20 @@ class AdminClient:
         return json_or_raise(response)
 
     def health(self) -> dict[str, Any]:
-        """``GET /healthz``: needs no token."""
-        return self._call("GET", "/healthz", auth=False)  # type: ignore[no-any-return]
+        """``GET /healthz``: needs no token. A daemon whose store fails
+        answers 503 with ``"status": "degraded"``: that is returned too."""
+        self._http.auth = None
+        try:
+            response = self._http.get("/healthz")
+        except httpx.TransportError as err:
+            raise DaemonUnavailable(self.url, describe(err)) from None
+        if response.status_code == 503:
+            body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+            if isinstance(body, dict) and body.get("status") == "degraded":
+                return body
+        if response.status_code >= 500:
+            raise DaemonUnavailable(self.url, describe(response))
+        return json_or_raise(response)  # type: ignore[no-any-return]
 
     def stats(self) -> dict[str, Any]:
         return self._call("GET", "/admin/v1/stats")  # type: ignore[no-any-return]

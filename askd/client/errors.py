@@ -29,13 +29,13 @@ class ApiError(AskdClientError):
 
 class QuestionLost(AskdClientError):
     """askd no longer knows a question the client was waiting for: it
-    restarted (v1 keeps state in memory) or the result outlived
+    restarted on ``store = memory`` (which keeps nothing), or the result outlived
     ``result_ttl_seconds``."""
 
     def __init__(self, session_id: str, request_id: str) -> None:
         super().__init__(
             f"askd no longer knows question {request_id} of session {session_id} "
-            "(the daemon restarted, or the result expired)"
+            "(its result expired, or it restarted on a memory store)"
         )
         self.session_id, self.request_id = session_id, request_id
 

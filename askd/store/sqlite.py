@@ -10,7 +10,9 @@ schema is refused at start and never written to.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,6 +102,26 @@ def _check_version(path: Path, version: int) -> None:
         )
 
 
+def _lock(path: Path) -> int:
+    """Hold ``PATH.lock`` for the daemon's life: two daemons on one file
+    would each serve their own copy of the state. The kernel drops the lock
+    when the process dies, even by ``kill -9``."""
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise StoreError(
+            f"the store {path} is in use by another askd (pid {holder}); "
+            "one SQLite store serves one daemon (use a redis:// store for several)"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
 class SqliteStore:
     kind = "sqlite"
 
@@ -108,6 +130,7 @@ class SqliteStore:
         _check_file(path)
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._lock = _lock(path)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as err:
             raise StoreError(f"cannot open the store {path}: {err}") from None
@@ -121,10 +144,10 @@ class SqliteStore:
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._migrate(version)
         except StoreError:
-            self._db.close()
+            self.close()
             raise
         except sqlite3.Error as err:
-            self._db.close()
+            self.close()
             raise StoreError(f"cannot prepare the store {path}: {err}") from None
 
     def _migrate(self, version: int) -> None:
@@ -264,3 +287,4 @@ class SqliteStore:
 
     def close(self) -> None:
         self._db.close()
+        os.close(self._lock)  # releases the lock

@@ -266,10 +266,17 @@ async def test_status_up(local: RunningDaemon) -> None:
     assert f"askd {__version__} is up" in r.stdout
     assert f":{local.daemon.port}" in r.stdout and local.admin_url in r.stdout
     assert "1 connection of 1 user" in r.stdout and "1 pending" in r.stdout
+    assert f"node     {local.daemon.hub.node_id}   store sqlite\n" in r.stdout
     data = json.loads((await askd("status", "--json")).stdout)
     assert data["up"] is True and data["version"] == __version__
     assert (data["port"], data["adminPort"], data["pending"], data["connections"]) == (local.daemon.port, local.daemon.admin_port, 1, 1)
     assert data["uptimeSeconds"] >= 0
+    assert (data["node"], data["store"], data["storeStatus"]) == (local.daemon.hub.node_id, "sqlite", "ok")
+    local.daemon.hub.store._db.execute("PRAGMA query_only = ON")  # type: ignore[attr-defined]
+    await local.ask("s2", "alice", [q("Refused?")], expect=503)  # the store fails: degraded
+    local.daemon.hub.store._db.execute("PRAGMA query_only = OFF")  # type: ignore[attr-defined]
+    r = await askd("status")
+    assert r.exit_code == 0 and "(DEGRADED: it refuses writes)" in r.stdout, r.stdout
 
 
 async def test_status_down_exits_1(local: RunningDaemon) -> None:

@@ -187,12 +187,12 @@ def test_a_bad_file_is_refused_and_left_untouched(tmp_path: Path, kind: str) -> 
     make, message = BAD[kind]
     path = tmp_path / "askd.db"
     make(path)
-    before = digest(path)
+    before, files = digest(path), sorted(p.name for p in tmp_path.iterdir())
     with pytest.raises(StoreError, match=message) as err:
         open_store(f"sqlite://{path}", tmp_path)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
     assert digest(path) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["askd.db"]  # no -wal or -shm made either
+    assert sorted(p.name for p in tmp_path.iterdir()) == files  # no -wal or -shm made either
 
 
 def test_serve_on_a_bad_file_exits_2_with_one_line_naming_it(tmp_path: Path) -> None:
@@ -258,3 +258,12 @@ async def test_a_delivered_webhook_is_not_sent_again_after_a_restart_and_a_due_o
     reg2.due()
     assert [r.request_id for r in reg2.drain().notify] == ["r2"]
     again.close()
+
+
+def test_a_second_daemon_on_the_same_file_is_refused_until_the_first_lets_go(tmp_path: Path) -> None:
+    path = tmp_path / "askd.db"
+    first = SqliteStore(path)
+    with pytest.raises(StoreError, match=rf"{path} is in use by another askd \(pid {os.getpid()}\)"):
+        SqliteStore(path)
+    first.close()
+    SqliteStore(path).close()
