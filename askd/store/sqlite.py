@@ -287,4 +287,6 @@ class SqliteStore:
 
     def close(self) -> None:
         self._db.close()
-        os.close(self._lock)  # releases the lock
+        if self._lock >= 0:
+            os.close(self._lock)  # releases the lock
+            self._lock = -1
