@@ -11,6 +11,7 @@ schema is refused at start and never written to.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import sqlite3
@@ -166,6 +167,19 @@ class SqliteStore:
     # ---- the Store interface -------------------------------------------
 
     async def load(self, registry: Registry) -> int:
+        # The load makes several objects per question and keeps them all,
+        # with no cycle among them: the cyclic collector would only walk the
+        # growing heap again and again (a third of the load's time with
+        # 100,000 questions, docs/performance.md, B5).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._load(registry)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _load(self, registry: Registry) -> int:
         for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions"):
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(

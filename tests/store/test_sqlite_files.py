@@ -4,6 +4,7 @@ refuses at start (never erasing or rewriting them)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import itertools
 import os
@@ -63,6 +64,30 @@ async def test_what_is_committed_comes_back_after_a_reopen(tmp_path: Path) -> No
     assert reg2.drain().sends == []
     assert {k: reg2.stats()[k] for k in ("asked", "pending", "answered")} == {"asked": 3, "pending": 2, "answered": 1}
     again.close()
+
+
+async def test_restored_questions_share_their_session_s_ids_and_the_collector_is_left_as_found(tmp_path: Path) -> None:
+    """Memory at start-up (docs/performance.md, B5): the questions of a
+    session hold its id and its owner's once, as asked ones do, not a copy
+    each from their rows; the load pauses the cyclic collector only while
+    it runs."""
+    clock, path = Clock(), tmp_path / "askd.db"
+    store, reg = SqliteStore(path), registry(clock)
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1], reg.prepare_ask("s1", "alice", QS)[1]])
+    store.close()
+
+    for collecting in (True, False):
+        (gc.enable if collecting else gc.disable)()
+        try:
+            again, reg2 = SqliteStore(path), registry(clock)
+            await again.load(reg2)
+            assert gc.isenabled() is collecting
+            a, b = reg2.pending("s1")
+            assert a.session_id is b.session_id and a.user_id is b.user_id
+            assert a.ask_event.session_id is a.session_id  # type: ignore[union-attr]
+            again.close()
+        finally:
+            gc.enable()
 
 
 async def test_deadlines_that_passed_while_down_are_due_at_once(tmp_path: Path) -> None:
