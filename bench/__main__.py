@@ -38,7 +38,9 @@ FULL = {
     "b1": {"users": 5000, "tabs": 1, "questions": 1},
     "b2": {"rounds": 2000, "pairs": 200, "pair_rounds": 20},
     "b3": {"questions": 100_000, "per_session": 1, "conns": 10_000, "tabs": 1},
-    "b4": {"rates": [250, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 5000], "step_seconds": 3.0},
+    # Steps of 250/s up to 2,000: the SQLite/memory ratio (target 0.8x) needs
+    # a finer ladder than 500 -> 1,000 -> 1,500 (0.5x, 0.67x or 1x).
+    "b4": {"rates": [250, 500, 750, 1000, 1250, 1500, 1750, 2000, 2500, 3000, 3500, 4000, 5000], "step_seconds": 3.0},
     "b5": {"questions": 100_000, "starts": 3},
 }
 QUICK = {
