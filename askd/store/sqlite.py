@@ -224,9 +224,12 @@ class SqliteStore:
             assert req.ask_event is not None
             if parent is not None:
                 db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
+            # The WHERE leaves a known session's row alone unless it gains its
+            # parent: rewriting it unchanged cost a page in the WAL per ask.
             db.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
-                " SET parent_session_id = coalesce(parent_session_id, excluded.parent_session_id)",
+                " SET parent_session_id = excluded.parent_session_id"
+                " WHERE parent_session_id IS NULL AND excluded.parent_session_id IS NOT NULL",
                 (req.session_id, req.user_id, parent),
             )
             db.execute(

@@ -137,6 +137,25 @@ async def test_a_session_tree_outlives_the_questions_that_made_it(tmp_path: Path
     again.close()
 
 
+async def test_a_known_session_keeps_its_row_until_it_gains_a_parent(tmp_path: Path) -> None:
+    """Asking again in a session writes no session row (the upsert's WHERE),
+    except the ask that gives it its parent: that link survives a reopen."""
+    clock, path = Clock(), tmp_path / "askd.db"
+    store, reg = SqliteStore(path), registry(clock)
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1]])
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1]])
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS, parent_session_id="s0")[1]])
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS, parent_session_id="s0")[1]])
+    store.close()
+    rows = sqlite3.connect(path).execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY session_id").fetchall()
+    assert rows == [("s0", "alice", None), ("s1", "alice", "s0")]
+
+    again, reg2 = SqliteStore(path), registry(clock)
+    assert await again.load(reg2) == 4
+    assert len(reg2.prepare_cancel("s0")) == 4
+    again.close()
+
+
 async def test_an_end_or_forget_the_status_no_longer_allows_is_not_written(tmp_path: Path) -> None:
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
