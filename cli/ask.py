@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from askd.cli.clients import TokenOption, UrlOption, agent_client, command
+from askd.cli.clients import CaCertOption, TokenOption, UrlOption, agent_client, command
 from askd.cli.common import ConfigOption, eprint, print_json
 from askd.client import Result, Status
 from askd.client.agent import DEFAULT_POLL_SECONDS
@@ -38,6 +38,7 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     url: str | None = UrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Ask a user a question and print the answer (exit 3 on timeout, 4 on cancel)."""
@@ -49,7 +50,7 @@ def ask(
     if multi:
         fields["multiSelect"] = True
     q = Question(**fields)
-    with agent_client(url, token, config, DEFAULT_POLL_SECONDS) as agent:
+    with agent_client(url, token, config, cacert, DEFAULT_POLL_SECONDS) as agent:
         agent.health()  # a daemon that is not there fails now; once asked, drops are retried
         if no_wait:
             result = agent.submit(session, user, [q], timeout=timeout)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
-from askd.client.discovery import Discovery, TokenSource
+from askd.client.discovery import Discovery, TokenSource, tls_context
 from askd.client.errors import ApiError
 from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, drive_sync, json_or_raise, send, seg
 
 
 class AdminClient:
-    """``url`` and ``token`` default to what ``Discovery`` finds. Admin calls
-    are not retried by default: a person is waiting at a terminal."""
+    """``url`` and ``token`` default to what ``Discovery`` finds; over HTTPS
+    ``ca_file`` (default ``ASKD_CA_FILE``) is trusted besides the system's
+    CAs. Admin calls are not retried by default: a person is waiting at a
+    terminal."""
 
     def __init__(
         self,
@@ -23,12 +26,14 @@ class AdminClient:
         retry: RetryPolicy = NO_RETRY,
         timeout: float = 10.0,
         discovery: Discovery | None = None,
+        ca_file: str | Path | None = None,
     ) -> None:
         found = discovery or Discovery()
         self.url = found.admin_url(url)
         self._found = found
         self._retry = retry
-        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+        verify = tls_context(self.url, found.ca_file(ca_file)) or True
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, verify=verify)
         self._auth: BearerAuth | None = BearerAuth(token) if token is not None else None
 
     def __enter__(self) -> AdminClient:

@@ -19,8 +19,8 @@ from urllib.parse import quote
 import httpx
 
 from askd.client.backoff import Backoff
-from askd.client.discovery import TokenSource, resolve_token
-from askd.client.errors import ApiError, AuthError, DaemonUnavailable
+from askd.client.discovery import TokenSource, cert_error, resolve_token
+from askd.client.errors import ApiError, AuthError, DaemonUnavailable, UntrustedCertificate
 
 T = TypeVar("T")
 
@@ -81,13 +81,15 @@ def describe(outcome: Outcome) -> str:
 
 def send(call: Call, policy: RetryPolicy, base_url: str = "") -> Flow[httpx.Response]:
     """One call, retried while askd is unreachable or answers 5xx. Returns
-    the first response below 500."""
+    the first response below 500. An untrusted certificate is not retried."""
     backoff = Backoff(policy.backoff_base, policy.backoff_cap)
     failing_since: float | None = None
     while True:
         outcome = yield call
         if isinstance(outcome, httpx.Response) and outcome.status_code < 500:
             return outcome
+        if isinstance(outcome, httpx.TransportError) and (bad := cert_error(outcome)) is not None:
+            raise UntrustedCertificate(base_url or "?", bad.verify_message or str(bad))
         now = time.monotonic()
         failing_since = failing_since or now
         if now - failing_since >= policy.retry_for:

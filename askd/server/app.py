@@ -21,8 +21,9 @@ import tornado.web
 
 from askd import __version__, state
 from askd.core import Limits
-from askd.server import admin_api, agent_api, web
+from askd.server import admin_api, agent_api, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
+from askd.server.proxy import Application, origin_of
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.ws import WsHandler
@@ -56,6 +57,8 @@ def limits_from(settings: Any) -> Limits:
 class Daemon:
     def __init__(self, settings: Any) -> None:
         self.settings = settings
+        self.ssl = tls.server_context(settings.tls)  # ConfigError before anything is touched
+        self.scheme = "https" if self.ssl else "http"
         secret = settings.auth.secret.get_secret_value() if settings.auth.secret else None
         if secret is None:
             secret = state.load_or_create_secret(settings.state_dir)
@@ -63,7 +66,8 @@ class Daemon:
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
         store = open_store(settings.store, settings.state_dir)
         self.hub = Hub(limits_from(settings), store, node_id=node_id)
-        self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__)
+        public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
+        self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__, public_origin=public_origin)
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
 
@@ -73,8 +77,9 @@ class Daemon:
             "default_handler_class": NotFoundHandler,
             "default_handler_args": {"ctx": ctx},
             "log_function": access_log,
+            "trusted": s.trusted_proxies,
         }
-        public = tornado.web.Application(
+        public = Application(
             [
                 (r"/ws", WsHandler, {"ctx": ctx}),
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
@@ -86,7 +91,7 @@ class Daemon:
             websocket_max_message_size=s.limits.max_message_bytes,
             **common,
         )
-        admin = tornado.web.Application(
+        admin = Application(
             [(r"/healthz", HealthHandler, {"ctx": ctx}), *admin_api.routes(ctx)],
             **common,
         )
@@ -100,7 +105,9 @@ class Daemon:
         # Bodies between max_request_bytes and this get a 413 from the handler;
         # larger ones are cut off by Tornado before they are read.
         cap = max(8 * self.settings.limits.max_request_bytes, 1024 * 1024)
-        server = tornado.httpserver.HTTPServer(app, max_body_size=cap, idle_connection_timeout=120)
+        server = tornado.httpserver.HTTPServer(
+            app, max_body_size=cap, idle_connection_timeout=120, ssl_options=self.ssl
+        )
         server.add_sockets(sockets)
         self._servers.append(server)
         return sockets[0].getsockname()[1]
@@ -116,22 +123,24 @@ class Daemon:
             self._servers[0].stop()
             raise
         self.ctx.ports = {"port": self.port, "admin_port": self.admin_port}
-        state.write_runtime(
-            s.state_dir,
-            {
-                "port": self.port,
-                "admin_port": self.admin_port,
-                "pid": os.getpid(),
-                "host": s.host,
-                "admin_host": s.admin_host,
-                "version": __version__,
-                "started_at": time.time(),
-                "node": self.hub.node_id,
-                "store": self.hub.store.kind,
-            },
-        )
+        runtime: dict[str, Any] = {
+            "port": self.port,
+            "admin_port": self.admin_port,
+            "pid": os.getpid(),
+            "host": s.host,
+            "admin_host": s.admin_host,
+            "scheme": self.scheme,  # both listeners
+            "version": __version__,
+            "started_at": time.time(),
+            "node": self.hub.node_id,
+            "store": self.hub.store.kind,
+        }
+        if s.public_url is not None:
+            runtime["public_url"] = str(s.public_url)  # for `askd open` run without the daemon's config
+        state.write_runtime(s.state_dir, runtime)
         log.info(
             "listening",
+            scheme=self.scheme,
             host=s.host,
             port=self.port,
             admin_host=s.admin_host,
