@@ -50,7 +50,7 @@ def ask(
     if multi:
         fields["multiSelect"] = True
     q = Question(**fields)
-    with agent_client(url, token, config, cacert, DEFAULT_POLL_SECONDS) as agent:
+    with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:
         agent.health()  # a daemon that is not there fails now; once asked, drops are retried
         if no_wait:
             result = agent.submit(session, user, [q], timeout=timeout)

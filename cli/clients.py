@@ -64,12 +64,14 @@ def global_options() -> GlobalOptions:
     return _globals_now
 
 
-def admin_client(admin_url: str | None, token: str | None, config: Path | None, cacert: Path | None) -> AdminClient:
+def admin_client(admin_url: str | None, token: str | None, config: Path | None, cacert: Path | None = None) -> AdminClient:
     g = global_options()
     return AdminClient(admin_url or g.admin_url, token or g.token, discovery=Discovery(config), ca_file=cacert or g.cacert)
 
 
-def agent_client(url: str | None, token: str | None, config: Path | None, cacert: Path | None, poll_seconds: float) -> AgentClient:
+def agent_client(
+    url: str | None, token: str | None, config: Path | None, poll_seconds: float, cacert: Path | None = None
+) -> AgentClient:
     g = global_options()
     found = Discovery(config)
     base = found.url(url or g.url)
