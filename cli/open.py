@@ -20,7 +20,7 @@ from askd.cli.clients import CaCertOption, UrlOption, command
 from askd.cli.common import ConfigOption, eprint, fail
 from askd.cli.token import secret_for
 from askd.client import Discovery
-from askd.client.discovery import cert_error, tls_context
+from askd.client.discovery import cert_error
 
 DEFAULT_TTL_SECONDS = 86400.0
 
@@ -70,9 +70,9 @@ def open_page(
     base = found.page_url(url or g.url)
     link = page_url(base, tokens.issue(secret_for(config), "user", user, ttl), session)
     typer.echo(link)
-    why = _unanswered(base, tls_context(base, found.ca_file(cacert or g.cacert)) or True)
+    why = _unanswered(base, found.tls(base, cacert or g.cacert) or True)
     if why is not None:
-        eprint(f"askd: askd does not answer at {base} yet ({why}); is `askd serve` running?")
+        eprint(f"askd: nothing answers at {base} yet ({why}); is `askd serve` running?")
     if no_browser:
         return
     opened = False

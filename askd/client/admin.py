@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import httpx
 
-from askd.client.discovery import Discovery, TokenSource, tls_context
+from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import ApiError
 from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, drive_sync, json_or_raise, send, seg
 
@@ -32,7 +32,7 @@ class AdminClient:
         self.url = found.admin_url(url)
         self._found = found
         self._retry = retry
-        verify = tls_context(self.url, found.ca_file(ca_file)) or True
+        verify = found.tls(self.url, ca_file) or True
         self._http = httpx.Client(base_url=self.url, timeout=timeout, verify=verify)
         self._auth: BearerAuth | None = BearerAuth(token) if token is not None else None
 

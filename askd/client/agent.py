@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from askd.client.discovery import Discovery, TokenSource, tls_context
+from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import QuestionLost
 from askd.client.http import (
     NO_RETRY,
@@ -141,7 +141,7 @@ def _setup(
         "base_url": base,
         "auth": BearerAuth(source),
         "timeout": httpx.Timeout(10.0, read=poll_seconds + READ_GRACE_SECONDS),
-        "verify": tls_context(base, found.ca_file(ca_file)) or True,
+        "verify": found.tls(base, ca_file) or True,
     }
     return base, flows, http
 

@@ -3,10 +3,11 @@
 URLs: the explicit value, else the environment (``ASKD_URL``,
 ``ASKD_ADMIN_URL``), else the scheme and ports ``askd serve`` wrote into
 ``<state dir>/askd.json``, else the configured host, port and TLS (default
-http://127.0.0.1:8765 and :8766). A CA bundle to trust besides the system's:
-the explicit value, else ``ASKD_CA_FILE``. Tokens: the explicit value, else the environment
-(``ASKD_AGENT_TOKEN``, ``ASKD_ADMIN_TOKEN``), else short-lived tokens minted
-from the secret the daemon uses (configured, else the state directory's).
+http://127.0.0.1:8765 and :8766). A CA bundle to trust besides the
+system's: the explicit value, else ``ASKD_CA_FILE``. Tokens: the explicit
+value, else the environment (``ASKD_AGENT_TOKEN``, ``ASKD_ADMIN_TOKEN``),
+else short-lived tokens minted from the secret the daemon uses (configured,
+else the state directory's).
 The CLI and the library share this so both find the same daemon.
 """
 
@@ -130,6 +131,10 @@ class Discovery:
 
     def ca_file(self, explicit: str | Path | None = None) -> str | None:
         return str(explicit) if explicit else os.environ.get("ASKD_CA_FILE") or None
+
+    def tls(self, url: str, ca_file: str | Path | None = None) -> ssl.SSLContext | None:
+        """What verifies ``url``'s certificate: ``tls_context`` with ``ca_file``, else ``ASKD_CA_FILE``."""
+        return tls_context(url, self.ca_file(ca_file))
 
     def secret(self) -> str | None:
         s = self.settings

@@ -27,7 +27,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
 from askd.client.backoff import Backoff
-from askd.client.discovery import Discovery, TokenSource, resolve_token, tls_context, ws_url
+from askd.client.discovery import Discovery, TokenSource, resolve_token, ws_url
 from askd.client.errors import AskdClientError, AuthError, ClientClosed, InvalidAnswer, UntrustedCertificate
 from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, QuestionEvent, SnapshotEvent
 from askd.core.models import check_answers
@@ -87,7 +87,7 @@ class UserClient:
                 raise ValueError("UserClient needs a token, or user= to mint one from the local daemon's secret")
             token = found.user_token(user)
         self.url = ws_url(found.url(url))
-        self._ssl = tls_context(self.url, found.ca_file(ca_file))  # None for ws://
+        self._ssl = found.tls(self.url, ca_file)  # None for ws://
         self._token = token
         self._sessions = list(dict.fromkeys(sessions)) or ["*"]
         self._callbacks = {"question": on_question, "cancelled": on_cancelled, "event": on_event}

@@ -23,9 +23,9 @@ from askd import __version__, state
 from askd.core import Limits
 from askd.server import admin_api, agent_api, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
-from askd.server.proxy import Application, origin_of
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
+from askd.server.proxy import Application, origin_of
 from askd.server.ws import WsHandler
 from askd.store import open_store
 

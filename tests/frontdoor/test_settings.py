@@ -76,4 +76,4 @@ async def test_askd_open_prints_the_running_daemons_public_url(daemon: RunningDa
     r = await askd("open", "--user", "alice", "--no-browser")
     assert r.exit_code == 0
     assert r.stdout.startswith("http://127.0.0.1:1/askd/?token=")
-    assert "does not answer at http://127.0.0.1:1/askd" in r.stderr  # it says so, and still prints the link
+    assert "nothing answers at http://127.0.0.1:1/askd" in r.stderr  # it says so, and still prints the link
