@@ -1,4 +1,4 @@
-"""Behind a reverse proxy (spec section F): who the client really is.
+"""Behind a reverse proxy (spec section 13): who the client really is.
 
 Only a peer in ``trusted_proxies`` may tell askd the client's address
 (``X-Forwarded-For``, else ``X-Real-IP``) and the original scheme and host

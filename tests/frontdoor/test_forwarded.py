@@ -1,4 +1,4 @@
-"""Which forwarded headers askd believes, and from whom (spec section F),
+"""Which forwarded headers askd believes, and from whom (spec section 13),
 on requests built in memory: every rule of ``askd.server.proxy``."""
 
 from __future__ import annotations

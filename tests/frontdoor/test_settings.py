@@ -1,4 +1,4 @@
-"""The front door's settings (spec section F) from the environment and TOML
+"""The front door's settings (spec section 13) from the environment and TOML
 (their errors are in tests/test_config.py); ``public_url`` in ``askd.json``,
 in the Origin check and in ``askd open``'s link."""
 
