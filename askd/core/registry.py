@@ -640,7 +640,8 @@ class Registry:
         while heap and heap[0][0] <= now:
             _, _, kind, req = heapq.heappop(heap)
             if kind == _FORGET:
-                if not req.pending:
+                # Not if already forgotten (a shared store's other node did).
+                if not req.pending and self.get(req.session_id, req.request_id) is req:
                     out.append(Forgot(req.session_id, req.request_id))
             elif kind == _NOTIFY:
                 self._notify_due(req)  # not a change: a report for the front end

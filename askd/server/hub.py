@@ -78,6 +78,7 @@ class Hub:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._backlog: list[Change] = []  # the clock's changes the store has not taken yet
+        self._replies: dict[int, Callable[[], None]] = {}  # id(change) -> what runs when it applies
         self._probe: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -87,6 +88,7 @@ class Hub:
     async def load(self) -> int:
         """Restore what the store kept; questions whose deadline passed while
         no daemon ran end once ``start`` arms the timer, with the usual events."""
+        self.store.attach(self._apply_remote, self._store_failed, self._store_ok)
         return await self.store.load(self.registry)
 
     def start(self) -> None:
@@ -150,12 +152,12 @@ class Hub:
         store fails. ``before_flush`` runs once the answer is taken and before
         the ``cancelled`` events go out (the sender's ack goes first)."""
         change = self.registry.prepare_answer(session_id, request_id, answers, user_id=user_id)
-        if not await self._commit([change]):
-            # The store ended it first (its timeout was waiting to be written).
+        replies = {id(change): before_flush} if before_flush is not None else None
+        if not await self._commit([change], replies):
+            # The store ended it first (its timeout was waiting to be written,
+            # or another node's answer won).
             self._flush()
             raise NotPending(f"question {request_id} is not pending")
-        if before_flush is not None:
-            before_flush()
         self._flush()
         req = self.registry.get(session_id, request_id)
         assert req is not None
@@ -175,20 +177,44 @@ class Hub:
         self._flush()
         return n
 
-    async def _commit(self, changes: list[Change]) -> int:
+    async def _commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
         """Store the clock's backlog and ``changes`` as one step, then apply
-        them; returns how many of ``changes`` took effect. Raises
-        :class:`StoreUnavailable`, applying none of ``changes``."""
+        what took effect; returns how many of ``changes`` did. ``replies``
+        (by ``id`` of a change) run as their change is applied, before its
+        events go out. Raises :class:`StoreUnavailable`, applying none of
+        ``changes``."""
         backlog, self._backlog = self._backlog, []
+        if replies:
+            self._replies.update(replies)
         try:
             done = await self.store.commit(backlog + changes if backlog else changes)
         except StoreUnavailable as err:
             self._backlog = backlog + self._backlog
+            for key in replies or ():
+                self._replies.pop(key, None)
             self._store_failed(err)
             raise
         self._store_ok()
+        self._apply(done)
+        for key in replies or ():
+            self._replies.pop(key, None)  # not taken: no reply
         mine = {id(c) for c in changes}
-        return sum(1 for c in done if self.registry.apply(c) and id(c) in mine)
+        return sum(1 for c in done if id(c) in mine)
+
+    def _apply(self, changes: list[Change]) -> None:
+        """Apply stored changes (again, harmlessly, if a shared store's
+        follower already did) and run the replies waiting on them."""
+        for change in changes:
+            self.registry.apply(change)
+            reply = self._replies.pop(id(change), None)
+            if reply is not None:
+                reply()
+
+    def _apply_remote(self, changes: list[Change]) -> None:
+        """A shared store's follower: changes as the cluster decided them, in
+        its order (this node's own among them)."""
+        self._apply(changes)
+        self._flush()
 
     # ---- the store's health -------------------------------------------
 

@@ -165,6 +165,9 @@ class SqliteStore:
 
     # ---- the Store interface -------------------------------------------
 
+    def attach(self, *callbacks: object) -> None:
+        return None  # one daemon: the hub applies what a commit returns
+
     async def load(self, registry: Registry) -> int:
         for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions"):
             registry.restore_session(sid, owner, parent)
@@ -284,6 +287,9 @@ class SqliteStore:
                 db.execute("ROLLBACK")
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+
+    async def aclose(self) -> None:
+        self.close()
 
     def close(self) -> None:
         self._db.close()
