@@ -33,7 +33,10 @@ def list_(
         typer.echo("No connections.")
         return
     table(
-        ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE"],
-        ([c["connectionId"], c["userId"], ", ".join(c["subscriptions"]) or "-", ago(c["connectedAt"]), c["remote"]] for c in conns),
+        ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE", "NODE"],
+        (
+            [c["connectionId"], c["userId"], ", ".join(c["subscriptions"]) or "-", ago(c["connectedAt"]), c["remote"], c.get("node", "-")]
+            for c in conns
+        ),
         no_wrap=("CONNECTION",),
     )

@@ -685,6 +685,9 @@ class Registry:
             if r.pending
         ]
 
+    def connection(self, conn_id: str) -> Connection:
+        return self._conns[conn_id]
+
     def connections(self, user_id: str | None = None) -> list[Connection]:
         if user_id is not None:
             return list(self._user_conns.get(user_id, {}).values())

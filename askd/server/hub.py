@@ -89,6 +89,8 @@ class Hub:
         """Restore what the store kept; questions whose deadline passed while
         no daemon ran end once ``start`` arms the timer, with the usual events."""
         self.store.attach(self._apply_remote, self._store_failed, self._store_ok)
+        if self.store.shared:
+            self.store.on_command(self._on_command)  # type: ignore[attr-defined]
         return await self.store.load(self.registry)
 
     def start(self) -> None:
@@ -99,19 +101,29 @@ class Hub:
 
     def connect(self, peer: Peer, user_id: str, remote: str) -> str:
         conn_id = "c_" + secrets.token_urlsafe(9)
-        self.registry.connect(conn_id, user_id, remote)
+        conn = self.registry.connect(conn_id, user_id, remote)
         self._peers[conn_id] = peer
+        self._present(conn)
         return conn_id
 
     def disconnect(self, conn_id: str) -> None:
         self._peers.pop(conn_id, None)
         self.registry.disconnect(conn_id)  # never ends a question (seed D1)
+        if self.store.shared:
+            self.store.presence.put(conn_id, None)  # type: ignore[attr-defined]
+
+    def _present(self, conn: Connection) -> None:
+        """Tell a shared store how this connection is now (for cluster-wide
+        listings and session-targeted disconnects)."""
+        if self.store.shared:
+            self.store.presence.put(conn.id, conn.describe())  # type: ignore[attr-defined]
 
     def peer_count(self, user_id: str) -> int:
         return len(self.registry.connections(user_id))
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
         pushed = self.registry.subscribe(conn_id, session_id, reply_id)
+        self._present(self.registry.connection(conn_id))
         out = self.registry.drain()
         if pushed:
             # One line per subscribe, not per question: a log line costs more
@@ -123,6 +135,7 @@ class Hub:
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:
         self.registry.unsubscribe(conn_id, session_id)
+        self._present(self.registry.connection(conn_id))
 
     # ---- agents and answers -------------------------------------------
 
@@ -371,6 +384,28 @@ class Hub:
             return []
         return conns
 
+    async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Every connection, on every node of a shared store, with its node."""
+        if self.store.shared:
+            conns = await self.store.connections()  # type: ignore[attr-defined]
+            return [c for c in conns if user_id is None or c["userId"] == user_id]
+        return [{**c.describe(), "node": self.node_id} for c in self.registry.connections(user_id)]
+
+    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
+        """Drop the connections ``selector`` names (``userId``, ``sessionId``,
+        ``connectionId``, ``all``), on every node of a shared store."""
+        if not self.store.shared:
+            return self.drop(self.matching_connections(**_selection(selector)), mode)
+        owner = self.registry.owner(selector["sessionId"]) if selector.get("sessionId") else None
+        n = sum(1 for c in await self.connection_list() if _selected(c, selector, owner))
+        if n:
+            await self.store.command({"disconnect": selector, "mode": mode})  # type: ignore[attr-defined]
+        return n
+
+    def _on_command(self, command: dict[str, Any]) -> None:
+        if "disconnect" in command:
+            self.drop(self.matching_connections(**_selection(command["disconnect"])), command["mode"])
+
     def drop(self, conns: list[Connection], mode: str) -> int:
         """Close connections: ``abort`` drops TCP with no close handshake (a
         network failure), ``close`` sends close code 1001."""
@@ -401,3 +436,25 @@ class Hub:
             if handle is not None:
                 handle.cancel()
         self._timer = self._timer_at = self._probe = None
+
+
+def _selection(selector: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "user_id": selector.get("userId"),
+        "session_id": selector.get("sessionId"),
+        "connection_id": selector.get("connectionId"),
+        "everyone": bool(selector.get("all")),
+    }
+
+
+def _selected(conn: dict[str, Any], selector: dict[str, Any], owner: str | None) -> bool:
+    """``matching_connections``' rule, on a listed connection of any node."""
+    if not any(selector.get(k) for k in ("userId", "sessionId", "connectionId", "all")):
+        return False
+    if selector.get("userId") and conn["userId"] != selector["userId"]:
+        return False
+    if selector.get("connectionId") and conn["connectionId"] != selector["connectionId"]:
+        return False
+    sid = selector.get("sessionId")
+    subs = conn["subscriptions"]
+    return not sid or sid in subs or (conn["userId"] == owner and "*" in subs)

@@ -21,6 +21,9 @@ class StoreUnavailable(Exception):
 class Store(Protocol):
     #: ``sqlite``, ``memory`` or ``redis``, as ``/healthz`` names it.
     kind: str
+    #: Whether several daemons share it (then ``connections`` and
+    #: ``command`` reach every node, and ``presence`` records this node's).
+    shared: bool
 
     def attach(
         self,

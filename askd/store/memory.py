@@ -10,6 +10,7 @@ from askd.core.changes import Change
 
 class MemoryStore:
     kind = "memory"
+    shared = False
 
     def __init__(self) -> None:
         self._registry: Registry | None = None

@@ -185,6 +185,7 @@ def from_json(data: dict[str, Any]) -> Change:
 
 class RedisStore:
     kind = "redis"
+    shared = True
 
     def __init__(self, url: str, node_id: str) -> None:
         self.url, self.node = url, node_id
@@ -204,6 +205,8 @@ class RedisStore:
         self._on_failed: Callable[[StoreUnavailable], None] = lambda err: None
         self._on_ok: Callable[[], None] = lambda: None
         self._closed = False
+        self._on_command: Callable[[dict[str, Any]], None] = lambda command: None
+        self.presence = Presence(self._redis, node_id)
 
     @property
     def where(self) -> str:
@@ -252,6 +255,7 @@ class RedisStore:
         rows.sort(key=lambda row: row[0])
         for _, req in rows:
             registry.restore(req)
+        await self.presence.start()
         self._follower = asyncio.ensure_future(self._follow())
         return len(rows)
 
@@ -293,12 +297,19 @@ class RedisStore:
             for _, entries in got or ():
                 batch: list[Change] = []
                 for entry_id, fields in entries:
+                    self._last = entry_id.decode()
+                    if b"cmd" in fields:  # an admin's order to every node
+                        self._on_changes(batch)
+                        batch = []
+                        self._on_command(json.loads(fields[b"cmd"]))
+                        continue
                     data = json.loads(fields[b"c"])
                     own = self._mine.pop(data["q"], None) if data["o"] == self.node else None
                     batch.append(own if own is not None else from_json(data))
-                    self._last = entry_id.decode()
                 try:
                     self._on_changes(batch)
+                except Exception:  # a bug must not stop the node following the cluster
+                    log.exception("applying the stream's changes failed")
                 finally:
                     self._release()
 
@@ -349,6 +360,22 @@ class RedisStore:
             await self._reached(last)  # the follower applied them, in the cluster's order
         return done
 
+    def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        self._on_command = handler
+
+    async def command(self, command: dict[str, Any]) -> None:
+        """Send an order every node carries out on its own connections."""
+        try:
+            await self._redis.xadd(STREAM, {"cmd": json.dumps(command)}, maxlen=STREAM_MAXLEN, approximate=True)
+        except (RedisError, OSError) as err:
+            raise StoreUnavailable(f"the store {self.where} refused a write: {err}") from None
+
+    async def connections(self) -> list[dict[str, Any]]:
+        try:
+            return await self.presence.listing()
+        except (RedisError, OSError) as err:
+            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+
     async def probe(self) -> None:
         try:
             await self._redis.ping()
@@ -362,6 +389,7 @@ class RedisStore:
         for _, fut in self._waiting:
             if not fut.done():
                 fut.cancel()
+        await self.presence.stop()
         if self._follower is not None:
             self._follower.cancel()
             try:
@@ -370,3 +398,92 @@ class RedisStore:
                 pass
         await self._redis.aclose()
         await self._reader.aclose()
+
+
+class Presence:
+    """Who is connected where, for cluster-wide listings: each node keeps its
+    connections in one hash and a heartbeat key; a node whose heartbeat
+    expired (``kill -9``) leaves the listings within ``NODE_TTL`` seconds."""
+
+    NODE_TTL = 30
+    BEAT = 10.0
+
+    def __init__(self, redis: aioredis.Redis, node: str) -> None:
+        self._redis, self.node = redis, node
+        self._conns = f"{P}conns:{node}"
+        self._queue: list[tuple[str, str | None]] = []  # (connection id, JSON or None: left)
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        # A node restarted under the same id: its old connections are gone.
+        await self._redis.delete(self._conns)
+        await self._beat_once()
+        self._tasks = [asyncio.ensure_future(self._beat()), asyncio.ensure_future(self._write())]
+
+    def put(self, conn_id: str, description: dict[str, Any] | None) -> None:
+        """Record a connection as it is now (None: it left). Written in
+        order, in batches, off the hot path."""
+        self._queue.append((conn_id, json.dumps(description) if description is not None else None))
+        self._wake.set()
+
+    async def _write(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._queue = self._queue, []
+            pipe = self._redis.pipeline(transaction=False)
+            for conn_id, desc in batch:
+                if desc is None:
+                    pipe.hdel(self._conns, conn_id)
+                else:
+                    pipe.hset(self._conns, conn_id, desc)
+            try:
+                await pipe.execute()
+            except (RedisError, OSError):
+                self._queue = batch + self._queue  # keep the order; try again
+                await asyncio.sleep(RETRY_SECONDS)
+                self._wake.set()
+
+    async def _beat_once(self) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.set(f"{P}node:{self.node}", "1", ex=self.NODE_TTL)
+        pipe.sadd(f"{P}nodes", self.node)
+        await pipe.execute()
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.BEAT)
+            try:
+                await self._beat_once()
+            except (RedisError, OSError):
+                pass  # the follower reports the lost link
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """Every live node's connections, each with its ``node``."""
+        r = self._redis
+        nodes = sorted(n.decode() for n in await r.smembers(f"{P}nodes"))
+        pipe = r.pipeline(transaction=False)
+        for node in nodes:
+            pipe.exists(f"{P}node:{node}")
+            pipe.hgetall(f"{P}conns:{node}")
+        got = await pipe.execute()
+        out: list[dict[str, Any]] = []
+        for node, alive, conns in zip(nodes, got[::2], got[1::2]):
+            if not alive:  # its heartbeat ran out: forget its connections
+                await r.delete(f"{P}conns:{node}")
+                await r.srem(f"{P}nodes", node)
+                continue
+            out.extend(dict(json.loads(v), node=node) for v in conns.values())
+        return out
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.delete(self._conns, f"{P}node:{self.node}")
+            pipe.srem(f"{P}nodes", self.node)
+            await pipe.execute()
+        except (RedisError, OSError):
+            pass

@@ -124,6 +124,7 @@ def _lock(path: Path) -> int:
 
 class SqliteStore:
     kind = "sqlite"
+    shared = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
