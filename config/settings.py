@@ -185,6 +185,12 @@ class Settings(BaseSettings):
         pattern=r"^[A-Za-z0-9._-]+$",
         description="This daemon's id in /healthz, askd.json and logs; generated at each start when unset.",
     )
+    node_ttl_seconds: float = Field(
+        30.0,
+        ge=1,
+        le=3600,
+        description="With a shared store: a node silent this long (killed) leaves the connection listings; it beats every third of it.",
+    )
     auth: AuthSettings = Field(default_factory=AuthSettings)
     tls: TlsSettings = Field(default_factory=TlsSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)

@@ -78,7 +78,7 @@ class Daemon:
             secret = state.load_or_create_secret(settings.state_dir)
         node_id = settings.node_id or f"{socket.gethostname().split('.')[0]}-{secrets.token_hex(3)}"
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
-        store = open_store(settings.store, settings.state_dir, node_id)
+        store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
         self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
         self.notifier: Notifier | None = None
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None

@@ -15,7 +15,7 @@ from askd.store.memory import MemoryStore
 DB_FILE = "askd.db"
 
 
-def open_store(url: str, state_dir: Path, node_id: str = "local") -> Store:
+def open_store(url: str, state_dir: Path, node_id: str = "local", node_ttl: float = 30.0) -> Store:
     """The store the ``store`` setting names. Raises :class:`StoreError`
     (one line naming the file) for a file that cannot be askd's."""
     if url == "memory":
@@ -28,7 +28,7 @@ def open_store(url: str, state_dir: Path, node_id: str = "local") -> Store:
     if url.startswith(("redis://", "rediss://")):
         from askd.store.redis import RedisStore
 
-        return RedisStore(url, node_id)
+        return RedisStore(url, node_id, node_ttl)
     raise StoreError(f"store {url.split('://')[0]}:// is not supported by this askd")
 
 

@@ -187,7 +187,7 @@ class RedisStore:
     kind = "redis"
     shared = True
 
-    def __init__(self, url: str, node_id: str) -> None:
+    def __init__(self, url: str, node_id: str, node_ttl: float = 30.0) -> None:
         self.url, self.node = url, node_id
         try:
             self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
@@ -206,7 +206,7 @@ class RedisStore:
         self._on_ok: Callable[[], None] = lambda: None
         self._closed = False
         self._on_command: Callable[[dict[str, Any]], None] = lambda command: None
-        self.presence = Presence(self._redis, node_id)
+        self.presence = Presence(self._redis, node_id, node_ttl)
 
     @property
     def where(self) -> str:
@@ -403,13 +403,10 @@ class RedisStore:
 class Presence:
     """Who is connected where, for cluster-wide listings: each node keeps its
     connections in one hash and a heartbeat key; a node whose heartbeat
-    expired (``kill -9``) leaves the listings within ``NODE_TTL`` seconds."""
+    expired (``kill -9``) leaves the listings within ``ttl`` seconds."""
 
-    NODE_TTL = 30
-    BEAT = 10.0
-
-    def __init__(self, redis: aioredis.Redis, node: str) -> None:
-        self._redis, self.node = redis, node
+    def __init__(self, redis: aioredis.Redis, node: str, ttl: float) -> None:
+        self._redis, self.node, self.ttl = redis, node, ttl
         self._conns = f"{P}conns:{node}"
         self._queue: list[tuple[str, str | None]] = []  # (connection id, JSON or None: left)
         self._wake = asyncio.Event()
@@ -447,13 +444,13 @@ class Presence:
 
     async def _beat_once(self) -> None:
         pipe = self._redis.pipeline(transaction=False)
-        pipe.set(f"{P}node:{self.node}", "1", ex=self.NODE_TTL)
+        pipe.set(f"{P}node:{self.node}", "1", px=int(self.ttl * 1000))
         pipe.sadd(f"{P}nodes", self.node)
         await pipe.execute()
 
     async def _beat(self) -> None:
         while True:
-            await asyncio.sleep(self.BEAT)
+            await asyncio.sleep(self.ttl / 3)
             try:
                 await self._beat_once()
             except (RedisError, OSError):
