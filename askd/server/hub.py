@@ -302,7 +302,10 @@ class Hub:
                 self._ended(req)
             if self.on_notify is not None:
                 for req in out.notify:
-                    self.on_notify(req)
+                    if self.store.shared:  # every node's heap says so: one node sends
+                        self._spawn(lambda req=req: self._notify_once(req))
+                    else:
+                        self.on_notify(req)
             self._arm_timer()
 
     def _deliver(self, sends: list[ev.Send]) -> None:
@@ -355,6 +358,14 @@ class Hub:
     def still_pending(self, session_id: str, request_id: str) -> bool:
         req = self.registry.get(session_id, request_id)
         return req is not None and req.pending
+
+    async def _notify_once(self, req: Request) -> None:
+        try:
+            won = await self.store.claim_notify(req)  # type: ignore[attr-defined]
+        except StoreUnavailable:
+            return  # no node can claim it now; the question stays on every tab
+        if won and self.on_notify is not None:
+            self.on_notify(req)
 
     def mark_notified(self, session_id: str, request_id: str) -> None:
         """A webhook delivery succeeded: never send this question again, not

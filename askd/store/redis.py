@@ -360,6 +360,15 @@ class RedisStore:
             await self._reached(last)  # the follower applied them, in the cluster's order
         return done
 
+    async def claim_notify(self, req: Request) -> bool:
+        """Whether this node is the one to send the question's webhook (the
+        first to claim it; the claim lasts as long as the question could)."""
+        ttl = max(1, int(req.expires_at - req.created_at) + 60)
+        try:
+            return bool(await self._redis.set(f"{P}notify:{req.request_id}", self.node, nx=True, ex=ttl))
+        except (RedisError, OSError) as err:
+            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+
     def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
         self._on_command = handler
 
