@@ -142,6 +142,9 @@ class Hub:
     async def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
         """Ask; returns the request and whether it is new (an Idempotency-Key
         replay is not). Raises :class:`StoreUnavailable`, pushing nothing."""
+        if kw.get("require_online") and self.store.shared:
+            # Online means a connection on any node, not only on this one.
+            kw["require_online"] = not await self._online_anywhere(user_id)
         req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
         if change is None:
             return req, False
@@ -364,8 +367,20 @@ class Hub:
             won = await self.store.claim_notify(req)  # type: ignore[attr-defined]
         except StoreUnavailable:
             return  # no node can claim it now; the question stays on every tab
-        if won and self.on_notify is not None:
-            self.on_notify(req)
+        if not won or self.on_notify is None:
+            return
+        policy = self.registry.notify_policy
+        if policy is not None and policy.only_offline and await self._online_anywhere(req.user_id):
+            return  # a tab on another node: no webhook (claimed, so no node sends)
+        self.on_notify(req)
+
+    async def _online_anywhere(self, user_id: str) -> bool:
+        if self.registry.connections(user_id):
+            return True
+        try:
+            return any(c["userId"] == user_id for c in await self.connection_list(user_id))
+        except StoreUnavailable:
+            return False
 
     def mark_notified(self, session_id: str, request_id: str) -> None:
         """A webhook delivery succeeded: never send this question again, not

@@ -100,3 +100,18 @@ async def test_session_cancel_cascades_across_nodes(cluster: Cluster) -> None:
     for node in (a, b):
         for sid, asked in (("parent", parent), ("child", child)):
             assert (await node.result(sid, asked["requestId"])).json()["status"] == "cancelled"
+
+
+async def test_require_online_counts_tabs_on_every_node(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    r = await a.ask("s1", "alice", [q("Here?")], requireOnline=True, expect=409)
+    assert r["error"]["code"] == "user_offline"
+    tab = await b.connect("alice")
+    await eventually(lambda: _listed(a, "alice"), what="alice's tab on B in the cluster's listing")
+    asked = await a.ask("s1", "alice", [q("Here?")], requireOnline=True)
+    assert (await tab.expect("ask_user_questions"))["payload"]["requestId"] == asked["requestId"]
+
+
+async def _listed(node, user: str) -> bool:  # type: ignore[no-untyped-def]
+    r = await node.admin("GET", "/admin/v1/connections", params={"userId": user})
+    return bool(r.json()["connections"])
