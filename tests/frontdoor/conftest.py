@@ -88,9 +88,11 @@ http {{
 """
 
 
-def render(dir_: Path, port: int, upstream_port: int, bind: str | None) -> str:
+def render(dir_: Path, port: int, upstream_port: int | list[int], bind: str | None) -> str:
     blocks = documented_blocks()
-    blocks["upstream"] = blocks["upstream"].replace("127.0.0.1:8765", f"127.0.0.1:{upstream_port}")
+    ports = upstream_port if isinstance(upstream_port, list) else [upstream_port]
+    servers = "\n    ".join(f"server 127.0.0.1:{p};" for p in ports)  # round robin over the nodes
+    blocks["upstream"] = re.sub(r"server 127\.0\.0\.1:8765;[^\n]*", servers, blocks["upstream"])
     if bind is not None:  # connect to askd from another loopback address
         blocks["location"] = blocks["location"].rstrip()[:-1] + f"    proxy_bind {bind};\n}}"
     return CONFIG.format(
@@ -151,7 +153,7 @@ class Proxy:
                 await self.proc.wait()
 
 
-async def start_nginx(dir_: Path, upstream_port: int, bind: str | None = None) -> Proxy:
+async def start_nginx(dir_: Path, upstream_port: int | list[int], bind: str | None = None) -> Proxy:
     for _ in range(3):  # another process may take the free port first
         port = free_port()
         where = dir_ / f"nginx-{port}"
