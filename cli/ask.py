@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from askd.cli.clients import TokenOption, UrlOption, agent_client, command
+from askd.cli.clients import CaCertOption, TokenOption, UrlOption, agent_client, command
 from askd.cli.common import ConfigOption, eprint, print_json
 from askd.cli.output import duration, parse_time
 from askd.client import AgentClient, Result, Status
@@ -89,6 +89,7 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     url: str | None = UrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Ask a user a question and print the answer (exit 3 on timeout, 4 on cancel).
@@ -103,7 +104,7 @@ def ask(
     if multi:
         fields["multiSelect"] = True
     q = Question(**fields)
-    with agent_client(url, token, config, DEFAULT_POLL_SECONDS) as agent:
+    with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:
         agent.health()  # a daemon that is not there fails now; once asked, drops are retried
         if no_wait:
             result = agent.submit(session, user, [q], timeout=timeout)

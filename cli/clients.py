@@ -31,6 +31,12 @@ TokenOption = typer.Option(
     "--token",
     help="Bearer token (env ASKD_ADMIN_TOKEN, or ASKD_AGENT_TOKEN for ask; default: minted from the local secret).",
 )
+CaCertOption = typer.Option(
+    None,
+    "--cacert",
+    help="PEM CA bundle to trust besides the system's, for a daemon serving TLS (env ASKD_CA_FILE).",
+    dir_okay=False,
+)
 JsonOption = typer.Option(False, "--json", help="Print JSON for scripts instead of a table.")
 
 
@@ -39,32 +45,37 @@ class GlobalOptions:
     url: str | None = None
     admin_url: str | None = None
     token: str | None = None
+    cacert: Path | None = None
 
 
 _globals_now = GlobalOptions()
 
 
-def remember_globals(ctx: typer.Context, url: str | None, admin_url: str | None, token: str | None) -> None:
+def remember_globals(
+    ctx: typer.Context, url: str | None, admin_url: str | None, token: str | None, cacert: Path | None
+) -> None:
     """Called by the root callback on every invocation: keep the root's
     options for the command that runs next."""
     global _globals_now
-    _globals_now = ctx.obj = GlobalOptions(url, admin_url, token)
+    _globals_now = ctx.obj = GlobalOptions(url, admin_url, token, cacert)
 
 
 def global_options() -> GlobalOptions:
     return _globals_now
 
 
-def admin_client(admin_url: str | None, token: str | None, config: Path | None) -> AdminClient:
+def admin_client(admin_url: str | None, token: str | None, config: Path | None, cacert: Path | None = None) -> AdminClient:
     g = global_options()
-    return AdminClient(admin_url or g.admin_url, token or g.token, discovery=Discovery(config))
+    return AdminClient(admin_url or g.admin_url, token or g.token, discovery=Discovery(config), ca_file=cacert or g.cacert)
 
 
-def agent_client(url: str | None, token: str | None, config: Path | None, poll_seconds: float) -> AgentClient:
+def agent_client(
+    url: str | None, token: str | None, config: Path | None, poll_seconds: float, cacert: Path | None = None
+) -> AgentClient:
     g = global_options()
     found = Discovery(config)
     base = found.url(url or g.url)
-    return AgentClient(base, found.agent_token(token or g.token), poll_seconds=poll_seconds)
+    return AgentClient(base, found.agent_token(token or g.token), poll_seconds=poll_seconds, ca_file=cacert or g.cacert)
 
 
 def describe_error(err: BaseException) -> tuple[str, int]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, admin_client, command
+from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
 from askd.cli.common import ConfigOption, print_json
 from askd.cli.output import ago, table
 
@@ -20,10 +20,11 @@ def list_(
     as_json: bool = JsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """List open connections with their subscriptions."""
-    with admin_client(admin_url, token, config) as admin:
+    with admin_client(admin_url, token, config, cacert) as admin:
         conns = admin.connections(user=user)
     if as_json:
         print_json(conns)
@@ -32,7 +33,10 @@ def list_(
         typer.echo("No connections.")
         return
     table(
-        ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE"],
-        ([c["connectionId"], c["userId"], ", ".join(c["subscriptions"]) or "-", ago(c["connectedAt"]), c["remote"]] for c in conns),
+        ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE", "NODE"],
+        (
+            [c["connectionId"], c["userId"], ", ".join(c["subscriptions"]) or "-", ago(c["connectedAt"]), c["remote"], c.get("node", "-")]
+            for c in conns
+        ),
         no_wrap=("CONNECTION",),
     )

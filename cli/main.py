@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 import traceback
+from pathlib import Path
 
 import typer
 
 from askd import __version__
 from askd.cli import ask, connections, mcp, notify, pending, serve, sessions, status, token, withdraw
 from askd.cli import open as open_command
-from askd.cli.clients import AdminUrlOption, TokenOption, UrlOption, remember_globals
+from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, remember_globals
 from askd.cli.common import CliError, debug_enabled, eprint
 
 app = typer.Typer(
@@ -36,8 +37,9 @@ def root(
     url: str | None = UrlOption,
     admin_url: str | None = AdminUrlOption,
     token_: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
 ) -> None:
-    remember_globals(ctx, url, admin_url, token_)
+    remember_globals(ctx, url, admin_url, token_, cacert)
     if debug:
         import os
 

@@ -1,9 +1,11 @@
 """``askd open``: the inbox page's URL with a fresh user token, opened in
-the local browser where there is one."""
+the local browser where there is one. The link starts with ``public_url``
+when there is one (the URL people use, e.g. through a proxy)."""
 
 from __future__ import annotations
 
 import os
+import ssl
 import sys
 import webbrowser
 from pathlib import Path
@@ -14,10 +16,11 @@ import typer
 
 from askd import tokens
 from askd.cli import clients
-from askd.cli.clients import UrlOption, command
+from askd.cli.clients import CaCertOption, UrlOption, command
 from askd.cli.common import ConfigOption, eprint, fail
 from askd.cli.token import secret_for
 from askd.client import Discovery
+from askd.client.discovery import cert_error
 
 DEFAULT_TTL_SECONDS = 86400.0
 
@@ -37,11 +40,14 @@ def _has_gui_browser() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def _daemon_answers(base: str) -> bool:
+def _unanswered(base: str, verify: ssl.SSLContext | bool) -> str | None:
+    """Why ``base`` does not answer as askd, or None when it does."""
     try:
-        return httpx.get(f"{base.rstrip('/')}/healthz", timeout=2.0).status_code == 200
-    except httpx.HTTPError:
-        return False
+        status = httpx.get(f"{base.rstrip('/')}/healthz", timeout=2.0, verify=verify).status_code
+    except httpx.HTTPError as err:
+        bad = cert_error(err)
+        return f"its TLS certificate is not trusted ({bad.verify_message}); see --cacert" if bad else type(err).__name__
+    return None if status == 200 else f"HTTP {status}"
 
 
 @command
@@ -51,6 +57,7 @@ def open_page(
     no_browser: bool = typer.Option(False, "--no-browser", help="Only print the URL."),
     ttl: float = typer.Option(DEFAULT_TTL_SECONDS, "--ttl", help="The token's lifetime in seconds."),
     url: str | None = UrlOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Print (and open in a browser) the inbox page's URL with a fresh user token."""
@@ -58,11 +65,14 @@ def open_page(
         fail("--user must not be empty", 2)
     if ttl <= 0:
         fail("--ttl must be a positive number of seconds", 2)
-    base = Discovery(config).url(url or clients.global_options().url)
+    g = clients.global_options()
+    found = Discovery(config)
+    base = found.page_url(url or g.url)
     link = page_url(base, tokens.issue(secret_for(config), "user", user, ttl), session)
     typer.echo(link)
-    if not _daemon_answers(base):
-        eprint(f"askd: nothing answers at {base} yet; start the daemon with `askd serve`")
+    why = _unanswered(base, found.tls(base, cacert or g.cacert) or True)
+    if why is not None:
+        eprint(f"askd: nothing answers at {base} yet ({why}); is `askd serve` running?")
     if no_browser:
         return
     opened = False

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, admin_client, command
+from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
 from askd.cli.output import ago, table, until
 
@@ -35,10 +35,11 @@ def list_(
     as_json: bool = JsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """List pending questions, oldest first within a session."""
-    with admin_client(admin_url, token, config) as admin:
+    with admin_client(admin_url, token, config, cacert) as admin:
         pending = admin.pending(session=session, user=user)
     if as_json:
         print_json(pending)
@@ -107,12 +108,13 @@ def answer(
     as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Answer a pending question as if the user had."""
     if (answers_json is None) == (not answer_flags):
         fail("give either --answers JSON or one or more --answer QUESTION=VALUE", EXIT_USAGE)
-    with admin_client(admin_url, token, config) as admin:
+    with admin_client(admin_url, token, config, cacert) as admin:
         if answers_json is not None:
             answers = parse_answers_json(answers_json)
         else:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from askd.cli.common import ConfigOption, fail, settings
+from askd.cli.common import EXIT_USAGE, ConfigOption, fail, settings
+from askd.config import ConfigError
 
 
 class LogFormat(str, Enum):
@@ -74,6 +75,8 @@ def serve(
     except ListenError as err:
         fail(str(err))
     except StoreError as err:
-        fail(str(err), 2)
+        fail(str(err), EXIT_USAGE)
+    except ConfigError as err:  # found at start, e.g. a TLS key that does not load
+        fail(str(err), EXIT_USAGE)
     except KeyboardInterrupt:  # a second Ctrl-C during the graceful stop
         pass

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from askd.cli.clients import AdminUrlOption, TokenOption, admin_client, command
+from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
 from askd.cli.output import plural
 
@@ -22,13 +22,14 @@ def disconnect(
     as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Drop WebSocket connections (default: as a network failure would). Questions stay pending."""
     if not (user or session or connection or everyone):
         fail("name --user, --session, --connection or --all", EXIT_USAGE)
     mode = "close" if clean else "abort"
-    with admin_client(admin_url, token, config) as admin:
+    with admin_client(admin_url, token, config, cacert) as admin:
         n = admin.disconnect(user=user, session=session, connection=connection, all=everyone, mode=mode)
     if as_json:
         print_json({"disconnected": n, "mode": mode})
@@ -42,10 +43,11 @@ def cancel(
     as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Cancel every pending question of a session and of its sub-sessions."""
-    with admin_client(admin_url, token, config) as admin:
+    with admin_client(admin_url, token, config, cacert) as admin:
         n = admin.cancel_session(session)
     if as_json:
         print_json({"cancelled": n})

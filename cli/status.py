@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, admin_client, command
+from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_ERROR, ConfigOption, print_json
 from askd.cli.output import duration, plural
 from askd.client.errors import DaemonUnavailable
@@ -17,10 +17,11 @@ def status(
     as_json: bool = JsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Say whether the daemon is up, its version, ports, uptime and counts (exit 1 when down)."""
-    with admin_client(admin_url, token, config) as admin:
+    with admin_client(admin_url, token, config, cacert) as admin:
         try:
             admin.health()
         except DaemonUnavailable as err:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from askd.cli.clients import TokenOption, UrlOption, agent_client, command
+from askd.cli.clients import CaCertOption, TokenOption, UrlOption, agent_client, command
 from askd.cli.common import ConfigOption, print_json
 from askd.client.agent import DEFAULT_POLL_SECONDS
 
@@ -18,10 +18,11 @@ def withdraw(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     url: str | None = UrlOption,
     token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
     """Withdraw one pending question (it ends cancelled); an ended one is left as it is."""
-    with agent_client(url, token, config, DEFAULT_POLL_SECONDS) as agent:
+    with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:
         result = agent.withdraw(session, request)
     if as_json:
         print_json(result.raw)

@@ -7,6 +7,7 @@ environment (``ASKD_`` prefix, ``__`` between nested names), the TOML file
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 import tomllib
@@ -15,7 +16,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    IPvAnyNetwork,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -96,6 +107,30 @@ class NotifySettings(_Section):
             raise ValueError("must not be empty (leave it unset for no signature)")
         return v
 
+class TlsSettings(_Section):
+    # Checked on every load, even unset, so that half a pair is an error.
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    cert_file: Path | None = Field(
+        default=None,
+        description="PEM certificate (chain) file; with key_file, both listeners serve HTTPS and /ws is WSS. Unset: plain HTTP.",
+    )
+    key_file: Path | None = Field(default=None, description="PEM private key file of cert_file.")
+
+    @field_validator("key_file")
+    @classmethod
+    def _both_or_neither(cls, v: Path | None, info: ValidationInfo) -> Path | None:
+        cert = info.data.get("cert_file")
+        if v is not None and cert is None:
+            raise ValueError("is set but tls.cert_file (ASKD_TLS__CERT_FILE) is not: set both or neither")
+        if v is None and cert is not None:
+            raise ValueError("is not set but tls.cert_file (ASKD_TLS__CERT_FILE) is: set both or neither")
+        return v
+
+    @property
+    def enabled(self) -> bool:
+        return self.cert_file is not None
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -116,10 +151,23 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(platformdirs.user_state_dir("askd")),
         description="Holds the generated secret and askd.json (the bound ports).",
     )
-    public_url: AnyHttpUrl | None = Field(
-        default=None, description="The inbox's public base URL, for links askd prints or sends; unset: the public listener's URL."
-    )
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origins allowed to open /ws (the daemon's own is always allowed).")
+    public_url: AnyHttpUrl | None = Field(
+        default=None,
+        description=(
+            "The URL people and browsers use to reach the public listener, e.g. through a proxy "
+            "(https://tools.example.com/askd/). Links askd prints or sends start with it, and its "
+            "origin may open /ws. Unset: the public listener's own URL."
+        ),
+    )
+    trusted_proxies: list[IPvAnyNetwork] = Field(
+        default_factory=list,
+        description=(
+            "Addresses or CIDR networks of the reverse proxies askd believes about the client's address, "
+            "scheme and host (X-Forwarded-For or X-Real-IP, X-Forwarded-Proto, X-Forwarded-Host). "
+            "Those headers from any other peer are ignored."
+        ),
+    )
     loop: Literal["asyncio", "uvloop"] = Field(
         "asyncio", description="Event loop: asyncio, or uvloop (about 9 % less CPU per round trip; needs askd[uvloop])."
     )
@@ -137,7 +185,14 @@ class Settings(BaseSettings):
         pattern=r"^[A-Za-z0-9._-]+$",
         description="This daemon's id in /healthz, askd.json and logs; generated at each start when unset.",
     )
+    node_ttl_seconds: float = Field(
+        30.0,
+        ge=1,
+        le=3600,
+        description="With a shared store: a node silent this long (killed) leaves the connection listings; it beats every third of it.",
+    )
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    tls: TlsSettings = Field(default_factory=TlsSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     ws: WebSocketSettings = Field(default_factory=WebSocketSettings)
     log: LogSettings = Field(default_factory=LogSettings)
@@ -163,6 +218,32 @@ class Settings(BaseSettings):
         if default is not None and v < default:
             raise ValueError("must be at least question_timeout_seconds")
         return v
+
+    @field_validator("public_url")
+    @classmethod
+    def _a_base_url(cls, v: AnyHttpUrl | None) -> AnyHttpUrl | None:
+        # askd appends "?token=..." and paths to it.
+        if v is not None and (v.query or v.fragment or v.username or v.password):
+            raise ValueError("must be a plain base URL: no query, fragment or user:password")
+        return v
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _networks(cls, v: Any) -> Any:
+        # strict=False: "10.1.2.3/8" means 10.0.0.0/8, as nginx's set_real_ip_from reads it.
+        if not isinstance(v, list):
+            return v
+        out = []
+        for item in v:
+            try:
+                out.append(ipaddress.ip_network(item, strict=False) if isinstance(item, str) else item)
+            except ValueError:
+                raise ValueError(f"{item!r} is not an IP address or CIDR network") from None
+        return out
+
+    def public_base(self) -> str | None:
+        """``public_url`` without its trailing slash, or None."""
+        return str(self.public_url).rstrip("/") if self.public_url is not None else None
 
     @classmethod
     def settings_customise_sources(

@@ -54,7 +54,9 @@ UNSET_EXAMPLES: dict[str, Any] = {
     "auth.secret": "at-least-32-characters-of-random-text",
     "log.format": "json",
     "node_id": "askd-1",
-    "public_url": "https://askd.example.com/",
+    "public_url": "https://tools.example.com/askd/",
+    "tls.cert_file": "/etc/askd/tls/cert.pem",
+    "tls.key_file": "/etc/askd/tls/key.pem",
     "notify.webhook_url": "https://hooks.example.com/askd",
     "notify.webhook_secret": "a-long-random-string-shared-with-the-receiver",
 }

@@ -4,19 +4,24 @@ real sockets), tokens for every role, and small WebSocket/HTTP helpers."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 import os
-from collections.abc import AsyncIterator
+import ssl
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import structlog
 import websockets
 
 from askd import tokens
 from askd.config import load_settings
+from askd.server import logs
 from askd.server.app import Daemon
 from tests.model import profiles  # noqa: F401  registers Hypothesis profiles before --hypothesis-profile applies
 
@@ -102,18 +107,19 @@ class RunningDaemon:
     daemon: Daemon
     http: httpx.AsyncClient
     clients: list[WsClient] = field(default_factory=list)
+    ssl: ssl.SSLContext | None = None  # trusts the test CA when the daemon serves TLS
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.daemon.port}"
+        return f"{self.daemon.scheme}://127.0.0.1:{self.daemon.port}"
 
     @property
     def admin_url(self) -> str:
-        return f"http://127.0.0.1:{self.daemon.admin_port}"
+        return f"{self.daemon.scheme}://127.0.0.1:{self.daemon.admin_port}"
 
     @property
     def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.daemon.port}/ws"
+        return f"{'wss' if self.ssl else 'ws'}://127.0.0.1:{self.daemon.port}/ws"
 
     def token(self, role: str, sub: str | None = None, ttl: float | None = None) -> str:
         return tokens.issue(SECRET, role, sub, ttl)  # type: ignore[arg-type]
@@ -127,6 +133,8 @@ class RunningDaemon:
         return {"Authorization": f"Bearer {self.token('admin')}"}
 
     async def connect(self, user: str, **kw: Any) -> WsClient:
+        if self.ssl is not None:
+            kw.setdefault("ssl", self.ssl)
         conn = await websockets.connect(
             self.ws_url, additional_headers={"Authorization": f"Bearer {self.token('user', user)}"}, **kw
         )
@@ -171,6 +179,26 @@ class RunningDaemon:
 
 
 @pytest.fixture
+def log_text() -> Iterator[io.StringIO]:
+    """askd's real logging (JSON, debug, with its redaction) into a buffer;
+    the previous configuration is restored afterwards."""
+    saved = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    access = logging.getLogger("tornado.access")
+    access_disabled = access.disabled
+    buf = io.StringIO()
+    logs.configure("debug", "json", buf)
+    try:
+        yield buf
+    finally:
+        structlog.configure(**saved)
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        access.disabled = access_disabled
+
+
+@pytest.fixture
 def settings_overrides() -> dict[str, Any]:
     """Override in a test module (or with indirect parametrisation) to tune the daemon."""
     return {}
@@ -184,7 +212,15 @@ def store() -> str:
 
 
 @pytest.fixture
-async def daemon(tmp_path: Path, store: str, settings_overrides: dict[str, Any]) -> AsyncIterator[RunningDaemon]:
+def client_ca() -> Path | None:
+    """Override with a CA file when ``settings_overrides`` turns TLS on."""
+    return None
+
+
+@pytest.fixture
+async def daemon(
+    tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None
+) -> AsyncIterator[RunningDaemon]:
     overrides: dict[str, Any] = {
         "port": 0,
         "admin_port": 0,
@@ -195,8 +231,9 @@ async def daemon(tmp_path: Path, store: str, settings_overrides: dict[str, Any])
     }
     d = Daemon(load_settings(**overrides))
     await d.start()
-    async with httpx.AsyncClient(timeout=10) as http:
-        running = RunningDaemon(d, http)
+    tls = ssl.create_default_context(cafile=str(client_ca)) if client_ca else None
+    async with httpx.AsyncClient(timeout=10, verify=tls or True) as http:
+        running = RunningDaemon(d, http, ssl=tls)
         try:
             yield running
         finally:

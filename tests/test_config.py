@@ -127,6 +127,13 @@ def test_priority_flags_then_env_then_toml_then_defaults(monkeypatch: pytest.Mon
         ({"ASKD_LOG__LEVEL": "loud"}, ("log.level",)),
         ({"ASKD_ALLOWED_ORIGINS": "https://not-a-json-list"}, ("allowed_origins",)),
         ({"ASKD_ALLOWED_ORIGINS": '{"a": 1}'}, ("allowed_origins",)),
+        ({"ASKD_TRUSTED_PROXIES": '["proxy.internal"]'}, ("trusted_proxies", "ASKD_TRUSTED_PROXIES", "proxy.internal")),
+        ({"ASKD_TRUSTED_PROXIES": "127.0.0.1"}, ("trusted_proxies",)),  # not a JSON list
+        ({"ASKD_PUBLIC_URL": "tools.example.com/askd"}, ("public_url", "ASKD_PUBLIC_URL")),
+        ({"ASKD_PUBLIC_URL": "ftp://tools.example.com/"}, ("public_url",)),
+        ({"ASKD_PUBLIC_URL": "https://tools.example.com/askd/?x=1"}, ("public_url", "no query")),
+        ({"ASKD_TLS__CERT_FILE": "/c.pem"}, ("tls.key_file", "ASKD_TLS__KEY_FILE", "set both or neither")),
+        ({"ASKD_TLS__KEY_FILE": "/k.pem"}, ("tls.key_file", "ASKD_TLS__CERT_FILE", "set both or neither")),
     ],
 )
 def test_invalid_environment_names_the_setting(monkeypatch: pytest.MonkeyPatch, env: dict, names: tuple) -> None:

@@ -36,7 +36,7 @@ def test_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "shh" not in repr(s)
     policy = notify_policy(s)
     assert policy is not None and (policy.after, policy.only_offline) == (120, True)
-    assert public_base(s, 8765) == "https://tools.example.com/askd/"
+    assert public_base(s, "http", 8765) == "https://tools.example.com/askd/"
 
 
 def test_from_toml(tmp_path: Path) -> None:
@@ -52,7 +52,7 @@ def test_from_toml(tmp_path: Path) -> None:
     [("127.0.0.1", "http://127.0.0.1:8765/"), ("0.0.0.0", "http://127.0.0.1:8765/"), ("::", "http://[::1]:8765/")],
 )
 def test_links_default_to_the_public_listener(host: str, expected: str) -> None:
-    assert public_base(load_settings(host=host), 8765) == expected
+    assert public_base(load_settings(host=host), "http", 8765) == expected
 
 
 @pytest.mark.parametrize(

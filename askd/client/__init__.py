@@ -20,6 +20,7 @@ from askd.client.errors import (
     DaemonUnavailable,
     InvalidAnswer,
     QuestionLost,
+    UntrustedCertificate,
 )
 from askd.client.events import CancelledEvent, Event, QuestionEvent, SnapshotEvent
 from askd.client.http import RetryPolicy
@@ -49,5 +50,6 @@ __all__ = [
     "RetryPolicy",
     "SnapshotEvent",
     "Status",
+    "UntrustedCertificate",
     "UserClient",
 ]

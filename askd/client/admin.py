@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
 from askd.client.discovery import Discovery, TokenSource
-from askd.client.errors import ApiError, DaemonUnavailable
-from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, describe, drive_sync, json_or_raise, send, seg
+from askd.client.errors import ApiError
+from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, drive_sync, health, json_or_raise, send, seg
 
 
 class AdminClient:
-    """``url`` and ``token`` default to what ``Discovery`` finds. Admin calls
-    are not retried by default: a person is waiting at a terminal."""
+    """``url`` and ``token`` default to what ``Discovery`` finds; over HTTPS
+    ``ca_file`` (default ``ASKD_CA_FILE``) is trusted besides the system's
+    CAs. Admin calls are not retried by default: a person is waiting at a
+    terminal."""
 
     def __init__(
         self,
@@ -23,12 +26,14 @@ class AdminClient:
         retry: RetryPolicy = NO_RETRY,
         timeout: float = 10.0,
         discovery: Discovery | None = None,
+        ca_file: str | Path | None = None,
     ) -> None:
         found = discovery or Discovery()
         self.url = found.admin_url(url)
         self._found = found
         self._retry = retry
-        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+        verify = found.tls(self.url, ca_file) or True
+        self._http = httpx.Client(base_url=self.url, timeout=timeout, verify=verify)
         self._auth: BearerAuth | None = BearerAuth(token) if token is not None else None
 
     def __enter__(self) -> AdminClient:
@@ -53,20 +58,9 @@ class AdminClient:
         return json_or_raise(response)
 
     def health(self) -> dict[str, Any]:
-        """``GET /healthz``: needs no token. A daemon whose store fails
-        answers 503 with ``"status": "degraded"``: that is returned too."""
+        """``GET /healthz``: needs no token (see ``http.health``)."""
         self._http.auth = None
-        try:
-            response = self._http.get("/healthz")
-        except httpx.TransportError as err:
-            raise DaemonUnavailable(self.url, describe(err)) from None
-        if response.status_code == 503:
-            body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
-            if isinstance(body, dict) and body.get("status") == "degraded":
-                return body
-        if response.status_code >= 500:
-            raise DaemonUnavailable(self.url, describe(response))
-        return json_or_raise(response)  # type: ignore[no-any-return]
+        return drive_sync(self._http, health(self.url))
 
     def stats(self) -> dict[str, Any]:
         return self._call("GET", "/admin/v1/stats")  # type: ignore[no-any-return]

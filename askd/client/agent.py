@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,13 +20,13 @@ import httpx
 from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import QuestionLost
 from askd.client.http import (
-    NO_RETRY,
     BearerAuth,
     Call,
     Flow,
     RetryPolicy,
     drive_async,
     drive_sync,
+    health,
     json_or_raise,
     send,
     seg,
@@ -108,9 +109,7 @@ class _Flows:
         return (yield from self.wait(session, result.request_id, None))
 
     def health(self) -> Flow[dict[str, Any]]:
-        """``GET /healthz``, not retried: is the daemon there at all?"""
-        response = yield from send(Call("GET", "/healthz"), NO_RETRY, self.base_url)
-        return json_or_raise(response)  # type: ignore[no-any-return]
+        return (yield from health(self.base_url))
 
     def pending(self, session: str) -> Flow[list[dict[str, Any]]]:
         response = yield from self._send(Call("GET", f"/v1/sessions/{seg(session)}/questions"))
@@ -129,13 +128,20 @@ class _Flows:
 
 
 def _setup(
-    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None
-) -> tuple[str, TokenSource, _Flows, httpx.Timeout]:
+    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None, ca_file: str | Path | None
+) -> tuple[str, _Flows, dict[str, Any]]:
+    """The base URL, the flows and the httpx client's arguments."""
     found = Discovery()
     base = found.url(url)
     source = token if token is not None else found.agent_token()
     flows = _Flows(base, poll_seconds, retry or RetryPolicy())
-    return base, source, flows, httpx.Timeout(10.0, read=poll_seconds + READ_GRACE_SECONDS)
+    http: dict[str, Any] = {
+        "base_url": base,
+        "auth": BearerAuth(source),
+        "timeout": httpx.Timeout(10.0, read=poll_seconds + READ_GRACE_SECONDS),
+        "verify": found.tls(base, ca_file) or True,
+    }
+    return base, flows, http
 
 
 def new_key() -> str:
@@ -145,7 +151,8 @@ def new_key() -> str:
 class AgentClient:
     """Blocking agent client. ``url`` and ``token`` default to what
     ``askd.client.Discovery`` finds (``ASKD_URL``, ``ASKD_AGENT_TOKEN``, the
-    local daemon's ``askd.json`` and secret)."""
+    local daemon's ``askd.json`` and secret). Over HTTPS it trusts the
+    system's CAs and ``ca_file`` (default ``ASKD_CA_FILE``)."""
 
     def __init__(
         self,
@@ -155,9 +162,10 @@ class AgentClient:
         poll_seconds: float = DEFAULT_POLL_SECONDS,
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
+        ca_file: str | Path | None = None,
     ) -> None:
-        self.url, token, self._flows, timeout = _setup(url, token, poll_seconds, retry)
-        self._http = httpx.Client(base_url=self.url, auth=BearerAuth(token), timeout=timeout, transport=transport)
+        self.url, self._flows, http = _setup(url, token, poll_seconds, retry, ca_file)
+        self._http = httpx.Client(**http, transport=transport)
 
     def __enter__(self) -> AgentClient:
         return self
@@ -237,9 +245,10 @@ class AsyncAgentClient:
         poll_seconds: float = DEFAULT_POLL_SECONDS,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        ca_file: str | Path | None = None,
     ) -> None:
-        self.url, token, self._flows, timeout = _setup(url, token, poll_seconds, retry)
-        self._http = httpx.AsyncClient(base_url=self.url, auth=BearerAuth(token), timeout=timeout, transport=transport)
+        self.url, self._flows, http = _setup(url, token, poll_seconds, retry, ca_file)
+        self._http = httpx.AsyncClient(**http, transport=transport)
 
     async def __aenter__(self) -> AsyncAgentClient:
         return self

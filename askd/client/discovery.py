@@ -1,17 +1,20 @@
 """Finding the daemon and a token without flags (spec section 7).
 
 URLs: the explicit value, else the environment (``ASKD_URL``,
-``ASKD_ADMIN_URL``), else the ports ``askd serve`` wrote into
-``<state dir>/askd.json``, else the configured host and port (default
-127.0.0.1:8765 and :8766). Tokens: the explicit value, else the environment
-(``ASKD_AGENT_TOKEN``, ``ASKD_ADMIN_TOKEN``), else short-lived tokens minted
-from the secret the daemon uses (configured, else the state directory's).
+``ASKD_ADMIN_URL``), else the scheme and ports ``askd serve`` wrote into
+``<state dir>/askd.json``, else the configured host, port and TLS (default
+http://127.0.0.1:8765 and :8766). A CA bundle to trust besides the
+system's: the explicit value, else ``ASKD_CA_FILE``. Tokens: the explicit
+value, else the environment (``ASKD_AGENT_TOKEN``, ``ASKD_ADMIN_TOKEN``),
+else short-lived tokens minted from the secret the daemon uses (configured,
+else the state directory's).
 The CLI and the library share this so both find the same daemon.
 """
 
 from __future__ import annotations
 
 import os
+import ssl
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +22,7 @@ from typing import Any
 
 from askd import state, tokens
 from askd.client.errors import AskdClientError
-from askd.config import Settings, load_settings
+from askd.config import ConfigError, Settings, load_settings
 
 TokenSource = str | Callable[[], str]
 
@@ -103,7 +106,8 @@ class Discovery:
         s = self.settings
         host = info.get(host_key) or getattr(s, host_key)
         port = info.get(port_key) or getattr(s, port_key)
-        return f"http://{_connect_host(str(host))}:{port}"
+        scheme = info.get("scheme") or ("https" if s.tls.enabled else "http")
+        return f"{scheme}://{_connect_host(str(host))}:{port}"
 
     def url(self, explicit: str | None = None) -> str:
         """The public listener (agent API and ``/ws``)."""
@@ -111,6 +115,26 @@ class Discovery:
 
     def admin_url(self, explicit: str | None = None) -> str:
         return self._url(explicit, "ASKD_ADMIN_URL", "admin_port", "admin_host")
+
+    def page_url(self, explicit: str | None = None) -> str:
+        """Where people open the inbox: ``explicit``, else ``public_url``
+        (configured, else the running daemon's), else the public listener."""
+        if explicit:
+            return explicit.rstrip("/")
+        configured = self.settings.public_base()
+        if configured:
+            return configured
+        running = (self.runtime() or {}).get("public_url")
+        if isinstance(running, str) and running.startswith(("http://", "https://")):
+            return running.rstrip("/")
+        return self.url()
+
+    def ca_file(self, explicit: str | Path | None = None) -> str | None:
+        return str(explicit) if explicit else os.environ.get("ASKD_CA_FILE") or None
+
+    def tls(self, url: str, ca_file: str | Path | None = None) -> ssl.SSLContext | None:
+        """What verifies ``url``'s certificate: ``tls_context`` with ``ca_file``, else ``ASKD_CA_FILE``."""
+        return tls_context(url, self.ca_file(ca_file))
 
     def secret(self) -> str | None:
         s = self.settings
@@ -139,6 +163,33 @@ class Discovery:
 
     def user_token(self, user_id: str, explicit: str | None = None) -> TokenSource:
         return self._token(explicit, None, "user", user_id)
+
+
+def tls_context(url: str, ca_file: str | Path | None) -> ssl.SSLContext | None:
+    """For an ``https``/``wss`` URL: the system's CAs plus ``ca_file``;
+    None for plain HTTP (nothing to verify)."""
+    if not url.startswith(("https://", "wss://")):
+        return None
+    ctx = ssl.create_default_context()
+    if ca_file:
+        try:
+            ctx.load_verify_locations(cafile=str(ca_file))
+        except (OSError, ssl.SSLError) as err:
+            reason = getattr(err, "reason", None) or err.strerror or str(err)
+            raise ConfigError(f"cannot use the CA bundle {ca_file} (--cacert, ASKD_CA_FILE): {reason}") from None
+    return ctx
+
+
+def cert_error(err: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate verification failure behind a transport error, if any."""
+    seen: BaseException | None = err
+    for _ in range(8):  # httpx -> httpcore -> ssl: a short chain
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def ws_url(base: str) -> str:

@@ -18,6 +18,18 @@ class DaemonUnavailable(AskdClientError):
         self.url, self.reason = url, reason
 
 
+class UntrustedCertificate(AskdClientError):
+    """askd serves TLS with a certificate this client does not trust (an
+    unknown CA, or a name that does not match): retrying cannot help."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(
+            f"the TLS certificate of {url} is not trusted ({reason}); "
+            "give its CA bundle with --cacert, ASKD_CA_FILE or ca_file="
+        )
+        self.url, self.reason = url, reason
+
+
 class ApiError(AskdClientError):
     """askd refused the call: ``status`` is the HTTP status, ``code`` the
     error code of its ``{"error": {...}}`` body (spec section 5)."""

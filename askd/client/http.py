@@ -19,8 +19,8 @@ from urllib.parse import quote
 import httpx
 
 from askd.client.backoff import Backoff
-from askd.client.discovery import TokenSource, resolve_token
-from askd.client.errors import ApiError, AuthError, DaemonUnavailable
+from askd.client.discovery import TokenSource, cert_error, resolve_token
+from askd.client.errors import ApiError, AuthError, DaemonUnavailable, UntrustedCertificate
 
 T = TypeVar("T")
 
@@ -47,6 +47,7 @@ class Call:
     json: Any = None
     headers: dict[str, str] | None = None
     read_timeout: float | None = None  # None: the client's default
+    answers: tuple[int, ...] = ()  # 5xx statuses that are an answer, not a failure to retry
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +82,36 @@ def describe(outcome: Outcome) -> str:
 
 def send(call: Call, policy: RetryPolicy, base_url: str = "") -> Flow[httpx.Response]:
     """One call, retried while askd is unreachable or answers 5xx. Returns
-    the first response below 500."""
+    the first response below 500. An untrusted certificate is not retried."""
     backoff = Backoff(policy.backoff_base, policy.backoff_cap)
     failing_since: float | None = None
     while True:
         outcome = yield call
-        if isinstance(outcome, httpx.Response) and outcome.status_code < 500:
+        if isinstance(outcome, httpx.Response) and (outcome.status_code < 500 or outcome.status_code in call.answers):
             return outcome
+        if isinstance(outcome, httpx.TransportError) and (bad := cert_error(outcome)) is not None:
+            raise UntrustedCertificate(base_url or "?", bad.verify_message or str(bad))
         now = time.monotonic()
         failing_since = failing_since or now
         if now - failing_since >= policy.retry_for:
             raise DaemonUnavailable(base_url or "?", describe(outcome))
         yield Sleep(backoff.next())
+
+
+def health(base_url: str) -> Flow[dict[str, Any]]:
+    """``GET /healthz`` once, not retried: is the daemon there at all? A
+    daemon whose store refuses writes answers 503 ``"status": "degraded"``:
+    it is there, and that body is returned."""
+    response = yield from send(Call("GET", "/healthz", answers=(503,)), NO_RETRY, base_url)
+    if response.status_code == 503:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not (isinstance(body, dict) and body.get("status") == "degraded"):
+            raise DaemonUnavailable(base_url or "?", describe(response))
+        return body
+    return json_or_raise(response)  # type: ignore[no-any-return]
 
 
 def error_message(response: httpx.Response) -> str:

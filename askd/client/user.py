@@ -15,10 +15,12 @@ import asyncio
 import inspect
 import json
 import logging
+import ssl
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -26,7 +28,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketExce
 
 from askd.client.backoff import Backoff
 from askd.client.discovery import Discovery, TokenSource, resolve_token, ws_url
-from askd.client.errors import AskdClientError, AuthError, ClientClosed, InvalidAnswer
+from askd.client.errors import AskdClientError, AuthError, ClientClosed, InvalidAnswer, UntrustedCertificate
 from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, QuestionEvent, SnapshotEvent
 from askd.core.models import check_answers
 
@@ -51,7 +53,9 @@ class UserClient:
     ``ws://host:port/ws``; default: what ``Discovery`` finds. ``token`` is a
     user token (or a callable returning one, called on every connect);
     without it, ``user`` names the user and a token is minted from the local
-    daemon's secret.
+    daemon's secret. Over WSS it trusts the system's CAs and ``ca_file``
+    (default ``ASKD_CA_FILE``); a certificate it does not trust stops it
+    with ``UntrustedCertificate``.
 
     Use ``async with UserClient(...) as client:`` and either pass callbacks
     (``on_question``, ``on_cancelled``, ``on_event``; plain functions or
@@ -75,6 +79,7 @@ class UserClient:
         open_timeout: float = 10.0,
         ping_interval: float | None = 20.0,
         remember: int = 10_000,
+        ca_file: str | Path | None = None,
     ) -> None:
         found = Discovery()
         if token is None:
@@ -82,6 +87,7 @@ class UserClient:
                 raise ValueError("UserClient needs a token, or user= to mint one from the local daemon's secret")
             token = found.user_token(user)
         self.url = ws_url(found.url(url))
+        self._ssl = found.tls(self.url, ca_file)  # None for ws://
         self._token = token
         self._sessions = list(dict.fromkeys(sessions)) or ["*"]
         self._callbacks = {"question": on_question, "cancelled": on_cancelled, "event": on_event}
@@ -277,6 +283,9 @@ class UserClient:
                         self.error = AuthError(status, "unauthorized" if status == 401 else "forbidden", body or "token refused")
                         return
                     log.info("askd refused the WebSocket upgrade (HTTP %s); retrying", status)
+                except ssl.SSLCertVerificationError as err:  # retrying cannot fix it
+                    self.error = UntrustedCertificate(self.url, err.verify_message or str(err))
+                    return
                 except (OSError, asyncio.TimeoutError, WebSocketException) as err:
                     log.info("askd WebSocket link lost (%s); reconnecting", err or type(err).__name__)
                 if self._closing:
@@ -292,6 +301,7 @@ class UserClient:
             additional_headers=headers,
             open_timeout=self._open_timeout,
             ping_interval=self._ping_interval,
+            **({"ssl": self._ssl} if self._ssl is not None else {}),
         ) as ws:
             self._ws, self._gen = ws, self._gen + 1
             try:

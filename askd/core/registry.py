@@ -650,7 +650,8 @@ class Registry:
         while heap and heap[0][0] <= now:
             _, _, kind, req = heapq.heappop(heap)
             if kind == _FORGET:
-                if not req.pending:
+                # Not if already forgotten (a shared store's other node did).
+                if not req.pending and self.get(req.session_id, req.request_id) is req:
                     out.append(Forgot(req.session_id, req.request_id))
             elif kind == _NOTIFY:
                 self._notify_due(req)  # not a change: a report for the front end
@@ -693,6 +694,9 @@ class Registry:
             for r in s.requests.values()
             if r.pending
         ]
+
+    def connection(self, conn_id: str) -> Connection:
+        return self._conns[conn_id]
 
     def connections(self, user_id: str | None = None) -> list[Connection]:
         if user_id is not None:

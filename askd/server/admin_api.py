@@ -44,9 +44,9 @@ class AnswerHandler(_AdminHandler):
 
 
 class ConnectionsHandler(_AdminHandler):
-    def get(self) -> None:
-        conns = self.ctx.hub.registry.connections(self.optional_query_id("userId"))
-        self.send_json({"connections": [c.describe() for c in conns]})
+    async def get(self) -> None:
+        conns = await self.ctx.hub.connection_list(self.optional_query_id("userId"))
+        self.send_json({"connections": conns})
 
 
 class DisconnectBody(BaseModel):
@@ -60,20 +60,14 @@ class DisconnectBody(BaseModel):
 
 
 class DisconnectHandler(_AdminHandler):
-    def post(self) -> None:
+    async def post(self) -> None:
         body, _ = self.json_body(DisconnectBody)
         if not (body.all or body.userId or body.sessionId or body.connectionId):
             raise ApiError("invalid_request", "name userId, sessionId or connectionId, or set all: true")
         if body.sessionId is not None:
             self.session_id(body.sessionId)  # refuses the wildcard
-        hub = self.ctx.hub
-        conns = hub.matching_connections(
-            user_id=body.userId,
-            session_id=body.sessionId,
-            connection_id=body.connectionId,
-            everyone=body.all,
-        )
-        self.send_json({"disconnected": hub.drop(conns, body.mode)})
+        selector = body.model_dump(exclude={"mode"}, exclude_none=True)
+        self.send_json({"disconnected": await self.ctx.hub.disconnect_matching(selector, body.mode)})
 
 
 class CancelHandler(_AdminHandler):
@@ -83,11 +77,15 @@ class CancelHandler(_AdminHandler):
 
 
 class StatsHandler(_AdminHandler):
-    def get(self) -> None:
+    async def get(self) -> None:
         hub = self.ctx.hub
+        stats = hub.registry.stats()
+        if hub.store.shared:  # connections live on every node
+            conns = await hub.connection_list()
+            stats["connections"], stats["users"] = len(conns), len({c["userId"] for c in conns})
         self.send_json(
             {
-                **hub.registry.stats(),
+                **stats,
                 "version": self.ctx.version,
                 "node": hub.node_id,
                 "store": hub.store.kind,

@@ -22,11 +22,12 @@ import tornado.web
 from askd import __version__, state
 from askd.client.discovery import _connect_host
 from askd.core import Limits, NotifyPolicy
-from askd.server import admin_api, agent_api, web
+from askd.server import admin_api, agent_api, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.notify import Notifier
+from askd.server.proxy import Application, origin_of
 from askd.server.ws import WsHandler
 from askd.store import open_store
 
@@ -60,25 +61,28 @@ def notify_policy(settings: Any) -> NotifyPolicy | None:
     return NotifyPolicy(n.after_seconds, n.only_offline) if n.webhook_url is not None else None
 
 
-def public_base(settings: Any, port: int) -> str:
+def public_base(settings: Any, scheme: str, port: int) -> str:
     """Where people open the inbox: ``public_url``, else the public listener."""
     if settings.public_url is not None:
         return str(settings.public_url)
-    return f"http://{_connect_host(settings.host)}:{port}/"
+    return f"{scheme}://{_connect_host(settings.host)}:{port}/"
 
 
 class Daemon:
     def __init__(self, settings: Any) -> None:
         self.settings = settings
+        self.ssl = tls.server_context(settings.tls)  # ConfigError before anything is touched
+        self.scheme = "https" if self.ssl else "http"
         secret = settings.auth.secret.get_secret_value() if settings.auth.secret else None
         if secret is None:
             secret = state.load_or_create_secret(settings.state_dir)
         node_id = settings.node_id or f"{socket.gethostname().split('.')[0]}-{secrets.token_hex(3)}"
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
-        store = open_store(settings.store, settings.state_dir)
+        store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
         self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
         self.notifier: Notifier | None = None
-        self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__)
+        public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
+        self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__, public_origin=public_origin)
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
 
@@ -88,8 +92,9 @@ class Daemon:
             "default_handler_class": NotFoundHandler,
             "default_handler_args": {"ctx": ctx},
             "log_function": access_log,
+            "trusted": s.trusted_proxies,
         }
-        public = tornado.web.Application(
+        public = Application(
             [
                 (r"/ws", WsHandler, {"ctx": ctx}),
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
@@ -101,7 +106,7 @@ class Daemon:
             websocket_max_message_size=s.limits.max_message_bytes,
             **common,
         )
-        admin = tornado.web.Application(
+        admin = Application(
             [(r"/healthz", HealthHandler, {"ctx": ctx}), *admin_api.routes(ctx)],
             **common,
         )
@@ -115,7 +120,9 @@ class Daemon:
         # Bodies between max_request_bytes and this get a 413 from the handler;
         # larger ones are cut off by Tornado before they are read.
         cap = max(8 * self.settings.limits.max_request_bytes, 1024 * 1024)
-        server = tornado.httpserver.HTTPServer(app, max_body_size=cap, idle_connection_timeout=120)
+        server = tornado.httpserver.HTTPServer(
+            app, max_body_size=cap, idle_connection_timeout=120, ssl_options=self.ssl
+        )
         server.add_sockets(sockets)
         self._servers.append(server)
         return sockets[0].getsockname()[1]
@@ -133,22 +140,24 @@ class Daemon:
         self.ctx.ports = {"port": self.port, "admin_port": self.admin_port}
         self._start_notifier()
         self.hub.start()
-        state.write_runtime(
-            s.state_dir,
-            {
-                "port": self.port,
-                "admin_port": self.admin_port,
-                "pid": os.getpid(),
-                "host": s.host,
-                "admin_host": s.admin_host,
-                "version": __version__,
-                "started_at": time.time(),
-                "node": self.hub.node_id,
-                "store": self.hub.store.kind,
-            },
-        )
+        runtime: dict[str, Any] = {
+            "port": self.port,
+            "admin_port": self.admin_port,
+            "pid": os.getpid(),
+            "host": s.host,
+            "admin_host": s.admin_host,
+            "scheme": self.scheme,  # both listeners
+            "version": __version__,
+            "started_at": time.time(),
+            "node": self.hub.node_id,
+            "store": self.hub.store.kind,
+        }
+        if s.public_url is not None:
+            runtime["public_url"] = str(s.public_url)  # for `askd open` run without the daemon's config
+        state.write_runtime(s.state_dir, runtime)
         log.info(
             "listening",
+            scheme=self.scheme,
             host=s.host,
             port=self.port,
             admin_host=s.admin_host,
@@ -170,7 +179,7 @@ class Daemon:
             fmt=n.format,
             secret=n.webhook_secret.get_secret_value() if n.webhook_secret else None,
             timeout=n.timeout_seconds,
-            link_base=public_base(self.settings, self.port),
+            link_base=public_base(self.settings, self.scheme, self.port),
             metrics=self.hub.metrics.webhooks,
             still_pending=self.hub.still_pending,
             delivered=self.hub.mark_notified,
@@ -203,7 +212,7 @@ class Daemon:
             except asyncio.TimeoutError:
                 pass
         state.remove_runtime(self.settings.state_dir, os.getpid())
-        self.hub.store.close()
+        await self.hub.store.aclose()
         log.info("stopped")
 
 

@@ -63,6 +63,7 @@ class Context:
     settings: Any  # askd.config.Settings
     version: str
     ports: dict[str, int] = field(default_factory=dict)  # as bound (a port of 0 picks one)
+    public_origin: str | None = None  # the origin of settings.public_url
 
 
 def bearer_token(request: Any, allow_query: bool = False) -> str | None:

@@ -78,6 +78,7 @@ class Hub:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._backlog: list[Change] = []  # the clock's changes the store has not taken yet
+        self._replies: dict[int, Callable[[], None]] = {}  # id(change) -> what runs when it applies
         self._probe: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -87,6 +88,9 @@ class Hub:
     async def load(self) -> int:
         """Restore what the store kept; questions whose deadline passed while
         no daemon ran end once ``start`` arms the timer, with the usual events."""
+        self.store.attach(self._apply_remote, self._store_failed, self._store_ok)
+        if self.store.shared:
+            self.store.on_command(self._on_command)  # type: ignore[attr-defined]
         return await self.store.load(self.registry)
 
     def start(self) -> None:
@@ -97,19 +101,29 @@ class Hub:
 
     def connect(self, peer: Peer, user_id: str, remote: str) -> str:
         conn_id = "c_" + secrets.token_urlsafe(9)
-        self.registry.connect(conn_id, user_id, remote)
+        conn = self.registry.connect(conn_id, user_id, remote)
         self._peers[conn_id] = peer
+        self._present(conn)
         return conn_id
 
     def disconnect(self, conn_id: str) -> None:
         self._peers.pop(conn_id, None)
         self.registry.disconnect(conn_id)  # never ends a question (seed D1)
+        if self.store.shared:
+            self.store.presence.put(conn_id, None)  # type: ignore[attr-defined]
+
+    def _present(self, conn: Connection) -> None:
+        """Tell a shared store how this connection is now (for cluster-wide
+        listings and session-targeted disconnects)."""
+        if self.store.shared:
+            self.store.presence.put(conn.id, conn.describe())  # type: ignore[attr-defined]
 
     def peer_count(self, user_id: str) -> int:
         return len(self.registry.connections(user_id))
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
         pushed = self.registry.subscribe(conn_id, session_id, reply_id)
+        self._present(self.registry.connection(conn_id))
         out = self.registry.drain()
         if pushed:
             # One line per subscribe, not per question: a log line costs more
@@ -121,12 +135,16 @@ class Hub:
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:
         self.registry.unsubscribe(conn_id, session_id)
+        self._present(self.registry.connection(conn_id))
 
     # ---- agents and answers -------------------------------------------
 
     async def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
         """Ask; returns the request and whether it is new (an Idempotency-Key
         replay is not). Raises :class:`StoreUnavailable`, pushing nothing."""
+        if kw.get("require_online") and self.store.shared:
+            # Online means a connection on any node, not only on this one.
+            kw["require_online"] = not await self._online_anywhere(user_id)
         req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
         if change is None:
             return req, False
@@ -150,12 +168,12 @@ class Hub:
         store fails. ``before_flush`` runs once the answer is taken and before
         the ``cancelled`` events go out (the sender's ack goes first)."""
         change = self.registry.prepare_answer(session_id, request_id, answers, user_id=user_id)
-        if not await self._commit([change]):
-            # The store ended it first (its timeout was waiting to be written).
+        replies = {id(change): before_flush} if before_flush is not None else None
+        if not await self._commit([change], replies):
+            # The store ended it first (its timeout was waiting to be written,
+            # or another node's answer won).
             self._flush()
             raise NotPending(f"question {request_id} is not pending")
-        if before_flush is not None:
-            before_flush()
         self._flush()
         req = self.registry.get(session_id, request_id)
         assert req is not None
@@ -175,20 +193,44 @@ class Hub:
         self._flush()
         return n
 
-    async def _commit(self, changes: list[Change]) -> int:
+    async def _commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
         """Store the clock's backlog and ``changes`` as one step, then apply
-        them; returns how many of ``changes`` took effect. Raises
-        :class:`StoreUnavailable`, applying none of ``changes``."""
+        what took effect; returns how many of ``changes`` did. ``replies``
+        (by ``id`` of a change) run as their change is applied, before its
+        events go out. Raises :class:`StoreUnavailable`, applying none of
+        ``changes``."""
         backlog, self._backlog = self._backlog, []
+        if replies:
+            self._replies.update(replies)
         try:
             done = await self.store.commit(backlog + changes if backlog else changes)
         except StoreUnavailable as err:
             self._backlog = backlog + self._backlog
+            for key in replies or ():
+                self._replies.pop(key, None)
             self._store_failed(err)
             raise
         self._store_ok()
+        self._apply(done)
+        for key in replies or ():
+            self._replies.pop(key, None)  # not taken: no reply
         mine = {id(c) for c in changes}
-        return sum(1 for c in done if self.registry.apply(c) and id(c) in mine)
+        return sum(1 for c in done if id(c) in mine)
+
+    def _apply(self, changes: list[Change]) -> None:
+        """Apply stored changes (again, harmlessly, if a shared store's
+        follower already did) and run the replies waiting on them."""
+        for change in changes:
+            self.registry.apply(change)
+            reply = self._replies.pop(id(change), None)
+            if reply is not None:
+                reply()
+
+    def _apply_remote(self, changes: list[Change]) -> None:
+        """A shared store's follower: changes as the cluster decided them, in
+        its order (this node's own among them)."""
+        self._apply(changes)
+        self._flush()
 
     # ---- the store's health -------------------------------------------
 
@@ -263,7 +305,10 @@ class Hub:
                 self._ended(req)
             if self.on_notify is not None:
                 for req in out.notify:
-                    self.on_notify(req)
+                    if self.store.shared:  # every node's heap says so: one node sends
+                        self._spawn(lambda req=req: self._notify_once(req))
+                    else:
+                        self.on_notify(req)
             self._arm_timer()
 
     def _deliver(self, sends: list[ev.Send]) -> None:
@@ -317,6 +362,26 @@ class Hub:
         req = self.registry.get(session_id, request_id)
         return req is not None and req.pending
 
+    async def _notify_once(self, req: Request) -> None:
+        try:
+            won = await self.store.claim_notify(req)  # type: ignore[attr-defined]
+        except StoreUnavailable:
+            return  # no node can claim it now; the question stays on every tab
+        if not won or self.on_notify is None:
+            return
+        policy = self.registry.notify_policy
+        if policy is not None and policy.only_offline and await self._online_anywhere(req.user_id):
+            return  # a tab on another node: no webhook (claimed, so no node sends)
+        self.on_notify(req)
+
+    async def _online_anywhere(self, user_id: str) -> bool:
+        if self.registry.connections(user_id):
+            return True
+        try:
+            return any(c["userId"] == user_id for c in await self.connection_list(user_id))
+        except StoreUnavailable:
+            return False
+
     def mark_notified(self, session_id: str, request_id: str) -> None:
         """A webhook delivery succeeded: never send this question again, not
         even after a restart (written with the clock's changes)."""
@@ -344,6 +409,28 @@ class Hub:
         if not (everyone or user_id or session_id or connection_id):
             return []
         return conns
+
+    async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Every connection, on every node of a shared store, with its node."""
+        if self.store.shared:
+            conns = await self.store.connections()  # type: ignore[attr-defined]
+            return [c for c in conns if user_id is None or c["userId"] == user_id]
+        return [{**c.describe(), "node": self.node_id} for c in self.registry.connections(user_id)]
+
+    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
+        """Drop the connections ``selector`` names (``userId``, ``sessionId``,
+        ``connectionId``, ``all``), on every node of a shared store."""
+        if not self.store.shared:
+            return self.drop(self.matching_connections(**_selection(selector)), mode)
+        owner = self.registry.owner(selector["sessionId"]) if selector.get("sessionId") else None
+        n = sum(1 for c in await self.connection_list() if _selected(c, selector, owner))
+        if n:
+            await self.store.command({"disconnect": selector, "mode": mode})  # type: ignore[attr-defined]
+        return n
+
+    def _on_command(self, command: dict[str, Any]) -> None:
+        if "disconnect" in command:
+            self.drop(self.matching_connections(**_selection(command["disconnect"])), command["mode"])
 
     def drop(self, conns: list[Connection], mode: str) -> int:
         """Close connections: ``abort`` drops TCP with no close handshake (a
@@ -375,3 +462,25 @@ class Hub:
             if handle is not None:
                 handle.cancel()
         self._timer = self._timer_at = self._probe = None
+
+
+def _selection(selector: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "user_id": selector.get("userId"),
+        "session_id": selector.get("sessionId"),
+        "connection_id": selector.get("connectionId"),
+        "everyone": bool(selector.get("all")),
+    }
+
+
+def _selected(conn: dict[str, Any], selector: dict[str, Any], owner: str | None) -> bool:
+    """``matching_connections``' rule, on a listed connection of any node."""
+    if not any(selector.get(k) for k in ("userId", "sessionId", "connectionId", "all")):
+        return False
+    if selector.get("userId") and conn["userId"] != selector["userId"]:
+        return False
+    if selector.get("connectionId") and conn["connectionId"] != selector["connectionId"]:
+        return False
+    sid = selector.get("sessionId")
+    subs = conn["subscriptions"]
+    return not sid or sid in subs or (conn["userId"] == owner and "*" in subs)

@@ -63,7 +63,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         # 403 carries the JSON error envelope instead of Tornado's plain text.
         origin = self.request.headers.get("Origin")
         if origin is not None and not self.check_origin(origin):
-            raise ApiError("forbidden", f"Origin {origin[:200]!r} may not open /ws (see allowed_origins)")
+            raise ApiError("forbidden", f"Origin {origin[:200]!r} may not open /ws (see allowed_origins and public_url)")
         if self.ctx.hub.stopping:
             raise ApiError("shutting_down", "askd is stopping")
         cap = self.ctx.settings.limits.max_connections_per_user
@@ -73,8 +73,11 @@ class WsHandler(tornado.websocket.WebSocketHandler):
     def check_origin(self, origin: str) -> bool:
         if origin in self.ctx.settings.allowed_origins:
             return True
-        # The daemon's own origin: the same host:port as the request.
-        return urllib.parse.urlsplit(origin).netloc.lower() == self.request.headers.get("Host", "").lower()
+        if self.ctx.public_origin is not None and origin.lower() == self.ctx.public_origin:
+            return True
+        # The daemon's own origin: the same host:port as the request (its
+        # Host, or a trusted proxy's X-Forwarded-Host).
+        return urllib.parse.urlsplit(origin).netloc.lower() == self.request.host.lower()
 
     # ---- the connection -----------------------------------------------
 

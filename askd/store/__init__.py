@@ -15,7 +15,7 @@ from askd.store.memory import MemoryStore
 DB_FILE = "askd.db"
 
 
-def open_store(url: str, state_dir: Path) -> Store:
+def open_store(url: str, state_dir: Path, node_id: str = "local", node_ttl: float = 30.0) -> Store:
     """The store the ``store`` setting names. Raises :class:`StoreError`
     (one line naming the file) for a file that cannot be askd's."""
     if url == "memory":
@@ -25,6 +25,10 @@ def open_store(url: str, state_dir: Path) -> Store:
 
         path = state_dir / DB_FILE if url == "sqlite" else Path(url[len("sqlite://") :])
         return SqliteStore(path)
+    if url.startswith(("redis://", "rediss://")):
+        from askd.store.redis import RedisStore
+
+        return RedisStore(url, node_id, node_ttl)
     raise StoreError(f"store {url.split('://')[0]}:// is not supported by this askd")
 
 

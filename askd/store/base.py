@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from askd.core import Registry
@@ -21,6 +21,20 @@ class StoreUnavailable(Exception):
 class Store(Protocol):
     #: ``sqlite``, ``memory`` or ``redis``, as ``/healthz`` names it.
     kind: str
+    #: Whether several daemons share it (then ``connections`` and
+    #: ``command`` reach every node, and ``presence`` records this node's).
+    shared: bool
+
+    def attach(
+        self,
+        on_changes: Callable[[list[Change]], None],
+        on_failed: Callable[[StoreUnavailable], None],
+        on_ok: Callable[[], None],
+    ) -> None:
+        """A shared store hands the changes every node decided to
+        ``on_changes``, in the cluster's order, and reports its link's
+        health; a local store ignores this."""
+        ...
 
     async def load(self, registry: Registry) -> int:
         """Restore every kept question into a fresh registry (oldest first);
@@ -31,11 +45,14 @@ class Store(Protocol):
         """Make ``changes`` durable as one step, in order; return those that
         took effect (an ``Ended`` only ends a question still pending, a
         ``Forgot`` only forgets an ended one). Raises
-        :class:`StoreUnavailable`, having written nothing."""
+        :class:`StoreUnavailable`, having written nothing. A shared store
+        returns once its follower has handed them to ``on_changes``."""
         ...
 
     async def probe(self) -> None:
         """Raise :class:`StoreUnavailable` unless the store takes writes again."""
         ...
 
-    def close(self) -> None: ...
+    async def aclose(self) -> None:
+        """Let go of the store (a second call does nothing)."""
+        ...

@@ -10,15 +10,25 @@ from askd.core.changes import Change
 
 class MemoryStore:
     kind = "memory"
+    shared = False
+
+    def __init__(self) -> None:
+        self._registry: Registry | None = None
+
+    def attach(self, *callbacks: object) -> None:
+        return None
 
     async def load(self, registry: Registry) -> int:
+        self._registry = registry
         return 0
 
     async def commit(self, changes: Sequence[Change]) -> list[Change]:
-        return list(changes)  # the registry's own checks decide
+        # Nothing to write: the registry itself says what still applies.
+        assert self._registry is not None, "load() first"
+        return [c for c in changes if self._registry.apply(c)]
 
     async def probe(self) -> None:
         return None
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         return None

@@ -125,6 +125,7 @@ def _lock(path: Path) -> int:
 
 class SqliteStore:
     kind = "sqlite"
+    shared = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -165,6 +166,9 @@ class SqliteStore:
             self._db.execute("COMMIT")
 
     # ---- the Store interface -------------------------------------------
+
+    def attach(self, *callbacks: object) -> None:
+        return None  # one daemon: the hub applies what a commit returns
 
     async def load(self, registry: Registry) -> int:
         # The load makes several objects per question and keeps them all,
@@ -301,6 +305,9 @@ class SqliteStore:
                 db.execute("ROLLBACK")
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+
+    async def aclose(self) -> None:
+        self.close()
 
     def close(self) -> None:
         self._db.close()

@@ -102,15 +102,22 @@ async def inbox(daemon: RunningDaemon, browser: Any, tmp_path: Path) -> AsyncIte
 
     Keyword arguments: ``context`` (a tab in an existing browser context),
     ``query`` (extra query string, e.g. ``"session=s2"``), ``connected``
-    (False to skip waiting for the connection). Every tab is checked at the
-    end for uncaught page errors and CSP violations.
+    (False to skip waiting for the connection), ``base`` (the page's base
+    URL, e.g. through a proxy; default the daemon's). Every tab is checked
+    at the end for uncaught page errors and CSP violations.
     """
     shots = tmp_path / "screenshots"
     shots.mkdir()
     tabs: list[Tab] = []
 
     async def open_tab(
-        user: str | None = "alice", *, context: Any = None, query: str = "", connected: bool = True, token: str | None = None
+        user: str | None = "alice",
+        *,
+        context: Any = None,
+        query: str = "",
+        connected: bool = True,
+        token: str | None = None,
+        base: str | None = None,
     ) -> Tab:
         ctx = context or await browser.new_context(viewport={"width": 1000, "height": 760})
         page = await ctx.new_page()
@@ -128,7 +135,7 @@ async def inbox(daemon: RunningDaemon, browser: Any, tmp_path: Path) -> AsyncIte
             token = daemon.token("user", user)
         if token is not None:
             params.insert(0, f"token={token}")
-        await page.goto(f"{daemon.url}/" + (f"?{'&'.join(params)}" if params else ""))
+        await page.goto(f"{base or daemon.url}/" + (f"?{'&'.join(params)}" if params else ""))
         tabs.append(tab)
         if connected:
             await tab.connected()

@@ -128,9 +128,9 @@ async def test_connections_list(local: RunningDaemon) -> None:
     r = await askd("connections", "list", "--json", "--user", "alice")
     [conn] = json.loads(r.stdout)
     assert conn["userId"] == "alice" and conn["subscriptions"] == ["*"]
-    assert set(conn) == {"connectionId", "userId", "subscriptions", "connectedAt", "remote"}
+    assert set(conn) == {"connectionId", "userId", "subscriptions", "connectedAt", "remote", "node"}
     r = await askd("connections", "list")
-    assert r.stdout.splitlines()[0].split() == ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE"]
+    assert r.stdout.splitlines()[0].split() == ["CONNECTION", "USER", "SUBSCRIPTIONS", "CONNECTED", "REMOTE", "NODE"]
     assert conn["connectionId"] in r.stdout and "bob" in r.stdout
 
 

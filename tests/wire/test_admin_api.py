@@ -73,7 +73,8 @@ async def test_connections_list_every_connection_with_its_fields(daemon: Running
     conns = r.json()["connections"]
     assert sorted(c["userId"] for c in conns) == ["alice", "bob"]
     for c in conns:
-        assert set(c) == {"connectionId", "userId", "subscriptions", "connectedAt", "remote"}
+        assert set(c) == {"connectionId", "userId", "subscriptions", "connectedAt", "remote", "node"}
+        assert c["node"] == daemon.daemon.hub.node_id
         assert c["remote"] == "127.0.0.1"
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", c["connectedAt"])
     assert len({c["connectionId"] for c in conns}) == 2

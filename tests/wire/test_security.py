@@ -5,20 +5,16 @@ tokens, and the state directory's permissions under a careless umask."""
 from __future__ import annotations
 
 import io
-import logging
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import structlog
 import websockets
 
 from askd import tokens
 from askd.config import load_settings
-from askd.server import logs
 from askd.server.app import Daemon
 from tests.conftest import SECRET, RunningDaemon
 
@@ -34,26 +30,6 @@ async def test_the_running_admin_listener_is_bound_to_loopback_only(daemon: Runn
     admin_server = daemon.daemon._servers[1]
     addresses = {s.getsockname()[0] for s in admin_server._sockets.values()}
     assert addresses and addresses <= {"127.0.0.1", "::1"}, addresses
-
-
-@pytest.fixture
-def log_text() -> Iterator[io.StringIO]:
-    """askd's real logging (JSON, debug, with its redaction) into a buffer;
-    the previous configuration is restored afterwards."""
-    saved = structlog.get_config()
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    access = logging.getLogger("tornado.access")
-    access_disabled = access.disabled
-    buf = io.StringIO()
-    logs.configure("debug", "json", buf)
-    try:
-        yield buf
-    finally:
-        structlog.configure(**saved)
-        root.handlers[:] = handlers
-        root.setLevel(level)
-        access.disabled = access_disabled
 
 
 async def test_tokens_and_the_secret_never_reach_the_logs(daemon: RunningDaemon, log_text: io.StringIO) -> None:

@@ -34,15 +34,20 @@ function claims(token) {
   }
 }
 
+// Every URL the page uses is relative to the page, so that a proxy may serve
+// it under any path prefix (https://tools.example.com/askd/ -> askd's /).
 function wsUrl(token) {
-  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  return `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
+  const url = new URL('ws', location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.search = `?token=${encodeURIComponent(token)}`;
+  url.hash = '';
+  return url.href;
 }
 
 /** After a socket that never opened: is the token the reason? */
 async function probeToken(token) {
   try {
-    const r = await fetch('/ws', { headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' });
+    const r = await fetch('ws', { headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' });
     if (r.status === 401) return 'The daemon refused this token (invalid or expired). Run “askd open --user YOU” for a fresh link, or paste a new token.';
     if (r.status === 403) return 'This is not a user token. Mint one with “askd token issue --role user --sub YOU”.';
   } catch {
@@ -256,7 +261,7 @@ class Inbox {
     const list = h('div', { class: 'session-list' });
     const link =
       this.focus === null
-        ? h('a', { class: 'focus-link', href: `/?session=${encodeURIComponent(sessionId)}`, text: 'Only this session' })
+        ? h('a', { class: 'focus-link', href: `./?session=${encodeURIComponent(sessionId)}`, text: 'Only this session' })
         : null;
     const section = h(
       'section',

@@ -1,0 +1,495 @@
+"""``store = "redis://..."``: state shared by every daemon pointed at it.
+
+Every change is one Lua script run (atomic in Redis) that checks the status
+first: of two nodes racing to answer or to time out one question, the first
+ends it and the second is told it no longer applies. A change that took
+effect is appended to one Redis Stream in the same step. Every node follows
+that stream (``XREAD``) and applies what it reads, its own changes included,
+in the stream's order: so each node's registry is a replica of the cluster's
+state, each node pushes to its own sockets and wakes its own agents, and a
+user's events arrive in the order the cluster decided them. A node that lost
+its link reads on from the last entry it applied (docs/decisions.md says why
+a stream and not pub/sub).
+
+Keys all carry the ``{askd}`` hash tag, so they live in one slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from askd.core import Registry, Request, Status
+from askd.core import events as ev
+from askd.core.changes import Asked, Change, Ended, Forgot, Notified
+from askd.core.events import Event, encode
+from askd.core.lifecycle import Trigger
+from askd.store.base import StoreError, StoreUnavailable
+
+log = logging.getLogger("askd.store.redis")
+
+P = "{askd}:"
+STREAM = P + "events"
+# The stream keeps this many entries (about); a node that falls further
+# behind than this reloads (docs/scaling.md).
+STREAM_MAXLEN = 1_000_000
+# How long a commit waits for its own entry to come back through the stream.
+REACH_SECONDS = 10.0
+READ_BLOCK_MS = 5_000
+RETRY_SECONDS = 0.5
+
+# KEYS: none (one hash slot, named in ARGV). ARGV[1] the node, ARGV[2..] the
+# changes as JSON. Returns {flag per change (1 took effect, 0 did not), last
+# stream id or ""}.
+COMMIT = """
+local node = ARGV[1]
+local P = '{askd}:'
+local out = {}
+local last = ''
+local function session(sid, owner)
+  local sk = P .. 's:' .. sid
+  if redis.call('EXISTS', sk) == 0 then
+    redis.call('HSET', sk, 'owner', owner, 'n', 0, 'kids', 0)
+    redis.call('SADD', P .. 'sessions', sid)
+  end
+  return sk
+end
+for i = 2, #ARGV do
+  local c = cjson.decode(ARGV[i])
+  local ok = 0
+  local rk = P .. 'r:' .. c.rid
+  if c.t == 'a' then
+    local sk = P .. 's:' .. c.sid
+    local owner = redis.call('HGET', sk, 'owner')
+    local dup = c.key and redis.call('EXISTS', P .. 'k:' .. c.sid .. ':' .. c.key) == 1
+    if (not owner or owner == c.uid) and not dup and redis.call('EXISTS', rk) == 0 then
+      session(c.sid, c.uid)
+      if c.parent and not redis.call('HGET', sk, 'parent') then
+        session(c.parent, c.uid)
+        redis.call('HSET', sk, 'parent', c.parent)
+        redis.call('HINCRBY', P .. 's:' .. c.parent, 'kids', 1)
+      end
+      redis.call('HINCRBY', sk, 'n', 1)
+      local seq = redis.call('INCR', P .. 'seq')
+      redis.call('HSET', rk, 'sid', c.sid, 'uid', c.uid, 'created', c.created, 'expires', c.expires,
+        'frame', c.frame, 'status', 'pending', 'seq', seq, 'notified', 0)
+      if c.key then
+        redis.call('HSET', rk, 'key', c.key)
+        redis.call('SET', P .. 'k:' .. c.sid .. ':' .. c.key, c.rid)
+      end
+      redis.call('SADD', P .. 'requests', c.rid)
+      ok = 1
+    end
+  elseif c.t == 'e' then
+    if redis.call('HGET', rk, 'status') == 'pending' then
+      redis.call('HSET', rk, 'status', c.status, 'ended', c.ended)
+      redis.call('HDEL', rk, 'frame')
+      if c.answers then redis.call('HSET', rk, 'answers', c.answers) end
+      if c.error then redis.call('HSET', rk, 'error', c.error) end
+      ok = 1
+    end
+  elseif c.t == 'n' then
+    if redis.call('HGET', rk, 'status') == 'pending' then
+      redis.call('HSET', rk, 'notified', 1)
+      ok = 1
+    end
+  elseif c.t == 'f' then
+    local status = redis.call('HGET', rk, 'status')
+    if status and status ~= 'pending' then
+      local key = redis.call('HGET', rk, 'key')
+      if key then redis.call('DEL', P .. 'k:' .. c.sid .. ':' .. key) end
+      redis.call('DEL', rk)
+      redis.call('SREM', P .. 'requests', c.rid)
+      local sid = c.sid
+      redis.call('HINCRBY', P .. 's:' .. sid, 'n', -1)
+      -- forget sessions that hold nothing, walking up, as the registry does
+      while sid do
+        local sk = P .. 's:' .. sid
+        if tonumber(redis.call('HGET', sk, 'n') or '0') > 0 or tonumber(redis.call('HGET', sk, 'kids') or '0') > 0 then
+          break
+        end
+        local parent = redis.call('HGET', sk, 'parent')
+        redis.call('DEL', sk)
+        redis.call('SREM', P .. 'sessions', sid)
+        if parent then redis.call('HINCRBY', P .. 's:' .. parent, 'kids', -1) end
+        sid = parent
+      end
+      ok = 1
+    end
+  end
+  if ok == 1 then
+    last = redis.call('XADD', P .. 'events', 'MAXLEN', '~', 1000000, '*', 'c', ARGV[i])
+  end
+  out[#out + 1] = ok
+end
+out[#out + 1] = last
+return out
+"""
+
+
+def _id(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def to_json(change: Change, node: str, seq: int) -> str:
+    """A change as the script and the stream carry it (no nulls: Lua's
+    cjson turns them into a value that is true)."""
+    if isinstance(change, Asked):
+        req = change.request
+        assert req.ask_event is not None
+        out: dict[str, Any] = {"o": node, "q": seq, "sid": req.session_id}
+        out.update(t="a", rid=req.request_id, uid=req.user_id, created=repr(req.created_at),
+                   expires=repr(req.expires_at), frame=req.ask_event.frame.decode())
+        if req.idempotency_key is not None:
+            out["key"] = req.idempotency_key
+        if change.parent_session_id is not None:
+            out["parent"] = change.parent_session_id
+        return json.dumps(out, separators=(",", ":"))
+    out = {"o": node, "q": seq, "sid": change.session_id}
+    if isinstance(change, Ended):
+        out.update(t="e", rid=change.request_id, trigger=change.trigger.value, status=change.status.value,
+                   ended=repr(change.ended_at))
+        if change.answers is not None:
+            out["answers"] = encode(change.answers).decode()
+        if change.error is not None:
+            out["error"] = change.error
+    elif isinstance(change, Notified):
+        out.update(t="n", rid=change.request_id)
+    else:
+        out.update(t="f", rid=change.request_id)
+    return json.dumps(out, separators=(",", ":"))
+
+
+def from_json(data: dict[str, Any]) -> Change:
+    t, sid, rid = data["t"], data["sid"], data["rid"]
+    if t == "a":
+        req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
+                      idempotency_key=data.get("key"))
+        req.ask_event = Event.from_frame(ev.ASK, sid, data["frame"].encode(), request_id=rid)
+        return Asked(req, data.get("parent"))
+    if t == "e":
+        answers = json.loads(data["answers"]) if "answers" in data else None
+        return Ended(sid, rid, Trigger(data["trigger"]), answers, data.get("error"), float(data["ended"]))
+    if t == "n":
+        return Notified(sid, rid)
+    return Forgot(sid, rid)
+
+
+class RedisStore:
+    kind = "redis"
+    shared = True
+
+    def __init__(self, url: str, node_id: str, node_ttl: float = 30.0) -> None:
+        self.url, self.node = url, node_id
+        try:
+            self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
+            # The follower blocks in XREAD: its own connection, no socket timeout shorter than the block.
+            self._reader = aioredis.Redis.from_url(url, socket_timeout=READ_BLOCK_MS / 1000 + 5, socket_connect_timeout=5)
+        except (ValueError, RedisError) as err:
+            raise StoreError(f"the store {self.where} is not a usable Redis URL: {err}") from None
+        self._script = self._redis.register_script(COMMIT)
+        self._seq = itertools.count(1)
+        self._mine: dict[int, Change] = {}  # our changes in flight, by their sequence number
+        self._last = "0-0"  # the last stream entry applied
+        self._waiting: list[tuple[tuple[int, int], asyncio.Future[None]]] = []
+        self._follower: asyncio.Task[None] | None = None
+        self._on_changes: Callable[[list[Change]], None] = lambda changes: None
+        self._on_failed: Callable[[StoreUnavailable], None] = lambda err: None
+        self._on_ok: Callable[[], None] = lambda: None
+        self._closed = False
+        self._on_command: Callable[[dict[str, Any]], None] = lambda command: None
+        self.presence = Presence(self._redis, node_id, node_ttl)
+
+    @property
+    def where(self) -> str:
+        """The URL without its password, for messages and logs."""
+        head, at, tail = self.url.rpartition("@")
+        return f"{head.split('://')[0]}://…@{tail}" if at else self.url
+
+    def attach(
+        self,
+        on_changes: Callable[[list[Change]], None],
+        on_failed: Callable[[StoreUnavailable], None],
+        on_ok: Callable[[], None],
+    ) -> None:
+        self._on_changes, self._on_failed, self._on_ok = on_changes, on_failed, on_ok
+
+    # ---- start: the snapshot, then the stream from where it was taken ----
+
+    async def load(self, registry: Registry) -> int:
+        try:
+            return await self._load(registry)
+        except (RedisError, OSError) as err:
+            raise StoreError(f"cannot load the store {self.where}: {err}") from None
+
+    async def _load(self, registry: Registry) -> int:
+        r = self._redis
+        newest = await r.xrevrange(STREAM, count=1)
+        self._last = newest[0][0].decode() if newest else "0-0"
+        sids = sorted(s.decode() for s in await r.smembers(P + "sessions"))
+        pipe = r.pipeline(transaction=False)
+        for sid in sids:
+            pipe.hgetall(P + "s:" + sid)
+        for sid, fields in zip(sids, await pipe.execute()):
+            if fields:
+                parent = fields.get(b"parent")
+                registry.restore_session(sid, fields[b"owner"].decode(), parent.decode() if parent else None)
+        rids = [x.decode() for x in await r.smembers(P + "requests")]
+        rows: list[tuple[int, Request]] = []
+        for start in range(0, len(rids), 1000):
+            chunk = rids[start : start + 1000]
+            pipe = r.pipeline(transaction=False)
+            for rid in chunk:
+                pipe.hgetall(P + "r:" + rid)
+            for rid, f in zip(chunk, await pipe.execute()):
+                if f:
+                    rows.append((int(f[b"seq"]), self._request(rid, f)))
+        rows.sort(key=lambda row: row[0])
+        for _, req in rows:
+            registry.restore(req)
+        await self.presence.start()
+        self._follower = asyncio.ensure_future(self._follow())
+        return len(rows)
+
+    @staticmethod
+    def _request(rid: str, f: dict[bytes, bytes]) -> Request:
+        sid = f[b"sid"].decode()
+        key = f.get(b"key")
+        req = Request(rid, sid, f[b"uid"].decode(), float(f[b"created"]), float(f[b"expires"]),
+                      idempotency_key=key.decode() if key else None, status=Status(f[b"status"].decode()))
+        req.notified = f.get(b"notified") == b"1"
+        if req.pending:
+            req.ask_event = Event.from_frame(ev.ASK, sid, f[b"frame"], request_id=rid)
+        else:
+            req.answers = json.loads(f[b"answers"]) if b"answers" in f else None
+            req.error = f[b"error"].decode() if b"error" in f else None
+            req.ended_at = float(f[b"ended"])
+        return req
+
+    # ---- the follower --------------------------------------------------
+
+    async def _follow(self) -> None:
+        """Read the stream on from the last entry applied, for ever; after a
+        lost link, catch up from there (nothing lost, nothing repeated)."""
+        failing = False
+        while not self._closed:
+            try:
+                got = await self._reader.xread({STREAM: self._last}, count=1000, block=READ_BLOCK_MS)
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as err:
+                if not failing:
+                    self._on_failed(StoreUnavailable(f"lost the store {self.where}: {err}"))
+                failing = True
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
+            if failing:
+                failing = False
+                self._on_ok()
+            for _, entries in got or ():
+                batch: list[Change] = []
+                for entry_id, fields in entries:
+                    self._last = entry_id.decode()
+                    if b"cmd" in fields:  # an admin's order to every node
+                        self._on_changes(batch)
+                        batch = []
+                        self._on_command(json.loads(fields[b"cmd"]))
+                        continue
+                    data = json.loads(fields[b"c"])
+                    own = self._mine.pop(data["q"], None) if data["o"] == self.node else None
+                    batch.append(own if own is not None else from_json(data))
+                try:
+                    self._on_changes(batch)
+                except Exception:  # a bug must not stop the node following the cluster
+                    log.exception("applying the stream's changes failed")
+                finally:
+                    self._release()
+
+    def _release(self) -> None:
+        """Wake commits whose entries the follower has now applied."""
+        upto = _id(self._last)
+        still = []
+        for at, fut in self._waiting:
+            if at <= upto:
+                if not fut.done():
+                    fut.set_result(None)
+            else:
+                still.append((at, fut))
+        self._waiting = still
+
+    async def _reached(self, entry_id: str) -> None:
+        if _id(entry_id) <= _id(self._last):
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((_id(entry_id), fut))
+        try:
+            await asyncio.wait_for(fut, REACH_SECONDS)
+        except asyncio.TimeoutError:
+            raise StoreUnavailable(f"the store {self.where} took the change but its stream did not come back") from None
+
+    # ---- commits -------------------------------------------------------
+
+    async def commit(self, changes: Sequence[Change]) -> list[Change]:
+        if not changes:
+            return []
+        seqs = [next(self._seq) for _ in changes]
+        for seq, change in zip(seqs, changes):
+            self._mine[seq] = change
+        try:
+            flags = await self._script(args=[self.node, *(to_json(c, self.node, q) for c, q in zip(changes, seqs))])
+        except (RedisError, OSError) as err:
+            for seq in seqs:
+                self._mine.pop(seq, None)
+            raise StoreUnavailable(f"the store {self.where} refused a write: {err}") from None
+        last = flags[-1].decode() if isinstance(flags[-1], bytes) else str(flags[-1])
+        done = []
+        for seq, change, flag in zip(seqs, changes, flags):
+            if flag == 1:
+                done.append(change)
+            else:
+                self._mine.pop(seq, None)
+        if last:
+            await self._reached(last)  # the follower applied them, in the cluster's order
+        return done
+
+    async def claim_notify(self, req: Request) -> bool:
+        """Whether this node is the one to send the question's webhook (the
+        first to claim it; the claim lasts as long as the question could)."""
+        ttl = max(1, int(req.expires_at - req.created_at) + 60)
+        try:
+            return bool(await self._redis.set(f"{P}notify:{req.request_id}", self.node, nx=True, ex=ttl))
+        except (RedisError, OSError) as err:
+            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+
+    def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        self._on_command = handler
+
+    async def command(self, command: dict[str, Any]) -> None:
+        """Send an order every node carries out on its own connections."""
+        try:
+            await self._redis.xadd(STREAM, {"cmd": json.dumps(command)}, maxlen=STREAM_MAXLEN, approximate=True)
+        except (RedisError, OSError) as err:
+            raise StoreUnavailable(f"the store {self.where} refused a write: {err}") from None
+
+    async def connections(self) -> list[dict[str, Any]]:
+        try:
+            return await self.presence.listing()
+        except (RedisError, OSError) as err:
+            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+
+    async def probe(self) -> None:
+        try:
+            await self._redis.ping()
+        except (RedisError, OSError) as err:
+            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for _, fut in self._waiting:
+            if not fut.done():
+                fut.cancel()
+        await self.presence.stop()
+        if self._follower is not None:
+            self._follower.cancel()
+            try:
+                await self._follower
+            except (asyncio.CancelledError, Exception):
+                pass
+        await self._redis.aclose()
+        await self._reader.aclose()
+
+
+class Presence:
+    """Who is connected where, for cluster-wide listings: each node keeps its
+    connections in one hash and a heartbeat key; a node whose heartbeat
+    expired (``kill -9``) leaves the listings within ``ttl`` seconds."""
+
+    def __init__(self, redis: aioredis.Redis, node: str, ttl: float) -> None:
+        self._redis, self.node, self.ttl = redis, node, ttl
+        self._conns = f"{P}conns:{node}"
+        self._queue: list[tuple[str, str | None]] = []  # (connection id, JSON or None: left)
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        # A node restarted under the same id: its old connections are gone.
+        await self._redis.delete(self._conns)
+        await self._beat_once()
+        self._tasks = [asyncio.ensure_future(self._beat()), asyncio.ensure_future(self._write())]
+
+    def put(self, conn_id: str, description: dict[str, Any] | None) -> None:
+        """Record a connection as it is now (None: it left). Written in
+        order, in batches, off the hot path."""
+        self._queue.append((conn_id, json.dumps(description) if description is not None else None))
+        self._wake.set()
+
+    async def _write(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._queue = self._queue, []
+            pipe = self._redis.pipeline(transaction=False)
+            for conn_id, desc in batch:
+                if desc is None:
+                    pipe.hdel(self._conns, conn_id)
+                else:
+                    pipe.hset(self._conns, conn_id, desc)
+            try:
+                await pipe.execute()
+            except (RedisError, OSError):
+                self._queue = batch + self._queue  # keep the order; try again
+                await asyncio.sleep(RETRY_SECONDS)
+                self._wake.set()
+
+    async def _beat_once(self) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.set(f"{P}node:{self.node}", "1", px=int(self.ttl * 1000))
+        pipe.sadd(f"{P}nodes", self.node)
+        await pipe.execute()
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl / 3)
+            try:
+                await self._beat_once()
+            except (RedisError, OSError):
+                pass  # the follower reports the lost link
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """Every live node's connections, each with its ``node``."""
+        r = self._redis
+        nodes = sorted(n.decode() for n in await r.smembers(f"{P}nodes"))
+        pipe = r.pipeline(transaction=False)
+        for node in nodes:
+            pipe.exists(f"{P}node:{node}")
+            pipe.hgetall(f"{P}conns:{node}")
+        got = await pipe.execute()
+        out: list[dict[str, Any]] = []
+        for node, alive, conns in zip(nodes, got[::2], got[1::2]):
+            if not alive:  # its heartbeat ran out: forget its connections
+                await r.delete(f"{P}conns:{node}")
+                await r.srem(f"{P}nodes", node)
+                continue
+            out.extend(dict(json.loads(v), node=node) for v in conns.values())
+        return out
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.delete(self._conns, f"{P}node:{self.node}")
+            pipe.srem(f"{P}nodes", self.node)
+            await pipe.execute()
+        except (RedisError, OSError):
+            pass

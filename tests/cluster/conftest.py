@@ -1,0 +1,73 @@
+"""Several daemons on one real Redis. In-process nodes (each a full
+``Daemon`` with its own listeners, in the test's loop) for the wire
+behaviour; real processes where a node must die (``test_processes.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from askd.config import load_settings
+from askd.server.app import Daemon
+from tests.conftest import SECRET, RunningDaemon
+from tests.redis_server import RedisServer
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.stop()
+
+
+class Cluster:
+    def __init__(self, redis: RedisServer, tmp_path: Path, http: httpx.AsyncClient) -> None:
+        self.redis, self.tmp_path, self.http = redis, tmp_path, http
+        self.nodes: list[RunningDaemon] = []
+
+    async def start(self, n: int, **overrides: Any) -> list[RunningDaemon]:
+        for _ in range(n):
+            await self.add(**overrides)
+        return self.nodes
+
+    async def add(self, **overrides: Any) -> RunningDaemon:
+        i = len(self.nodes)
+        settings = load_settings(
+            port=0,
+            admin_port=0,
+            state_dir=self.tmp_path / f"node{i}",
+            auth={"secret": SECRET},
+            store=self.redis.url,
+            node_id=f"node{i}",
+            **overrides,
+        )
+        daemon = Daemon(settings)
+        await daemon.start()
+        node = RunningDaemon(daemon, self.http)
+        self.nodes.append(node)
+        return node
+
+    async def stop(self) -> None:
+        for node in self.nodes:
+            for c in node.clients:
+                await c.close()
+            await node.daemon.stop()
+
+
+@pytest.fixture
+def cluster_overrides() -> dict[str, Any]:
+    return {}
+
+
+@pytest.fixture
+async def cluster(redis_server: RedisServer, tmp_path: Path, cluster_overrides: dict[str, Any]) -> AsyncIterator[Cluster]:
+    async with httpx.AsyncClient(timeout=10) as http:
+        c = Cluster(redis_server, tmp_path, http)
+        try:
+            yield c
+        finally:
+            await c.stop()

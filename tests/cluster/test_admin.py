@@ -1,0 +1,59 @@
+"""Admin reads and orders across the cluster: pending on every node, stats
+counted once, connections with their node, disconnect obeyed everywhere."""
+
+from __future__ import annotations
+
+from tests.cluster.conftest import Cluster
+from tests.conftest import eventually, q
+
+
+async def test_pending_and_stats_see_the_whole_cluster_once(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    await a.ask("s1", "alice", [q("One?")])
+    await b.ask("s2", "bob", [q("Two?")])
+    for node in (a, b):
+        pending = (await node.admin("GET", "/admin/v1/pending")).json()["pending"]
+        assert sorted(p["sessionId"] for p in pending) == ["s1", "s2"]
+        stats = (await node.admin("GET", "/admin/v1/stats")).json()
+        assert (stats["asked"], stats["pending"], stats["store"]) == (2, 2, "redis")
+
+
+async def test_connections_list_every_node_and_disconnect_reaches_them(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    tab_a = await a.connect("alice")
+    tab_b = await b.connect("alice")
+    bob = await b.connect("bob")
+    await tab_b.subscribe("s9")
+    asked = await a.ask("s1", "alice", [q("Kept?")])
+    await tab_a.expect("ask_user_questions")
+
+    async def listed() -> list[dict]:
+        r = await a.admin("GET", "/admin/v1/connections")
+        return r.json()["connections"]
+
+    conns = await eventually(lambda: _three(listed()), what="three connections listed")
+    assert sorted((c["userId"], c["node"]) for c in conns) == [("alice", "node0"), ("alice", "node1"), ("bob", "node1")]
+    stats = (await b.admin("GET", "/admin/v1/stats")).json()
+    assert (stats["connections"], stats["users"]) == (3, 2)
+
+    # By session: only B's tab subscribed to s9; ordered from A, done on B.
+    r = await a.admin("POST", "/admin/v1/disconnect", json={"sessionId": "s9", "mode": "close"})
+    assert r.json() == {"disconnected": 1}
+    assert await tab_b.closed() == 1001
+    await tab_a.works()
+    # By user, from B: alice's tab on A goes too; bob stays; the question stays.
+    r = await b.admin("POST", "/admin/v1/disconnect", json={"userId": "alice"})
+    assert r.json() == {"disconnected": 1}
+    assert await tab_a.closed() is None  # aborted: no close frame
+    await bob.works()
+    assert (await b.result("s1", asked["requestId"])).json()["status"] == "pending"
+    await eventually(lambda: _count(listed(), 1), what="one connection left in the listing")
+
+
+async def _three(listed) -> list[dict] | None:  # type: ignore[no-untyped-def]
+    conns = await listed
+    return conns if len(conns) == 3 else None
+
+
+async def _count(listed, n: int) -> bool:  # type: ignore[no-untyped-def]
+    return len(await listed) == n

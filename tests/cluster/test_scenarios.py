@@ -1,0 +1,117 @@
+"""The seed's scenarios split across nodes on one Redis (spec v1.1 B)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.cluster.conftest import Cluster
+from tests.conftest import WsClient, eventually, q
+
+
+async def test_ask_on_a_tab_on_b_answer_on_c(cluster: Cluster) -> None:
+    a, b, c = await cluster.start(3)
+    tab_b = await b.connect("alice")
+    tab_c = await c.connect("alice")
+    asked = await a.ask("s1", "alice", [q("Which database?", "SQLite", "PostgreSQL")], metadata={"m": 1})
+    rid = asked["requestId"]
+    for tab in (tab_b, tab_c):
+        pushed = await tab.expect("ask_user_questions")
+        assert pushed["payload"]["requestId"] == rid and pushed["payload"]["metadata"] == {"m": 1}
+    waiting = asyncio.create_task(a.result("s1", rid, wait=10))
+    await eventually(lambda: a.agent_waiting(rid), what="the agent's wait on A")
+
+    ack = await tab_c.answer("s1", rid, {"Which database?": "SQLite"})
+    assert ack["type"] == "ack" and ack["payload"] == {"accepted": True}, ack
+    for tab in (tab_b, tab_c):
+        ended = await tab.expect("ask_user_questions_cancelled")
+        assert ended["payload"] == {"requestId": rid, "reason": "answered"}
+    r = await asyncio.wait_for(waiting, 5)
+    assert r.json() == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Which database?": "SQLite"}}
+    # A second answer, on whichever node, is not_pending.
+    again = await tab_b.answer("s1", rid, {"Which database?": "PostgreSQL"})
+    assert again["payload"] == {"accepted": False, "reason": "not_pending"}
+    for node in (a, b, c):
+        assert (await node.result("s1", rid)).json()["answers"] == {"Which database?": "SQLite"}
+
+
+async def test_a_tab_that_comes_back_on_another_node_gets_its_question_again(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    tab = await a.connect("alice")
+    asked = await a.ask("s1", "alice", [q("Deploy?")])
+    await tab.expect("ask_user_questions")
+    await tab.close()
+    again = await b.connect("alice")
+    frames = await again.subscribe("*")
+    assert [f["type"] for f in frames] == ["session_snapshot", "ask_user_questions"]
+    assert frames[1]["payload"]["requestId"] == asked["requestId"]
+
+
+async def test_racing_answers_on_two_nodes_end_the_question_once(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    tab_a, tab_b = await a.connect("alice"), await b.connect("alice")
+    for round_ in range(100):
+        asked = await a.ask("race", "alice", [q("Which?")])
+        rid = asked["requestId"]
+        await tab_a.expect("ask_user_questions")
+        await tab_b.expect("ask_user_questions")
+        results = await asyncio.gather(
+            answer_and_end(tab_a, rid, "a", f"a{round_}"),
+            answer_and_end(tab_b, rid, "b", f"b{round_}"),
+        )
+        accepted = [who for who, ack in zip("ab", results) if ack == {"accepted": True}]
+        assert len(accepted) == 1, results
+        assert [ack for ack in results if ack != {"accepted": True}] == [{"accepted": False, "reason": "not_pending"}]
+        winner = accepted[0]
+        for node in (a, b):
+            assert (await node.result("race", rid)).json()["answers"] == {"Which?": winner}
+    for node in (a, b):
+        stats = (await node.admin("GET", "/admin/v1/stats")).json()
+        assert (stats["asked"], stats["answered"], stats["pending"]) == (100, 100, 0)
+
+
+async def answer_and_end(tab: WsClient, rid: str, value: str, id_: str) -> dict:
+    """Answer, and read until both the ack and the question's end came (a
+    losing tab may see the winner's end before its own ack)."""
+    await tab.send({"type": "ask_user_questions_result", "sessionId": "race", "requestId": rid, "answers": {"Which?": value}, "id": id_})
+    ack, ended = None, False
+    while ack is None or not ended:
+        frame = await tab.recv()
+        if frame["type"] == "ack" and frame.get("id") == id_:
+            ack = frame["payload"]
+        elif frame["type"] == "ask_user_questions_cancelled" and frame["payload"]["requestId"] == rid:
+            assert not ended, "the end came twice"
+            ended = True
+        else:
+            raise AssertionError(f"unexpected {frame}")
+    return ack
+
+
+async def test_session_cancel_cascades_across_nodes(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    tab = await b.connect("alice")
+    parent = await a.ask("parent", "alice", [q("Parent?")])
+    child = await b.ask("child", "alice", [q("Child?")], parentSessionId="parent")
+    await tab.expect("ask_user_questions")
+    await tab.expect("ask_user_questions")
+    r = await a.http.post(f"{a.url}/v1/sessions/parent/cancel", headers=a.agent_headers)
+    assert r.json() == {"cancelled": 2}
+    for _ in range(2):
+        assert (await tab.expect("ask_user_questions_cancelled"))["payload"]["reason"] == "cancelled"
+    for node in (a, b):
+        for sid, asked in (("parent", parent), ("child", child)):
+            assert (await node.result(sid, asked["requestId"])).json()["status"] == "cancelled"
+
+
+async def test_require_online_counts_tabs_on_every_node(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    r = await a.ask("s1", "alice", [q("Here?")], requireOnline=True, expect=409)
+    assert r["error"]["code"] == "user_offline"
+    tab = await b.connect("alice")
+    await eventually(lambda: _listed(a, "alice"), what="alice's tab on B in the cluster's listing")
+    asked = await a.ask("s1", "alice", [q("Here?")], requireOnline=True)
+    assert (await tab.expect("ask_user_questions"))["payload"]["requestId"] == asked["requestId"]
+
+
+async def _listed(node, user: str) -> bool:  # type: ignore[no-untyped-def]
+    r = await node.admin("GET", "/admin/v1/connections", params={"userId": user})
+    return bool(r.json()["connections"])
