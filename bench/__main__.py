@@ -101,6 +101,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"machine": report.machine(), "command": report.command_line(), "loadavg_before": report.loadavg()}
     for scenario in args.scenarios:
         print(f"running {scenario} ...", file=sys.stderr, flush=True)
+        results.setdefault("loadavg_at", {})[scenario] = report.loadavg()  # other processes share the machine
         if scenario == "sweep":
             div = QUICK_DIVISOR if args.quick else 1
             results["sweep_b1"] = [

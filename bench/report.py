@@ -172,6 +172,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"servers on uvloop: {results.get('uvloop_servers')}.",
         f"Command: `{results['command']}`",
     ]
+    if results.get("loadavg_at"):
+        parts.append("Load average as each scenario began: " + "; ".join(f"{k} {v}" for k, v in results["loadavg_at"].items()) + ".")
     table = rows(results)
     if table:
         parts.append(_table(["", "figure", "askd", "floor", "askd/floor", "target", "met"], [r.cells() for r in table]))
