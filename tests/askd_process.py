@@ -14,8 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from askd import state, tokens
-
 ASKD = [sys.executable, "-m", "askd.cli.main"]
 START_TIMEOUT = 20.0  # a cold interpreter on a busy 2-core machine
 STOP_TIMEOUT = 15.0  # a clean stop takes at most its 2 s grace, plus a busy machine
@@ -108,15 +106,17 @@ def free_ports(n: int) -> list[int]:
 
 
 class Service:
-    """One askd across restarts: the same ports, state directory and
-    arguments for every process it starts. ``env``: the whole environment
-    (default: this process's, with ``ASKD_STATE_DIR`` set to ``state_dir``)."""
+    """One askd across restarts: the same ports, state directory, arguments
+    and settings (``env``: ``ASKD_*`` variables; none is inherited) for every
+    process it starts."""
 
     def __init__(self, state_dir: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.state_dir = state_dir
         self.args = args
-        self.env = {**(os.environ if env is None else env), "ASKD_STATE_DIR": str(state_dir)}
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ASKD_")}
+        self.env.update(env or {}, ASKD_STATE_DIR=str(state_dir))
         self.port, self.admin_port = free_ports(2)
+        self.scheme = "http"
         self.proc: ServeProcess | None = None
         self.processes: list[ServeProcess] = []  # every one started, oldest first
 
@@ -158,13 +158,3 @@ class Service:
     @property
     def ws_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/ws"
-
-    @property
-    def secret(self) -> str:
-        """The secret every process of this service verifies tokens with."""
-        secret = self.env.get("ASKD_AUTH__SECRET") or state.read_secret(self.state_dir)
-        assert secret, "no secret yet: start the service first"
-        return secret
-
-    def headers(self, role: str, sub: str | None = None) -> dict[str, str]:
-        return {"Authorization": f"Bearer {tokens.issue(self.secret, role, sub)}"}  # type: ignore[arg-type]
