@@ -4,21 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 
+import httpx
+
 from tests.askd_process import ServeProcess, Service
-from tests.conftest import SECRET
+from tests.conftest import SECRET, RunningDaemon
 
 HOW = ["kill", "term"]  # kill -9, or SIGTERM (the clean stop, which must exit 0)
 
 
-async def service(tmp: Path, *args: str, **settings: str) -> Service:
-    """A started ``askd serve ARGS`` whose tokens ``RunningDaemon`` can sign
-    (``settings``: more ``ASKD_*`` variables)."""
+@asynccontextmanager
+async def running(tmp: Path, *args: str, **settings: str) -> AsyncIterator[RunningDaemon[Service]]:
+    """``askd serve ARGS`` started as a ``Service`` (``settings``: more
+    ``ASKD_*`` variables), with the helpers of ``RunningDaemon``; its tabs
+    closed and its processes killed at the end."""
     svc = Service(tmp / "state", *args, env={"ASKD_AUTH__SECRET": SECRET, **settings})
-    await svc.start()
-    return svc
+    try:
+        await svc.start()
+        async with httpx.AsyncClient(timeout=30) as http:
+            d = RunningDaemon(svc, http)
+            try:
+                yield d
+            finally:
+                for c in d.clients:
+                    await c.close()
+    finally:
+        await svc.close()
 
 
 async def go_down(svc: Service, how: str) -> None:

@@ -10,14 +10,12 @@ passes while no daemon runs, seen by a ``UserClient`` that rides through.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
 
@@ -26,7 +24,7 @@ from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, QuestionEvent
 from askd.core.lifecycle import CANCEL_ERROR
 from tests.askd_process import ServeProcess, Service
 from tests.conftest import FRAME_TIMEOUT, RunningDaemon, eventually, q
-from tests.restart import HOW, epoch, restart, service
+from tests.restart import HOW, epoch, restart, running
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -94,22 +92,17 @@ async def before(d: RunningDaemon[Service], w: World) -> None:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=HOW)
 async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
-    svc = await service(tmp_path_factory.mktemp(request.param), ASKD_RESULT_TTL_SECONDS=str(TTL))
-    async with httpx.AsyncClient(timeout=10) as http:
-        d = RunningDaemon(svc, http)
-        w = World(d, svc.processes[0])
+    async with running(tmp_path_factory.mktemp(request.param), ASKD_RESULT_TTL_SECONDS=str(TTL)) as d:
+        w = World(d, d.daemon.processes[0])
         try:
             await before(d, w)
             shown = next(e for e in w.inbox if isinstance(e, QuestionEvent))
             # Down until erin's deadline has passed.
-            w.process = await restart(svc, request.param, down_until=epoch(shown.expires_at) + 0.2)
+            w.process = await restart(d.daemon, request.param, down_until=epoch(shown.expires_at) + 0.2)
             yield w
         finally:
             if w.user_client is not None:
                 await w.user_client.close()
-            for c in d.clients:
-                await c.close()
-            await svc.close()
 
 
 async def test_pending_questions_come_back_unchanged(world: World) -> None:
@@ -177,21 +170,16 @@ async def test_a_deadline_passed_while_down_ends_as_timeout_at_start(world: Worl
 async def test_a_tree_still_cascades_when_a_middle_session_kept_nothing(how: str, tmp_path: Path) -> None:
     """root <- middle <- leaf, and middle's only question has ended and been
     forgotten: middle still links leaf to root, before and after a restart."""
-    svc = await service(tmp_path, ASKD_RESULT_TTL_SECONDS="0.3")
-    try:
-        async with httpx.AsyncClient(timeout=10) as http:
-            d = RunningDaemon(svc, http)
-            middle = (await d.ask("middle", "dave", parentSessionId="root"))["requestId"]
-            leaf = (await d.ask("leaf", "dave", parentSessionId="middle"))["requestId"]
-            r = await http.delete(f"{d.url}/v1/sessions/middle/questions/{middle}", headers=d.agent_headers)
-            assert r.json()["status"] == "cancelled"
-            await eventually(lambda: _gone(d, "middle", middle), what="middle's result forgotten")
-            await restart(svc, how)
-            r = await http.post(f"{d.url}/v1/sessions/root/cancel", headers=d.agent_headers)
-            assert r.json() == {"cancelled": 1}
-            assert (await d.result("leaf", leaf)).json()["status"] == "cancelled"
-    finally:
-        await svc.close()
+    async with running(tmp_path, ASKD_RESULT_TTL_SECONDS="0.3") as d:
+        middle = (await d.ask("middle", "dave", parentSessionId="root"))["requestId"]
+        leaf = (await d.ask("leaf", "dave", parentSessionId="middle"))["requestId"]
+        r = await d.http.delete(f"{d.url}/v1/sessions/middle/questions/{middle}", headers=d.agent_headers)
+        assert r.json()["status"] == "cancelled"
+        await eventually(lambda: _gone(d, "middle", middle), what="middle's result forgotten")
+        await restart(d.daemon, how)
+        r = await d.http.post(f"{d.url}/v1/sessions/root/cancel", headers=d.agent_headers)
+        assert r.json() == {"cancelled": 1}
+        assert (await d.result("leaf", leaf)).json()["status"] == "cancelled"
 
 
 async def _gone(d: RunningDaemon[Service], session: str, rid: str) -> bool:
