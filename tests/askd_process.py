@@ -11,8 +11,11 @@ import os
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 from typing import Any
+
+from askd import state
 
 ASKD = [sys.executable, "-m", "askd.cli.main"]
 START_TIMEOUT = 20.0  # a cold interpreter on a busy 2-core machine
@@ -43,6 +46,7 @@ class ServeProcess:
                 self._listening.set_result(event)
         if not self._listening.done():
             self._listening.set_exception(AssertionError("askd exited before listening:\n" + "".join(self.lines)))
+            self._listening.exception()  # raised to whoever awaits listening(); never logged as unretrieved
 
     async def listening(self) -> dict[str, Any]:
         return await asyncio.wait_for(asyncio.shield(self._listening), START_TIMEOUT)
@@ -128,8 +132,19 @@ class Service:
             env=self.env,
         )
         self.processes.append(self.proc)
-        await self.proc.listening()
+        await self._announced(self.proc)
         return self.proc
+
+    async def _announced(self, sp: ServeProcess) -> None:
+        """Wait until ``askd.json`` names this process: it is written once
+        both listeners are bound, whatever the log level (a killed
+        predecessor's file names another pid)."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while (state.read_runtime(self.state_dir) or {}).get("pid") != sp.proc.pid:
+            if sp.proc.returncode is not None or time.monotonic() > deadline:
+                await sp.kill()
+                raise AssertionError("askd did not start:\n" + sp.log_text())
+            await asyncio.sleep(0.02)
 
     async def kill(self) -> None:
         """``kill -9``: no stop, no goodbye to anyone."""
