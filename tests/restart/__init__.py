@@ -21,7 +21,8 @@ HOW = ["kill", "term"]  # kill -9, or SIGTERM (the clean stop, which must exit 0
 async def running(tmp: Path, *args: str, **settings: str) -> AsyncIterator[RunningDaemon[Service]]:
     """``askd serve ARGS`` started as a ``Service`` (``settings``: more
     ``ASKD_*`` variables), with the helpers of ``RunningDaemon``; its tabs
-    closed and its processes killed at the end."""
+    closed and its processes killed at the end, where none may have logged
+    an error."""
     svc = Service(tmp / "state", *args, env={"ASKD_AUTH__SECRET": SECRET, **settings})
     try:
         await svc.start()
@@ -32,6 +33,8 @@ async def running(tmp: Path, *args: str, **settings: str) -> AsyncIterator[Runni
             finally:
                 for c in d.clients:
                     await c.close()
+        errors = [line for p in svc.processes for line in p.error_lines()]
+        assert errors == [], "askd logged errors"
     finally:
         await svc.close()
 

@@ -107,6 +107,7 @@ async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 
 async def test_pending_questions_come_back_unchanged(world: World) -> None:
     d = world.d
+    assert world.process.named("listening")[0]["restored"] == 9  # every question asked before, once
     for body in world.keep:
         r = await d.result(body["sessionId"], body["requestId"])
         assert r.json() == {"requestId": body["requestId"], "sessionId": body["sessionId"], "status": "pending"}

@@ -177,13 +177,17 @@ class CrashSoak:
     # ---- crashes ------------------------------------------------------------
 
     async def crasher(self) -> None:
+        """Kill askd 2 to 4 s (``kill_every``) after it started, or once the
+        read-back after the last restart is done, if that took longer."""
         rng = random.Random(self.rng.random())
+        started = time.time()
         while True:
             try:
-                await asyncio.wait_for(self.stop_asking.wait(), rng.uniform(*self.kill_every))
+                await asyncio.wait_for(self.stop_asking.wait(), max(0.0, started + rng.uniform(*self.kill_every) - time.time()))
                 return
             except asyncio.TimeoutError:
                 await self.crash_and_verify()
+                started = self.ledger.downtimes[-1][1]
 
     async def crash_and_verify(self, final: bool = False) -> dict[str, dict[str, Any]]:
         down = time.time()
@@ -389,8 +393,10 @@ async def crash_soak(
 def crash_report(ledger: CrashLedger, seconds: float) -> str:
     f = ledger.figures
     down = sum(b - a for a, b in ledger.downtimes)
+    ups = [b[0] - a[1] for a, b in zip(ledger.downtimes, ledger.downtimes[1:])] or [0.0]
     lines = [
-        f"askd crash soak: {seconds:g} s, kill -9 {f['kill -9']} times (down {down:.1f} s in all), each restart checked",
+        f"askd crash soak: {seconds:g} s, kill -9 {f['kill -9']} times (down {down:.1f} s in all; up {sum(ups) / len(ups):.1f} s "
+        f"between kills on average, at most {max(ups):.1f} s), each restart checked",
         f"  asks acknowledged:      {f['asks acknowledged']} ({len(ledger.asked)} questions; retried through a crash "
         f"{f['asks retried through a crash']}, of which askd had kept and replayed "
         f"{f['asks askd had kept, replayed after a crash']}; deliberate replays {f['deliberate replays']})",
