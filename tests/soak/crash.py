@@ -181,10 +181,9 @@ class CrashSoak:
         read-back after the last restart is done, if that took longer."""
         rng = random.Random(self.rng.random())
         started = time.time()
-        while True:
+        while not self.stop_asking.is_set():  # wait_for with no time left never looks at the event
             try:
                 await asyncio.wait_for(self.stop_asking.wait(), max(0.0, started + rng.uniform(*self.kill_every) - time.time()))
-                return
             except asyncio.TimeoutError:
                 await self.crash_and_verify()
                 started = self.ledger.downtimes[-1][1]
