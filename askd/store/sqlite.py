@@ -170,7 +170,7 @@ class SqliteStore:
         return None  # one daemon: the hub applies what a commit returns
 
     async def load(self, registry: Registry) -> int:
-        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions"):
+        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY rowid"):
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
@@ -212,13 +212,15 @@ class SqliteStore:
         if isinstance(change, Asked):
             req, parent = change.request, change.parent_session_id
             assert req.ask_event is not None
-            if parent is not None:
-                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
+            # The session before its parent, as the registry makes them: rowid
+            # order is the order a restart restores, lists and re-pushes them in.
             db.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
                 " SET parent_session_id = coalesce(parent_session_id, excluded.parent_session_id)",
                 (req.session_id, req.user_id, parent),
             )
+            if parent is not None:
+                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
                 " idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",

@@ -40,7 +40,7 @@ class World:
     process: ServeProcess  # the one started after the restart
     keep: list[dict[str, Any]] = field(default_factory=list)  # alice's 201 bodies
     keep_listed: list[dict[str, Any]] = field(default_factory=list)  # admin pending for alice
-    keep_pushed: list[dict[str, Any]] = field(default_factory=list)  # the payloads alice's tab got
+    keep_replayed: list[dict[str, Any]] = field(default_factory=list)  # what a subscribe to * re-pushed
     done: dict[str, Any] = field(default_factory=dict)  # bob: requestId, answers, when
     idem: dict[str, str] = field(default_factory=dict)  # carol: Idempotency-Key -> requestId
     tree: dict[str, str] = field(default_factory=dict)  # dave: session -> requestId
@@ -52,12 +52,18 @@ class World:
 async def before(d: RunningDaemon[Service], w: World) -> None:
     alice = await d.connect("alice")
     await alice.subscribe("*")
-    for session, text in (("keep", "Which database?"), ("keep", "Which port?"), ("keep-2", "Ship it?")):
-        w.keep.append(
-            await d.ask(session, "alice", [q(text, "yes", "no", header="H")], metadata={"ticket": text, "n": [1, 2]})
-        )
-        w.keep_pushed.append((await alice.expect("ask_user_questions"))["payload"])
+    # keep-sub is asked in before its parent keep-top asks anything itself.
+    for session, text, parent in (
+        ("keep", "Which database?", None),
+        ("keep", "Which port?", None),
+        ("keep-sub", "Ship it?", "keep-top"),
+        ("keep-top", "Tag it?", None),
+    ):
+        body = {"metadata": {"ticket": text, "n": [1, 2]}} | ({"parentSessionId": parent} if parent else {})
+        w.keep.append(await d.ask(session, "alice", [q(text, "yes", "no", header="H")], **body))
+        await alice.expect("ask_user_questions")
     w.keep_listed = (await d.admin("GET", "/admin/v1/pending", params={"userId": "alice"})).json()["pending"]
+    w.keep_replayed = [f["payload"] for f in await (await d.connect("alice")).subscribe("*") if f["type"] == "ask_user_questions"]
 
     bob = await d.connect("bob")
     rid = (await d.ask("done", "bob", [q("Deploy?")]))["requestId"]
@@ -107,7 +113,7 @@ async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 
 async def test_pending_questions_come_back_unchanged(world: World) -> None:
     d = world.d
-    assert world.process.named("listening")[0]["restored"] == 9  # every question asked before, once
+    assert (await world.process.listening())["restored"] == 10  # every question asked before, once
     for body in world.keep:
         r = await d.result(body["sessionId"], body["requestId"])
         assert r.json() == {"requestId": body["requestId"], "sessionId": body["sessionId"], "status": "pending"}
@@ -117,7 +123,7 @@ async def test_pending_questions_come_back_unchanged(world: World) -> None:
     assert [p["expiresAt"] for p in listed] == [b["expiresAt"] for b in world.keep]
     tab = await d.connect("alice")
     replayed = [f["payload"] for f in await tab.subscribe("*") if f["type"] == "ask_user_questions"]
-    assert replayed == world.keep_pushed  # the same payloads, byte for byte once parsed
+    assert replayed == world.keep_replayed  # the same payloads, in the same order
 
 
 async def test_idempotency_keys_replay_and_push_nothing(world: World) -> None:
