@@ -131,7 +131,9 @@ class SqliteStore:
         _check_file(path)
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._lock = _lock(path)
+            # ":memory:" (tests) is no file another daemon could open: no lock,
+            # else a stray ":memory:.lock" lands in the working directory.
+            self._lock = _lock(path) if str(path) != ":memory:" else -1
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as err:
             raise StoreError(f"cannot open the store {path}: {err}") from None
