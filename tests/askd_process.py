@@ -169,7 +169,3 @@ class Service:
     @property
     def admin_url(self) -> str:
         return f"http://127.0.0.1:{self.admin_port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"

@@ -73,6 +73,7 @@ class CrashLedger(TabRecords):
     cancelled: set[str] = field(default_factory=set)  # requestIds a cancel's 200 covered
     agents_saw: dict[str, dict[str, Any]] = field(default_factory=dict)  # ends AsyncAgentClient.wait returned
     downtimes: list[tuple[float, float]] = field(default_factory=list)
+    readbacks: list[float] = field(default_factory=list)  # seconds each restart's read-back took
 
     def acknowledge(self, key: str, body: dict[str, Any], session: str, user: str) -> str:
         rid: str = body["requestId"]
@@ -137,7 +138,7 @@ class CrashSoak:
     def __init__(self, svc: Service, seconds: float, users: int, tabs: int, agents: int, seed: int, kill_every: tuple[float, float]) -> None:
         self.svc, self.seconds, self.users, self.agents, self.kill_every = svc, seconds, users, agents, kill_every
         self.url = svc.url
-        self.ws_url = svc.url.replace("http://", "ws://") + "/ws"
+        self.ws_url = f"ws://127.0.0.1:{svc.port}/ws"
         self.rng = random.Random(seed)
         self.ledger = CrashLedger()
         self.stop_asking = asyncio.Event()
@@ -216,7 +217,9 @@ class CrashSoak:
             if body is not None:
                 results[rid] = body
 
+        began = time.monotonic()
         await asyncio.gather(*(read(rid) for rid in rids))
+        self.ledger.readbacks.append(time.monotonic() - began)
         self.f["restarts checked"] += 1
         if final:
             self.final_figures(results)
@@ -392,10 +395,14 @@ async def crash_soak(
 def crash_report(ledger: CrashLedger, seconds: float) -> str:
     f = ledger.figures
     down = sum(b - a for a, b in ledger.downtimes)
-    ups = [b[0] - a[1] for a, b in zip(ledger.downtimes, ledger.downtimes[1:])] or [0.0]
+    # Up from a start to the next kill, under load (not counting the last kill, once the load has stopped).
+    ups = [b[0] - a[1] for a, b in zip(ledger.downtimes[:-1], ledger.downtimes[1:-1])] or [0.0]
+    reads = ledger.readbacks or [0.0]
     lines = [
-        f"askd crash soak: {seconds:g} s, kill -9 {f['kill -9']} times (down {down:.1f} s in all; up {sum(ups) / len(ups):.1f} s "
-        f"between kills on average, at most {max(ups):.1f} s), each restart checked",
+        f"askd crash soak: {seconds:g} s, kill -9 {f['kill -9']} times (down {down:.1f} s in all; under load up "
+        f"{sum(ups) / len(ups):.1f} s between kills on average, at most {max(ups):.1f} s)",
+        f"  read-back after each restart: {f['restarts checked']} of them, {sum(reads) / len(reads):.1f} s on average, "
+        f"at most {max(reads):.1f} s ({f['reads checking the ledger']} reads)",
         f"  asks acknowledged:      {f['asks acknowledged']} ({len(ledger.asked)} questions; retried through a crash "
         f"{f['asks retried through a crash']}, of which askd had kept and replayed "
         f"{f['asks askd had kept, replayed after a crash']}; deliberate replays {f['deliberate replays']})",
@@ -407,7 +414,6 @@ def crash_report(ledger: CrashLedger, seconds: float) -> str:
         f"  at the end:             answered {f['answered']}, timeout {f['timeout']} (deadline passed while askd was down "
         f"{f['deadline passed while askd was down']}), cancelled {f['cancelled']}, pending {f['pending']}",
         f"  agents riding through:  {f['AsyncAgentClient waits that returned an end']} AsyncAgentClient waits returned",
-        f"  reads checking the ledger: {f['reads checking the ledger']}",
         f"  lost: {f['lost']}",
         f"  duplicated: {f['duplicated']}",
     ]
