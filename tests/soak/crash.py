@@ -161,7 +161,9 @@ class CrashSoak:
             self.stop_asking.set()
             await asyncio.gather(*agents)
             await crasher
-            await asyncio.sleep(0.5)  # the last acks reach their tabs
+            deadline = time.monotonic() + 5  # the last acks reach their tabs (a resend may be needed)
+            while any(t.unacked for t in self.tabs) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
             for tab in self.tabs:
                 tab.closing = True
             await asyncio.gather(*(t.close() for t in self.tabs))
