@@ -131,7 +131,9 @@ class SqliteStore:
         _check_file(path)
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._lock = _lock(path)
+            # ":memory:" (tests) is no file another daemon could open: no lock,
+            # else a stray ":memory:.lock" lands in the working directory.
+            self._lock = _lock(path) if str(path) != ":memory:" else -1
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as err:
             raise StoreError(f"cannot open the store {path}: {err}") from None
@@ -170,7 +172,7 @@ class SqliteStore:
         return None  # one daemon: the hub applies what a commit returns
 
     async def load(self, registry: Registry) -> int:
-        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions"):
+        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY rowid"):
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
@@ -212,13 +214,15 @@ class SqliteStore:
         if isinstance(change, Asked):
             req, parent = change.request, change.parent_session_id
             assert req.ask_event is not None
-            if parent is not None:
-                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
+            # The session before its parent, as the registry makes them: rowid
+            # order is the order a restart restores, lists and re-pushes them in.
             db.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
                 " SET parent_session_id = coalesce(parent_session_id, excluded.parent_session_id)",
                 (req.session_id, req.user_id, parent),
             )
+            if parent is not None:
+                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
                 " idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
