@@ -51,6 +51,9 @@ MIGRATIONS: list[list[str]] = [
             notified          INTEGER NOT NULL DEFAULT 0  -- a webhook delivery succeeded
         )""",
         "CREATE INDEX requests_by_session ON requests (session_id)",
+        # The probe's scratch row: while the store fails, askd writes one
+        # question's worth here (and deletes it) to learn it takes writes again.
+        "CREATE TABLE probe (x BLOB)",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -60,6 +63,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 BUSY_TIMEOUT_MS = 200
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# What the probe writes: about one question with its frame.
+PROBE_BYTES = 8192
 
 
 def _check_file(path: Path) -> None:
@@ -134,6 +140,8 @@ class SqliteStore:
             # ":memory:" (tests) is no file another daemon could open: no lock,
             # else a stray ":memory:.lock" lands in the working directory.
             self._lock = _lock(path) if str(path) != ":memory:" else -1
+            if self._lock >= 0 and not path.exists():  # questions and answers are private: 0600, whatever the umask
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as err:
             raise StoreError(f"cannot open the store {path}: {err}") from None
@@ -278,18 +286,18 @@ class SqliteStore:
             session_id = row[0] if row else None
 
     async def probe(self) -> None:
-        """Try a real row write and roll it back: a read alone passes on a
-        read-only or locked file."""
+        """Write (and commit) a question's worth of bytes, then delete them:
+        a read, or a write rolled back, passes on a full disk."""
         db = self._db
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.execute(
-                    "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at, status)"
-                    " VALUES ('', '', '', 0, 0, 'probe')"
-                )
-            finally:
-                db.execute("ROLLBACK")
+            for statement in ("INSERT INTO probe VALUES (zeroblob(?))", "DELETE FROM probe"):
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.execute(statement, (PROBE_BYTES,) if "?" in statement else ())
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
 
