@@ -85,6 +85,8 @@ def describe_error(err: BaseException) -> tuple[str, int]:
     if isinstance(err, ConfigError):
         return str(err), EXIT_USAGE
     if isinstance(err, DaemonUnavailable):
+        if err.reason.startswith("HTTP "):  # it is there, failing: say what it said
+            return f"askd at {err.url} kept failing: {err.reason}", EXIT_ERROR
         return f"cannot reach askd at {err.url} ({err.reason}); is `askd serve` running?", EXIT_ERROR
     if isinstance(err, AuthError):
         what = "refused the token" if err.status == 401 else "refused the token's role"

@@ -12,7 +12,7 @@ import ssl
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 import pytest
@@ -102,9 +102,22 @@ class WsClient:
         assert await self.recv() == {"type": "pong", "id": "alive"}
 
 
+class Listening(Protocol):
+    """Where an askd listens: an in-process ``Daemon`` or a ``Service``
+    running ``askd serve`` (tests/askd_process.py) with ``ASKD_AUTH__SECRET``
+    set to ``SECRET``."""
+
+    scheme: str
+    port: int
+    admin_port: int
+
+
+D = TypeVar("D", bound=Listening)
+
+
 @dataclass
-class RunningDaemon:
-    daemon: Daemon
+class RunningDaemon(Generic[D]):
+    daemon: D
     http: httpx.AsyncClient
     clients: list[WsClient] = field(default_factory=list)
     ssl: ssl.SSLContext | None = None  # trusts the test CA when the daemon serves TLS
@@ -174,7 +187,8 @@ class RunningDaemon:
 
     def agent_waiting(self, request_id: str) -> bool:
         """Whether an agent's ``?wait=`` is parked on this request (so a test
-        can act once the wait is in place instead of sleeping)."""
+        can act once the wait is in place instead of sleeping). In-process only."""
+        assert isinstance(self.daemon, Daemon)
         return bool(self.daemon.hub._waiters.get(request_id))
 
 
@@ -220,7 +234,7 @@ def client_ca() -> Path | None:
 @pytest.fixture
 async def daemon(
     tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None
-) -> AsyncIterator[RunningDaemon]:
+) -> AsyncIterator[RunningDaemon[Daemon]]:
     overrides: dict[str, Any] = {
         "port": 0,
         "admin_port": 0,

@@ -10,60 +10,16 @@ import json
 import os
 import signal
 import stat
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import websockets
 
 from askd import state, tokens
+from tests.askd_process import ASKD, START_TIMEOUT, ServeProcess, spawn
 from tests.conftest import FRAME_TIMEOUT, WsClient
-
-ASKD = [sys.executable, "-m", "askd.cli.main"]
-START_TIMEOUT = 20.0  # a cold interpreter on a busy 2-core machine
-
-
-class ServeProcess:
-    """``askd serve`` in a child process, its JSON log lines collected."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self.events: list[dict[str, Any]] = []
-        self._listening: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        assert self.proc.stderr is not None
-        async for raw in self.proc.stderr:
-            line = raw.decode()
-            self.lines.append(line)
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            self.events.append(event)
-            if event.get("event") == "listening" and not self._listening.done():
-                self._listening.set_result(event)
-        if not self._listening.done():
-            self._listening.set_exception(AssertionError("askd exited before listening:\n" + "".join(self.lines)))
-
-    async def listening(self) -> dict[str, Any]:
-        return await asyncio.wait_for(asyncio.shield(self._listening), START_TIMEOUT)
-
-    async def exit_code(self, timeout: float) -> int:
-        code = await asyncio.wait_for(self.proc.wait(), timeout)
-        await self._reader
-        return code
-
-    def log_text(self) -> str:
-        return "".join(self.lines)
-
-    def named(self, event: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("event") == event]
 
 
 @pytest.fixture
@@ -71,22 +27,13 @@ async def serve(tmp_path: Path):
     started: list[ServeProcess] = []
 
     async def start(*args: str) -> ServeProcess:
-        proc = await asyncio.create_subprocess_exec(
-            *ASKD, "serve", "--port", "0", "--admin-port", "0", *args,
-            env={**os.environ, "ASKD_LOG__FORMAT": "json"},
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        sp = ServeProcess(proc)
+        sp = await spawn("--port", "0", "--admin-port", "0", *args)
         started.append(sp)
         return sp
 
     yield start
     for sp in started:  # only the processes this test started
-        if sp.proc.returncode is None:
-            sp.proc.kill()
-            await sp.proc.wait()
+        await sp.kill()
 
 
 async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

@@ -16,7 +16,7 @@ import contextvars
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import structlog
 
@@ -26,6 +26,7 @@ from askd.core.changes import Change, Notified
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
 from askd.store import Store, StoreUnavailable
+from askd.store.base import SharedStore
 from askd.store.memory import MemoryStore
 
 log = get_logger("askd.hub")
@@ -67,6 +68,8 @@ class Hub:
     ) -> None:
         self.registry = Registry(limits, clock=clock, notify=notify)
         self.store: Store = store or MemoryStore()
+        # The same store when several daemons share it, for cluster-wide work.
+        self._cluster = cast(SharedStore, self.store) if self.store.shared else None
         self.node_id = node_id
         self.metrics = Metrics(self.registry)
         self.started_at = clock()
@@ -89,8 +92,8 @@ class Hub:
         """Restore what the store kept; questions whose deadline passed while
         no daemon ran end once ``start`` arms the timer, with the usual events."""
         self.store.attach(self._apply_remote, self._store_failed, self._store_ok)
-        if self.store.shared:
-            self.store.on_command(self._on_command)  # type: ignore[attr-defined]
+        if self._cluster is not None:
+            self._cluster.on_command(self._on_command)
         return await self.store.load(self.registry)
 
     def start(self) -> None:
@@ -109,14 +112,14 @@ class Hub:
     def disconnect(self, conn_id: str) -> None:
         self._peers.pop(conn_id, None)
         self.registry.disconnect(conn_id)  # never ends a question (seed D1)
-        if self.store.shared:
-            self.store.presence.put(conn_id, None)  # type: ignore[attr-defined]
+        if self._cluster is not None:
+            self._cluster.presence.put(conn_id, None)
 
     def _present(self, conn: Connection) -> None:
         """Tell a shared store how this connection is now (for cluster-wide
         listings and session-targeted disconnects)."""
-        if self.store.shared:
-            self.store.presence.put(conn.id, conn.describe())  # type: ignore[attr-defined]
+        if self._cluster is not None:
+            self._cluster.presence.put(conn.id, conn.describe())
 
     def peer_count(self, user_id: str) -> int:
         return len(self.registry.connections(user_id))
@@ -142,7 +145,7 @@ class Hub:
     async def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
         """Ask; returns the request and whether it is new (an Idempotency-Key
         replay is not). Raises :class:`StoreUnavailable`, pushing nothing."""
-        if kw.get("require_online") and self.store.shared:
+        if kw.get("require_online") and self._cluster is not None:
             # Online means a connection on any node, not only on this one.
             kw["require_online"] = not await self._online_anywhere(user_id)
         req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
@@ -305,7 +308,7 @@ class Hub:
                 self._ended(req)
             if self.on_notify is not None:
                 for req in out.notify:
-                    if self.store.shared:  # every node's heap says so: one node sends
+                    if self._cluster is not None:  # every node's heap says so: one node sends
                         self._spawn(lambda req=req: self._notify_once(req))
                     else:
                         self.on_notify(req)
@@ -364,7 +367,8 @@ class Hub:
 
     async def _notify_once(self, req: Request) -> None:
         try:
-            won = await self.store.claim_notify(req)  # type: ignore[attr-defined]
+            assert self._cluster is not None
+            won = await self._cluster.claim_notify(req)
         except StoreUnavailable:
             return  # no node can claim it now; the question stays on every tab
         if not won or self.on_notify is None:
@@ -412,20 +416,20 @@ class Hub:
 
     async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Every connection, on every node of a shared store, with its node."""
-        if self.store.shared:
-            conns = await self.store.connections()  # type: ignore[attr-defined]
+        if self._cluster is not None:
+            conns = await self._cluster.connections()
             return [c for c in conns if user_id is None or c["userId"] == user_id]
         return [{**c.describe(), "node": self.node_id} for c in self.registry.connections(user_id)]
 
     async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
         """Drop the connections ``selector`` names (``userId``, ``sessionId``,
         ``connectionId``, ``all``), on every node of a shared store."""
-        if not self.store.shared:
+        if self._cluster is None:
             return self.drop(self.matching_connections(**_selection(selector)), mode)
         owner = self.registry.owner(selector["sessionId"]) if selector.get("sessionId") else None
         n = sum(1 for c in await self.connection_list() if _selected(c, selector, owner))
         if n:
-            await self.store.command({"disconnect": selector, "mode": mode})  # type: ignore[attr-defined]
+            await self._cluster.command({"disconnect": selector, "mode": mode})
         return n
 
     def _on_command(self, command: dict[str, Any]) -> None:

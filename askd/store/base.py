@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
-from askd.core import Registry
+from askd.core import Registry, Request
 from askd.core.changes import Change
 
 
@@ -55,4 +55,31 @@ class Store(Protocol):
 
     async def aclose(self) -> None:
         """Let go of the store (a second call does nothing)."""
+        ...
+
+
+class ConnectionLog(Protocol):
+    def put(self, conn_id: str, description: dict[str, Any] | None) -> None:
+        """This node's connection as it is now (None: it left)."""
+        ...
+
+
+class SharedStore(Store, Protocol):
+    """A store several daemons share (``shared`` is true): what the hub
+    needs beyond ``Store`` to act as one askd."""
+
+    presence: ConnectionLog
+
+    def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Every node's handler for the orders ``command`` sends."""
+        ...
+
+    async def command(self, command: dict[str, Any]) -> None: ...
+
+    async def connections(self) -> list[dict[str, Any]]:
+        """Every live node's connections, each with its ``node``."""
+        ...
+
+    async def claim_notify(self, req: Request) -> bool:
+        """Whether this node is the one to send the question's webhook."""
         ...

@@ -56,7 +56,7 @@ local last = ''
 local function session(sid, owner)
   local sk = P .. 's:' .. sid
   if redis.call('EXISTS', sk) == 0 then
-    redis.call('HSET', sk, 'owner', owner, 'n', 0, 'kids', 0)
+    redis.call('HSET', sk, 'owner', owner, 'n', 0, 'kids', 0, 'seq', redis.call('INCR', P .. 'seq'))
     redis.call('SADD', P .. 'sessions', sid)
   end
   return sk
@@ -234,14 +234,15 @@ class RedisStore:
         r = self._redis
         newest = await r.xrevrange(STREAM, count=1)
         self._last = newest[0][0].decode() if newest else "0-0"
-        sids = sorted(s.decode() for s in await r.smembers(P + "sessions"))
+        sids = [s.decode() for s in await r.smembers(P + "sessions")]
         pipe = r.pipeline(transaction=False)
         for sid in sids:
             pipe.hgetall(P + "s:" + sid)
-        for sid, fields in zip(sids, await pipe.execute()):
-            if fields:
-                parent = fields.get(b"parent")
-                registry.restore_session(sid, fields[b"owner"].decode(), parent.decode() if parent else None)
+        sessions = [(sid, f) for sid, f in zip(sids, await pipe.execute()) if f]
+        sessions.sort(key=lambda item: int(item[1].get(b"seq", 0)))  # the order they were made in
+        for sid, fields in sessions:
+            parent = fields.get(b"parent")
+            registry.restore_session(sid, fields[b"owner"].decode(), parent.decode() if parent else None)
         rids = [x.decode() for x in await r.smembers(P + "requests")]
         rows: list[tuple[int, Request]] = []
         for start in range(0, len(rids), 1000):

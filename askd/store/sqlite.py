@@ -52,6 +52,9 @@ MIGRATIONS: list[list[str]] = [
             notified          INTEGER NOT NULL DEFAULT 0  -- a webhook delivery succeeded
         )""",
         "CREATE INDEX requests_by_session ON requests (session_id)",
+        # The probe's scratch row: while the store fails, askd writes one
+        # question's worth here (and deletes it) to learn it takes writes again.
+        "CREATE TABLE probe (x BLOB)",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -61,6 +64,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 BUSY_TIMEOUT_MS = 200
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# What the probe writes: about one question with its frame.
+PROBE_BYTES = 8192
 
 
 def _check_file(path: Path) -> None:
@@ -132,7 +138,11 @@ class SqliteStore:
         _check_file(path)
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._lock = _lock(path)
+            # ":memory:" (tests) is no file another daemon could open: no lock,
+            # else a stray ":memory:.lock" lands in the working directory.
+            self._lock = _lock(path) if str(path) != ":memory:" else -1
+            if self._lock >= 0 and not path.exists():  # questions and answers are private: 0600, whatever the umask
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except (OSError, sqlite3.Error) as err:
             raise StoreError(f"cannot open the store {path}: {err}") from None
@@ -184,7 +194,7 @@ class SqliteStore:
                 gc.enable()
 
     def _load(self, registry: Registry) -> int:
-        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions"):
+        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY rowid"):
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
@@ -226,8 +236,8 @@ class SqliteStore:
         if isinstance(change, Asked):
             req, parent = change.request, change.parent_session_id
             assert req.ask_event is not None
-            if parent is not None:
-                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
+            # The session before its parent, as the registry makes them: rowid
+            # order is the order a restart restores, lists and re-pushes them in.
             # The WHERE leaves a known session's row alone unless it gains its
             # parent: rewriting it unchanged cost a page in the WAL per ask.
             db.execute(
@@ -236,6 +246,8 @@ class SqliteStore:
                 " WHERE parent_session_id IS NULL AND excluded.parent_session_id IS NOT NULL",
                 (req.session_id, req.user_id, parent),
             )
+            if parent is not None:
+                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
                 " idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
@@ -291,18 +303,18 @@ class SqliteStore:
             session_id = row[0] if row else None
 
     async def probe(self) -> None:
-        """Try a real row write and roll it back: a read alone passes on a
-        read-only or locked file."""
+        """Write (and commit) a question's worth of bytes, then delete them:
+        a read, or a write rolled back, passes on a full disk."""
         db = self._db
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.execute(
-                    "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at, status)"
-                    " VALUES ('', '', '', 0, 0, 'probe')"
-                )
-            finally:
-                db.execute("ROLLBACK")
+            for statement in ("INSERT INTO probe VALUES (zeroblob(?))", "DELETE FROM probe"):
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.execute(statement, (PROBE_BYTES,) if "?" in statement else ())
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
 

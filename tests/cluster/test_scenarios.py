@@ -115,3 +115,15 @@ async def test_require_online_counts_tabs_on_every_node(cluster: Cluster) -> Non
 async def _listed(node, user: str) -> bool:  # type: ignore[no-untyped-def]
     r = await node.admin("GET", "/admin/v1/connections", params={"userId": user})
     return bool(r.json()["connections"])
+
+
+async def test_a_node_started_later_lists_sessions_in_the_order_they_were_made(cluster: Cluster) -> None:
+    a = (await cluster.start(1))[0]
+    for sid, parent in (("zz-child", "aa-parent"), ("mm", None), ("aa-parent", None)):
+        await a.ask(sid, "alice", [q(f"{sid}?")], **({"parentSessionId": parent} if parent else {}))
+    late = await cluster.add()
+    tab = await late.connect("alice")
+    frames = await tab.subscribe("*")
+    order = [f["sessionId"] for f in frames if f["type"] == "ask_user_questions"]
+    expected = [p["sessionId"] for p in (await a.admin("GET", "/admin/v1/pending")).json()["pending"]]
+    assert order == expected == ["zz-child", "aa-parent", "mm"]  # a parent is made with its first child

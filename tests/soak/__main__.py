@@ -1,6 +1,8 @@
 """``python -m tests.soak [--seconds 600] [--users 200] [--tabs 3] [--agents 120] [--seed 1]``
+``python -m tests.soak --crash [--seconds 180] [--users 20] [--tabs 2] [--agents 10] [--seed 1]``
 
-Runs the chaos soak against a fresh ``askd serve`` subprocess on 127.0.0.1,
+Runs the chaos soak (or, with ``--crash``, the crash soak: ``kill -9``
+every 2 to 4 s) against a fresh ``askd serve`` subprocess on 127.0.0.1,
 prints the figures and exits 1 if anything was lost or duplicated."""
 
 from __future__ import annotations
@@ -9,19 +11,29 @@ import argparse
 import asyncio
 import sys
 
-from tests.soak.chaos import soak, report
+from tests.soak.chaos import TabRecords, report, soak
+from tests.soak.crash import crash_report, crash_soak
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.soak", description=__doc__)
-    parser.add_argument("--seconds", type=float, default=600)
-    parser.add_argument("--users", type=int, default=200)
-    parser.add_argument("--tabs", type=int, default=3)
-    parser.add_argument("--agents", type=int, default=120)
+    parser.add_argument("--crash", action="store_true", help="the crash soak: kill -9 askd again and again under load")
+    parser.add_argument("--seconds", type=float, default=None, help="how long the load runs (default 600; 180 with --crash)")
+    parser.add_argument("--users", type=int, default=None, help="default 200 (20 with --crash)")
+    parser.add_argument("--tabs", type=int, default=None, help="tabs per user: default 3 (2 with --crash)")
+    parser.add_argument("--agents", type=int, default=None, help="default 120 (10 with --crash)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    ledger, errors, code = asyncio.run(soak(args.seconds, args.users, args.tabs, args.agents, args.seed))
-    print(report(ledger, args.seconds, args.users, args.tabs))
+    crash = args.crash
+    seconds = args.seconds or (180 if crash else 600)
+    users, tabs, agents = args.users or (20 if crash else 200), args.tabs or (2 if crash else 3), args.agents or (10 if crash else 120)
+    ledger: TabRecords
+    if crash:
+        ledger, errors, code = asyncio.run(crash_soak(seconds, users, tabs, agents, args.seed))
+        print(crash_report(ledger, seconds))
+    else:
+        ledger, errors, code = asyncio.run(soak(seconds, users, tabs, agents, args.seed))
+        print(report(ledger, seconds, users, tabs))
     for line in ledger.problems[:20] + errors[:20]:
         print("  !", line)
     print(f"  daemon exit code: {code}, error log lines: {len(errors)}")

@@ -18,11 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -34,6 +30,7 @@ import httpx
 import websockets
 
 from askd import tokens
+from tests.askd_process import Service
 
 SECRET = "soak-secret-0123456789abcdef-0123456789"
 QUESTION_TIMEOUT = 2.5
@@ -50,13 +47,19 @@ class Entry:
 
 
 @dataclass
-class Ledger:
-    entries: dict[str, Entry] = field(default_factory=dict)
-    # By requestId, from the tabs (which may hear of a question before its agent's POST returns):
+class TabRecords:
+    """What tabs write down (a ``Tab``'s soak has a ledger with these)."""
+
+    # By requestId (a tab may hear of a question before its agent's POST returns):
     sent: dict[str, list[Any]] = field(default_factory=dict)  # every answer any tab sent
     acked: dict[str, list[Any]] = field(default_factory=dict)  # answers whose ack said accepted
     figures: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Ledger(TabRecords):
+    entries: dict[str, Entry] = field(default_factory=dict)
 
     def check(self, stats: dict[str, Any]) -> None:
         f = self.figures
@@ -335,87 +338,34 @@ class Tab:
 # ---- the daemon as a subprocess ----------------------------------------------------
 
 
-class DaemonProcess:
-    """``askd serve`` on 127.0.0.1 with free ports, in a temporary state directory."""
-
-    def __init__(self) -> None:
-        self.dir = tempfile.TemporaryDirectory(prefix="askd-soak-")
-        self.state = Path(self.dir.name) / "state"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ASKD_")}
-        env.update(
-            ASKD_AUTH__SECRET=SECRET,
-            ASKD_STATE_DIR=str(self.state),
-            ASKD_RESULT_TTL_SECONDS="300",
-            ASKD_LOG__FORMAT="json",
-            ASKD_LOG__LEVEL="warning",
-            ASKD_LIMITS__MAX_CONNECTIONS_PER_USER="64",
-        )
-        askd = Path(sys.executable).parent / "askd"
-        self.log = open(Path(self.dir.name) / "askd.log", "w+")
-        self.proc = subprocess.Popen(
-            [str(askd), "serve", "--host", "127.0.0.1", "--admin-host", "127.0.0.1", "--port", "0", "--admin-port", "0",
-             "--question-timeout", str(QUESTION_TIMEOUT)],
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-
-    async def ports(self) -> tuple[int, int]:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"askd exited with {self.proc.returncode}: {self.logged()}")
-            try:
-                info = json.loads((self.state / "askd.json").read_text())
-                return info["port"], info["admin_port"]
-            except (FileNotFoundError, ValueError, KeyError):
-                await asyncio.sleep(0.05)
-        raise RuntimeError("askd did not start within 20 s")
-
-    def logged(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
-
-    def error_lines(self) -> list[str]:
-        out = []
-        for line in self.logged().splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                out.append(line)  # not our JSON: a traceback or a crash
-                continue
-            if event.get("level") in ("error", "critical"):
-                out.append(line)
-        return out
-
-    def cleanup(self) -> None:
-        self.log.close()
-        self.dir.cleanup()
+def soak_service(state_dir: Path, *args: str, **settings: str) -> Service:
+    """``askd serve`` on 127.0.0.1, free ports, tokens signed with SECRET."""
+    return Service(
+        state_dir,
+        *args,
+        env={
+            "ASKD_AUTH__SECRET": SECRET,
+            "ASKD_RESULT_TTL_SECONDS": "300",
+            "ASKD_LOG__LEVEL": "warning",
+            "ASKD_LIMITS__MAX_CONNECTIONS_PER_USER": "64",
+            **settings,
+        },
+    )
 
 
 async def soak(seconds: float, users: int = 200, tabs: int = 3, agents: int = 120, seed: int = 1) -> tuple[Ledger, list[str], int]:
     """Run one soak; returns the ledger, the daemon's error log lines and its exit code."""
-    daemon = DaemonProcess()
-    try:
-        port, admin_port = await daemon.ports()
-        run = Soak(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin_port}", seconds, users, tabs, agents, seed)
-        ledger = await run.run()
-        code = daemon.stop()
-        return ledger, daemon.error_lines(), code
-    finally:
-        daemon.stop()
-        daemon.cleanup()
+    with tempfile.TemporaryDirectory(prefix="askd-soak-") as tmp:
+        svc = soak_service(Path(tmp) / "state", "--question-timeout", str(QUESTION_TIMEOUT))
+        try:
+            await svc.start()
+            run = Soak(svc.url, svc.admin_url, seconds, users, tabs, agents, seed)
+            ledger = await run.run()
+            code = await svc.stop()
+            assert svc.proc is not None
+            return ledger, svc.proc.error_lines(), code
+        finally:
+            await svc.close()
 
 
 def report(ledger: Ledger, seconds: float, users: int, tabs: int) -> str:

@@ -268,6 +268,7 @@ def test_an_empty_file_and_a_missing_one_become_askd_databases(tmp_path: Path) -
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         db.close()
+    assert (tmp_path / "sub/dir/new.db").stat().st_mode & 0o777 == 0o600
 
 
 def test_the_default_store_lives_in_the_state_directory(tmp_path: Path) -> None:
