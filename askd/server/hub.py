@@ -54,6 +54,8 @@ class ShuttingDown(Exception):
 
 # While the store fails, how often the hub tries it again.
 PROBE_SECONDS = 1.0
+# How many times an ask is decided again after another node's change got in first.
+ASK_ATTEMPTS = 3
 
 
 class Hub:
@@ -149,9 +151,18 @@ class Hub:
             # Online means a connection on any node, not only on this one.
             kw["require_online"] = not await self._online_anywhere(user_id)
         req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
-        if change is None:
-            return req, False
-        await self._commit([change])
+        for _ in range(ASK_ATTEMPTS):
+            if change is None:
+                return req, False
+            if await self._commit([change]):
+                break
+            # Not taken: on a shared store another node got there first (an
+            # ask with the same Idempotency-Key, or the session for another
+            # user). The store waited until this node applied that: decide
+            # again, against what the cluster holds now.
+            req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
+        else:
+            raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
         log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at))
         log.info("question.pushed", connections=len(self.registry.connections(user_id)))

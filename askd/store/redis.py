@@ -46,8 +46,9 @@ READ_BLOCK_MS = 5_000
 RETRY_SECONDS = 0.5
 
 # KEYS: none (one hash slot, named in ARGV). ARGV[1] the node, ARGV[2..] the
-# changes as JSON. Returns {flag per change (1 took effect, 0 did not), last
-# stream id or ""}.
+# changes as JSON. Returns {flag per change (1 took effect, 0 did not), the
+# stream id up to which the caller must have applied the stream (its last
+# entry, or when none took effect the stream's newest), or ""}.
 COMMIT = """
 local node = ARGV[1]
 local P = '{askd}:'
@@ -128,6 +129,12 @@ for i = 2, #ARGV do
     last = redis.call('XADD', P .. 'events', 'MAXLEN', '~', 1000000, '*', 'c', ARGV[i])
   end
   out[#out + 1] = ok
+end
+if last == '' then
+  -- Nothing took effect: another node decided first. The caller waits
+  -- until it has applied the stream up to here, then decides again.
+  local top = redis.call('XREVRANGE', P .. 'events', '+', '-', 'COUNT', 1)
+  if top[1] then last = top[1][1] end
 end
 out[#out + 1] = last
 return out
@@ -358,7 +365,9 @@ class RedisStore:
             else:
                 self._mine.pop(seq, None)
         if last:
-            await self._reached(last)  # the follower applied them, in the cluster's order
+            # The follower applied them, in the cluster's order; or, when a
+            # change did not take effect, what another node did instead.
+            await self._reached(last)
         return done
 
     async def claim_notify(self, req: Request) -> bool:

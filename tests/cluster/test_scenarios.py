@@ -127,3 +127,21 @@ async def test_a_node_started_later_lists_sessions_in_the_order_they_were_made(c
     order = [f["sessionId"] for f in frames if f["type"] == "ask_user_questions"]
     expected = [p["sessionId"] for p in (await a.admin("GET", "/admin/v1/pending")).json()["pending"]]
     assert order == expected == ["zz-child", "aa-parent", "mm"]  # a parent is made with its first child
+
+
+async def test_one_idempotency_key_asked_on_two_nodes_at_once_is_one_question(cluster: Cluster) -> None:
+    """An agent's retry that lands on another node while its first ask is
+    still being taken (a proxy retried it, or the first node died before
+    replying): both replies name the one question that exists."""
+    a, b = await cluster.start(2)
+    tab = await b.connect("alice")
+    await tab.subscribe("*")
+    for i in range(20):
+        key = {"Idempotency-Key": f"k{i}"}
+        first, second = await asyncio.gather(
+            a.ask("s1", "alice", [q("Once?")], headers=key, expect=201),
+            b.ask("s1", "alice", [q("Once?")], headers=key, expect=201),
+        )
+        assert first["requestId"] == second["requestId"], (i, first, second)
+        assert (await tab.expect("ask_user_questions"))["payload"]["requestId"] == first["requestId"]
+    await tab.quiet()
