@@ -419,17 +419,46 @@ class RedisStore:
         await self._reader.aclose()
 
 
+# KEYS: the node's heartbeat key, the set of nodes. ARGV: the TTL in ms, the
+# node. Returns whether the heartbeat was still there.
+BEAT = """
+local was = redis.call('EXISTS', KEYS[1])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+return was
+"""
+
+# KEYS: a node's heartbeat key, its connections, the set of nodes. ARGV: the
+# node. Forgets the node only if its heartbeat is still gone (it may have
+# beaten since the listing looked).
+FORGET_NODE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[1])
+return 1
+"""
+
+
 class Presence:
     """Who is connected where, for cluster-wide listings: each node keeps its
     connections in one hash and a heartbeat key; a node whose heartbeat
-    expired (``kill -9``) leaves the listings within ``ttl`` seconds."""
+    expired (``kill -9``) leaves the listings within ``ttl`` seconds.
+
+    A live node's heartbeat can run out too (Redis down longer than
+    ``ttl``, or restarted without its data): another node's listing then
+    forgets its connections. The node sees at its next beat that its
+    heartbeat was gone and writes all its connections again."""
 
     def __init__(self, redis: aioredis.Redis, node: str, ttl: float) -> None:
         self._redis, self.node, self.ttl = redis, node, ttl
         self._conns = f"{P}conns:{node}"
+        self._alive = f"{P}node:{node}"
         self._queue: list[tuple[str, str | None]] = []  # (connection id, JSON or None: left)
+        self._current: dict[str, str] = {}  # every connection as it is now (what a rewrite writes)
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._beat_script = redis.register_script(BEAT)
+        self._forget_script = redis.register_script(FORGET_NODE)
 
     async def start(self) -> None:
         # A node restarted under the same id: its old connections are gone.
@@ -440,7 +469,12 @@ class Presence:
     def put(self, conn_id: str, description: dict[str, Any] | None) -> None:
         """Record a connection as it is now (None: it left). Written in
         order, in batches, off the hot path."""
-        self._queue.append((conn_id, json.dumps(description) if description is not None else None))
+        desc = json.dumps(description) if description is not None else None
+        if desc is None:
+            self._current.pop(conn_id, None)
+        else:
+            self._current[conn_id] = desc
+        self._queue.append((conn_id, desc))
         self._wake.set()
 
     async def _write(self) -> None:
@@ -462,10 +496,15 @@ class Presence:
                 self._wake.set()
 
     async def _beat_once(self) -> None:
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.set(f"{P}node:{self.node}", "1", px=int(self.ttl * 1000))
-        pipe.sadd(f"{P}nodes", self.node)
-        await pipe.execute()
+        was = await self._beat_script(keys=[self._alive, f"{P}nodes"], args=[int(self.ttl * 1000), self.node])
+        if not was and self._current:
+            # Our heartbeat had run out: a listing may have forgotten our
+            # connections. Write them all again (later queued writes only
+            # repeat what this holds, or newer).
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.delete(self._conns)
+            pipe.hset(self._conns, mapping=dict(self._current))
+            await pipe.execute()
 
     async def _beat(self) -> None:
         while True:
@@ -487,8 +526,7 @@ class Presence:
         out: list[dict[str, Any]] = []
         for node, alive, conns in zip(nodes, got[::2], got[1::2]):
             if not alive:  # its heartbeat ran out: forget its connections
-                await r.delete(f"{P}conns:{node}")
-                await r.srem(f"{P}nodes", node)
+                await self._forget_script(keys=[f"{P}node:{node}", f"{P}conns:{node}", f"{P}nodes"], args=[node])
                 continue
             out.extend(dict(json.loads(v), node=node) for v in conns.values())
         return out
@@ -498,7 +536,7 @@ class Presence:
             task.cancel()
         try:
             pipe = self._redis.pipeline(transaction=False)
-            pipe.delete(self._conns, f"{P}node:{self.node}")
+            pipe.delete(self._conns, self._alive)
             pipe.srem(f"{P}nodes", self.node)
             await pipe.execute()
         except (RedisError, OSError):
