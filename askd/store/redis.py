@@ -141,6 +141,17 @@ return out
 """
 
 
+async def drop_idle(redis: aioredis.Redis) -> None:
+    """A call failed: close the connections idle in the pool. After Redis
+    restarts, each connection that sat idle through the outage would fail
+    its next command once (a 503 though Redis is back); closed, it
+    reconnects instead."""
+    try:
+        await redis.connection_pool.disconnect(inuse_connections=False)
+    except (RedisError, OSError):
+        pass
+
+
 def _id(entry_id: str) -> tuple[int, int]:
     ms, _, seq = entry_id.partition("-")
     return int(ms), int(seq or 0)
@@ -356,7 +367,7 @@ class RedisStore:
         except (RedisError, OSError) as err:
             for seq in seqs:
                 self._mine.pop(seq, None)
-            raise StoreUnavailable(f"the store {self.where} refused a write: {err}") from None
+            raise await self._failed("refused a write", err) from None
         last = flags[-1].decode() if isinstance(flags[-1], bytes) else str(flags[-1])
         done = []
         for seq, change, flag in zip(seqs, changes, flags):
@@ -377,7 +388,7 @@ class RedisStore:
         try:
             return bool(await self._redis.set(f"{P}notify:{req.request_id}", self.node, nx=True, ex=ttl))
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+            raise await self._failed("does not answer", err) from None
 
     def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
         self._on_command = handler
@@ -387,19 +398,23 @@ class RedisStore:
         try:
             await self._redis.xadd(STREAM, {"cmd": json.dumps(command)}, maxlen=STREAM_MAXLEN, approximate=True)
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} refused a write: {err}") from None
+            raise await self._failed("refused a write", err) from None
 
     async def connections(self) -> list[dict[str, Any]]:
         try:
             return await self.presence.listing()
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+            raise await self._failed("does not answer", err) from None
 
     async def probe(self) -> None:
         try:
             await self._redis.ping()
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+            raise await self._failed("does not answer", err) from None
+
+    async def _failed(self, what: str, err: Exception) -> StoreUnavailable:
+        await drop_idle(self._redis)
+        return StoreUnavailable(f"the store {self.where} {what}: {err}")
 
     async def aclose(self) -> None:
         if self._closed:
@@ -491,6 +506,7 @@ class Presence:
             try:
                 await pipe.execute()
             except (RedisError, OSError):
+                await drop_idle(self._redis)
                 self._queue = batch + self._queue  # keep the order; try again
                 await asyncio.sleep(RETRY_SECONDS)
                 self._wake.set()
@@ -512,7 +528,7 @@ class Presence:
             try:
                 await self._beat_once()
             except (RedisError, OSError):
-                pass  # the follower reports the lost link
+                await drop_idle(self._redis)  # the follower reports the lost link
 
     async def listing(self) -> list[dict[str, Any]]:
         """Every live node's connections, each with its ``node``."""
