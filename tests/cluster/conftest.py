@@ -1,9 +1,11 @@
 """Several daemons on one real Redis. In-process nodes (each a full
 ``Daemon`` with its own listeners, in the test's loop) for the wire
-behaviour; real processes where a node must die (``test_processes.py``)."""
+behaviour; real processes where a node must die (``askd_nodes``,
+``test_processes.py``)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,12 +16,19 @@ import pytest
 from askd.config import load_settings
 from askd.server.app import Daemon
 from tests.conftest import SECRET, RunningDaemon
+from tests.cluster.nodes import Node
 from tests.redis_server import RedisServer
 
 
 @pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path / "redis").start()
+def redis_appendonly() -> bool:
+    """Parametrize to True for a Redis that keeps what it acknowledged across its own restart."""
+    return False
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path, redis_appendonly: bool) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path / "redis", appendonly=redis_appendonly).start()
     yield server
     server.stop()
 
@@ -71,3 +80,45 @@ async def cluster(redis_server: RedisServer, tmp_path: Path, cluster_overrides: 
             yield c
         finally:
             await c.stop()
+
+
+class Nodes:
+    """``askd serve`` processes on ``redis``. ``start`` gives each node as a
+    ``RunningDaemon`` (connect, ask, result, admin, tokens) whose ``daemon``
+    is its ``Node`` (kill, stop, logs)."""
+
+    def __init__(self, redis: RedisServer, tmp_path: Path, http: httpx.AsyncClient) -> None:
+        self.redis, self.tmp_path, self.http = redis, tmp_path, http
+        self.started: list[Node] = []
+        self.views: list[RunningDaemon] = []
+
+    async def start(self, n: int, *args: str, **settings: Any) -> list[RunningDaemon]:
+        """``n`` more nodes (started together), ``askd serve ARGS`` with ``ASKD_<SETTING>``s."""
+        first = len(self.started)
+        new = [
+            Node(f"node-{'abcdefgh'[i]}", self.redis.url, self.tmp_path / f"node-{i}", SECRET, *args, **settings)
+            for i in range(first, first + n)
+        ]
+        self.started.extend(new)
+        await asyncio.gather(*(node.start() for node in new))
+        views = [RunningDaemon(node, self.http) for node in new]  # type: ignore[arg-type]
+        self.views.extend(views)
+        return views
+
+    async def close(self) -> None:
+        for view in self.views:
+            for c in view.clients:
+                await c.close()
+        for node in self.started:  # only the processes this test started
+            if node.proc is not None:
+                await node.kill()
+
+
+@pytest.fixture
+async def askd_nodes(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Nodes]:
+    async with httpx.AsyncClient(timeout=10) as http:
+        nodes = Nodes(redis_server, tmp_path, http)
+        try:
+            yield nodes
+        finally:
+            await nodes.close()
