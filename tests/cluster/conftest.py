@@ -110,8 +110,7 @@ class Nodes:
             for c in view.clients:
                 await c.close()
         for node in self.started:  # only the processes this test started
-            if node.proc is not None:
-                await node.kill()
+            await node.close()
 
 
 @pytest.fixture
