@@ -181,6 +181,7 @@ class Hub:
         """Answer; raises (changing nothing) when not pending, invalid, or the
         store fails. ``before_flush`` runs once the answer is taken and before
         the ``cancelled`` events go out (the sender's ack goes first)."""
+        await self.lookup(session_id, request_id)
         change = self.registry.prepare_answer(session_id, request_id, answers, user_id=user_id)
         replies = {id(change): before_flush} if before_flush is not None else None
         if not await self._commit([change], replies):
@@ -194,6 +195,7 @@ class Hub:
         return req
 
     async def withdraw(self, session_id: str, request_id: str) -> Request | None:
+        await self.lookup(session_id, request_id)
         req, change = self.registry.prepare_withdraw(session_id, request_id)
         if change is not None:
             await self._commit([change])
@@ -201,11 +203,26 @@ class Hub:
         return req
 
     async def cancel_session(self, session_id: str) -> int:
+        if self._cluster is not None:
+            # Questions of the session (or of a sub-session) asked on another
+            # node a moment ago are cancelled too.
+            await self._cluster.catch_up()
         changes = self.registry.prepare_cancel(session_id)
         n = await self._commit(list(changes)) if changes else 0
         log.info("session.cancelled", sessionId=session_id, cancelled=n)
         self._flush()
         return n
+
+    async def lookup(self, session_id: str, request_id: str) -> Request | None:
+        """The request, pending or ended (``registry.get``). On a shared store
+        a miss first catches up with the cluster: an agent that asked on
+        another node a moment ago (no sticky sessions) finds its question
+        here too. Raises :class:`StoreUnavailable` if that fails."""
+        req = self.registry.get(session_id, request_id)
+        if req is None and self._cluster is not None:
+            await self._cluster.catch_up()
+            req = self.registry.get(session_id, request_id)
+        return req
 
     async def _commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
         """Store the clock's backlog and ``changes`` as one step, then apply

@@ -390,6 +390,16 @@ class RedisStore:
         except (RedisError, OSError) as err:
             raise await self._failed("does not answer", err) from None
 
+    async def catch_up(self) -> None:
+        """Wait until the follower applied the stream's newest entry (one
+        round trip, then the follower's own pace)."""
+        try:
+            newest = await self._redis.xrevrange(STREAM, count=1)
+        except (RedisError, OSError) as err:
+            raise await self._failed("does not answer", err) from None
+        if newest:
+            await self._reached(newest[0][0].decode())
+
     def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
         self._on_command = handler
 
