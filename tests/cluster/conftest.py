@@ -13,9 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from askd.config import load_settings
 from askd.server.app import Daemon
-from tests.conftest import SECRET, RunningDaemon
+from tests.conftest import SECRET, RunningDaemon, daemon_settings
 from tests.cluster.nodes import Node
 from tests.redis_server import RedisServer
 
@@ -45,16 +44,7 @@ class Cluster:
 
     async def add(self, **overrides: Any) -> RunningDaemon:
         i = len(self.nodes)
-        settings = load_settings(
-            port=0,
-            admin_port=0,
-            state_dir=self.tmp_path / f"node{i}",
-            auth={"secret": SECRET},
-            store=self.redis.url,
-            node_id=f"node{i}",
-            **overrides,
-        )
-        daemon = Daemon(settings)
+        daemon = Daemon(daemon_settings(self.tmp_path / f"node{i}", self.redis.url, {"node_id": f"node{i}", **overrides}))
         await daemon.start()
         node = RunningDaemon(daemon, self.http)
         self.nodes.append(node)
@@ -101,7 +91,7 @@ class Nodes:
         ]
         self.started.extend(new)
         await asyncio.gather(*(node.start() for node in new))
-        views = [RunningDaemon(node, self.http) for node in new]  # type: ignore[arg-type]
+        views = [RunningDaemon(node, self.http) for node in new]
         self.views.extend(views)
         return views
 
