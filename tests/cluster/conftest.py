@@ -54,7 +54,10 @@ class Cluster:
         for node in self.nodes:
             for c in node.clients:
                 await c.close()
-            await node.daemon.stop()
+            await self._end(node.daemon)
+
+    async def _end(self, daemon: Daemon) -> None:
+        await daemon.stop()
 
 
 @pytest.fixture
@@ -72,35 +75,24 @@ async def cluster(redis_server: RedisServer, tmp_path: Path, cluster_overrides: 
             await c.stop()
 
 
-class Nodes:
+class Nodes(Cluster):
     """``askd serve`` processes on ``redis``. ``start`` gives each node as a
     ``RunningDaemon`` (connect, ask, result, admin, tokens) whose ``daemon``
     is its ``Node`` (kill, stop, logs)."""
 
-    def __init__(self, redis: RedisServer, tmp_path: Path, http: httpx.AsyncClient) -> None:
-        self.redis, self.tmp_path, self.http = redis, tmp_path, http
-        self.started: list[Node] = []
-        self.views: list[RunningDaemon] = []
-
     async def start(self, n: int, *args: str, **settings: Any) -> list[RunningDaemon]:
         """``n`` more nodes (started together), ``askd serve ARGS`` with ``ASKD_<SETTING>``s."""
-        first = len(self.started)
+        first = len(self.nodes)
         new = [
-            Node(f"node-{'abcdefgh'[i]}", self.redis.url, self.tmp_path / f"node-{i}", SECRET, *args, **settings)
+            RunningDaemon(Node(f"node-{'abcdefgh'[i]}", self.redis.url, self.tmp_path / f"node-{i}", SECRET, *args, **settings), self.http)
             for i in range(first, first + n)
         ]
-        self.started.extend(new)
-        await asyncio.gather(*(node.start() for node in new))
-        views = [RunningDaemon(node, self.http) for node in new]
-        self.views.extend(views)
-        return views
+        self.nodes.extend(new)  # before they start: whatever starts is killed at the end
+        await asyncio.gather(*(node.daemon.start() for node in new))
+        return new
 
-    async def close(self) -> None:
-        for view in self.views:
-            for c in view.clients:
-                await c.close()
-        for node in self.started:  # only the processes this test started
-            await node.close()
+    async def _end(self, node: Any) -> None:
+        await node.close()  # a Node: kills only the processes this test started
 
 
 @pytest.fixture
@@ -110,4 +102,4 @@ async def askd_nodes(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator
         try:
             yield nodes
         finally:
-            await nodes.close()
+            await nodes.stop()
