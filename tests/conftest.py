@@ -10,6 +10,7 @@ import logging
 import os
 import ssl
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -235,15 +236,22 @@ def client_ca() -> Path | None:
 async def daemon(
     tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None
 ) -> AsyncIterator[RunningDaemon[Daemon]]:
-    overrides: dict[str, Any] = {
-        "port": 0,
-        "admin_port": 0,
-        "state_dir": tmp_path / "state",
-        "auth": {"secret": SECRET},
-        "store": store,
-        **settings_overrides,
-    }
-    d = Daemon(load_settings(**overrides))
+    async with running_daemon(tmp_path, store, settings_overrides, client_ca) as running:
+        yield running
+
+
+def daemon_settings(state_dir: Path, store: str, settings_overrides: dict[str, Any]) -> Any:
+    return load_settings(
+        port=0, admin_port=0, state_dir=state_dir, auth={"secret": SECRET}, store=store, **settings_overrides
+    )
+
+
+@asynccontextmanager
+async def running_daemon(
+    tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None
+) -> AsyncIterator[RunningDaemon[Daemon]]:
+    """The ``daemon`` fixture's daemon: in process, on port 0."""
+    d = Daemon(daemon_settings(tmp_path / "state", store, settings_overrides))
     await d.start()
     tls = ssl.create_default_context(cafile=str(client_ca)) if client_ca else None
     async with httpx.AsyncClient(timeout=10, verify=tls or True) as http:

@@ -1,5 +1,8 @@
-"""A real ``redis-server`` for tests: its own port, directory and no
-persistence, started and stopped by the test (no mock, no fake)."""
+"""A real ``redis-server`` for tests: its own port and directory, started
+and stopped by the test (no mock, no fake). No persistence, unless
+``appendonly``: then every write is in the append-only file before Redis
+replies (``appendfsync always``), so a ``kill()`` and a ``start()`` on the
+same port and directory bring back everything it acknowledged."""
 
 from __future__ import annotations
 
@@ -19,8 +22,8 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path, port: int | None = None) -> None:
-        self.dir, self.port = directory, port or free_port()
+    def __init__(self, directory: Path, port: int | None = None, *, appendonly: bool = False) -> None:
+        self.dir, self.port, self.appendonly = directory, port or free_port(), appendonly
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -32,9 +35,10 @@ class RedisServer:
         if exe is None:
             raise RuntimeError("redis-server is not installed (apt-get install redis-server; .ci/run does it)")
         self.dir.mkdir(parents=True, exist_ok=True)
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly else ["--appendonly", "no"]
         self.proc = subprocess.Popen(
             [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
-             "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(self.dir / "redis.log")],
+             "--save", "", *persistence, "--daemonize", "no", "--logfile", str(self.dir / "redis.log")],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

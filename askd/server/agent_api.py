@@ -116,7 +116,7 @@ class ResultHandler(_AgentHandler):
     async def get(self, session_id: str, request_id: str) -> None:
         sid, rid = self.ids(session_id, request_id)
         wait = self.wait_seconds()
-        req = self.ctx.hub.registry.get(sid, rid)
+        req = await self.ctx.hub.lookup(sid, rid)
         if req is None:
             raise _not_found(sid, rid)
         if wait and req.pending:

@@ -54,6 +54,8 @@ class ShuttingDown(Exception):
 
 # While the store fails, how often the hub tries it again.
 PROBE_SECONDS = 1.0
+# How many times an ask is decided again after another node's change got in first.
+ASK_ATTEMPTS = 3
 
 
 class Hub:
@@ -149,9 +151,18 @@ class Hub:
             # Online means a connection on any node, not only on this one.
             kw["require_online"] = not await self._online_anywhere(user_id)
         req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
-        if change is None:
-            return req, False
-        await self._commit([change])
+        for _ in range(ASK_ATTEMPTS):
+            if change is None:
+                return req, False
+            if await self._commit([change]):
+                break
+            # Not taken: on a shared store another node got there first (an
+            # ask with the same Idempotency-Key, or the session for another
+            # user). The store waited until this node applied that: decide
+            # again, against what the cluster holds now.
+            req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
+        else:
+            raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
         log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at))
         log.info("question.pushed", connections=len(self.registry.connections(user_id)))
@@ -170,6 +181,7 @@ class Hub:
         """Answer; raises (changing nothing) when not pending, invalid, or the
         store fails. ``before_flush`` runs once the answer is taken and before
         the ``cancelled`` events go out (the sender's ack goes first)."""
+        await self.lookup(session_id, request_id)
         change = self.registry.prepare_answer(session_id, request_id, answers, user_id=user_id)
         replies = {id(change): before_flush} if before_flush is not None else None
         if not await self._commit([change], replies):
@@ -183,6 +195,7 @@ class Hub:
         return req
 
     async def withdraw(self, session_id: str, request_id: str) -> Request | None:
+        await self.lookup(session_id, request_id)
         req, change = self.registry.prepare_withdraw(session_id, request_id)
         if change is not None:
             await self._commit([change])
@@ -190,11 +203,26 @@ class Hub:
         return req
 
     async def cancel_session(self, session_id: str) -> int:
+        if self._cluster is not None:
+            # Questions of the session (or of a sub-session) asked on another
+            # node a moment ago are cancelled too.
+            await self._cluster.catch_up()
         changes = self.registry.prepare_cancel(session_id)
         n = await self._commit(list(changes)) if changes else 0
         log.info("session.cancelled", sessionId=session_id, cancelled=n)
         self._flush()
         return n
+
+    async def lookup(self, session_id: str, request_id: str) -> Request | None:
+        """The request, pending or ended (``registry.get``). On a shared store
+        a miss first catches up with the cluster: an agent that asked on
+        another node a moment ago (no sticky sessions) finds its question
+        here too. Raises :class:`StoreUnavailable` if that fails."""
+        req = self.registry.get(session_id, request_id)
+        if req is None and self._cluster is not None:
+            await self._cluster.catch_up()
+            req = self.registry.get(session_id, request_id)
+        return req
 
     async def _commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
         """Store the clock's backlog and ``changes`` as one step, then apply

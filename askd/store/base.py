@@ -83,3 +83,8 @@ class SharedStore(Store, Protocol):
     async def claim_notify(self, req: Request) -> bool:
         """Whether this node is the one to send the question's webhook."""
         ...
+
+    async def catch_up(self) -> None:
+        """Apply (through ``on_changes``) everything the cluster decided up
+        to now, so that this node sees what another node just did."""
+        ...

@@ -46,8 +46,9 @@ READ_BLOCK_MS = 5_000
 RETRY_SECONDS = 0.5
 
 # KEYS: none (one hash slot, named in ARGV). ARGV[1] the node, ARGV[2..] the
-# changes as JSON. Returns {flag per change (1 took effect, 0 did not), last
-# stream id or ""}.
+# changes as JSON. Returns {flag per change (1 took effect, 0 did not), the
+# stream id up to which the caller must have applied the stream (its last
+# entry, or when none took effect the stream's newest), or ""}.
 COMMIT = """
 local node = ARGV[1]
 local P = '{askd}:'
@@ -129,9 +130,26 @@ for i = 2, #ARGV do
   end
   out[#out + 1] = ok
 end
+if last == '' then
+  -- Nothing took effect: another node decided first. The caller waits
+  -- until it has applied the stream up to here, then decides again.
+  local top = redis.call('XREVRANGE', P .. 'events', '+', '-', 'COUNT', 1)
+  if top[1] then last = top[1][1] end
+end
 out[#out + 1] = last
 return out
 """
+
+
+async def drop_idle(redis: aioredis.Redis) -> None:
+    """A call failed: close the connections idle in the pool. After Redis
+    restarts, each connection that sat idle through the outage would fail
+    its next command once (a 503 though Redis is back); closed, it
+    reconnects instead."""
+    try:
+        await redis.connection_pool.disconnect(inuse_connections=False)
+    except (RedisError, OSError):
+        pass
 
 
 def _id(entry_id: str) -> tuple[int, int]:
@@ -349,7 +367,7 @@ class RedisStore:
         except (RedisError, OSError) as err:
             for seq in seqs:
                 self._mine.pop(seq, None)
-            raise StoreUnavailable(f"the store {self.where} refused a write: {err}") from None
+            raise await self._failed("refused a write", err) from None
         last = flags[-1].decode() if isinstance(flags[-1], bytes) else str(flags[-1])
         done = []
         for seq, change, flag in zip(seqs, changes, flags):
@@ -358,7 +376,9 @@ class RedisStore:
             else:
                 self._mine.pop(seq, None)
         if last:
-            await self._reached(last)  # the follower applied them, in the cluster's order
+            # The follower applied them, in the cluster's order; or, when a
+            # change did not take effect, what another node did instead.
+            await self._reached(last)
         return done
 
     async def claim_notify(self, req: Request) -> bool:
@@ -368,7 +388,17 @@ class RedisStore:
         try:
             return bool(await self._redis.set(f"{P}notify:{req.request_id}", self.node, nx=True, ex=ttl))
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+            raise await self._failed("does not answer", err) from None
+
+    async def catch_up(self) -> None:
+        """Wait until the follower applied the stream's newest entry (one
+        round trip, then the follower's own pace)."""
+        try:
+            newest = await self._redis.xrevrange(STREAM, count=1)
+        except (RedisError, OSError) as err:
+            raise await self._failed("does not answer", err) from None
+        if newest:
+            await self._reached(newest[0][0].decode())
 
     def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
         self._on_command = handler
@@ -378,19 +408,23 @@ class RedisStore:
         try:
             await self._redis.xadd(STREAM, {"cmd": json.dumps(command)}, maxlen=STREAM_MAXLEN, approximate=True)
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} refused a write: {err}") from None
+            raise await self._failed("refused a write", err) from None
 
     async def connections(self) -> list[dict[str, Any]]:
         try:
             return await self.presence.listing()
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+            raise await self._failed("does not answer", err) from None
 
     async def probe(self) -> None:
         try:
             await self._redis.ping()
         except (RedisError, OSError) as err:
-            raise StoreUnavailable(f"the store {self.where} does not answer: {err}") from None
+            raise await self._failed("does not answer", err) from None
+
+    async def _failed(self, what: str, err: Exception) -> StoreUnavailable:
+        await drop_idle(self._redis)
+        return StoreUnavailable(f"the store {self.where} {what}: {err}")
 
     async def aclose(self) -> None:
         if self._closed:
@@ -410,17 +444,46 @@ class RedisStore:
         await self._reader.aclose()
 
 
+# KEYS: the node's heartbeat key, the set of nodes. ARGV: the TTL in ms, the
+# node. Returns whether the heartbeat was still there.
+BEAT = """
+local was = redis.call('EXISTS', KEYS[1])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+return was
+"""
+
+# KEYS: a node's heartbeat key, its connections, the set of nodes. ARGV: the
+# node. Forgets the node only if its heartbeat is still gone (it may have
+# beaten since the listing looked).
+FORGET_NODE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[1])
+return 1
+"""
+
+
 class Presence:
     """Who is connected where, for cluster-wide listings: each node keeps its
     connections in one hash and a heartbeat key; a node whose heartbeat
-    expired (``kill -9``) leaves the listings within ``ttl`` seconds."""
+    expired (``kill -9``) leaves the listings within ``ttl`` seconds.
+
+    A live node's heartbeat can run out too (Redis down longer than
+    ``ttl``, or restarted without its data): another node's listing then
+    forgets its connections. The node sees at its next beat that its
+    heartbeat was gone and writes all its connections again."""
 
     def __init__(self, redis: aioredis.Redis, node: str, ttl: float) -> None:
         self._redis, self.node, self.ttl = redis, node, ttl
         self._conns = f"{P}conns:{node}"
+        self._alive = f"{P}node:{node}"
         self._queue: list[tuple[str, str | None]] = []  # (connection id, JSON or None: left)
+        self._current: dict[str, str] = {}  # every connection as it is now (what a rewrite writes)
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._beat_script = redis.register_script(BEAT)
+        self._forget_script = redis.register_script(FORGET_NODE)
 
     async def start(self) -> None:
         # A node restarted under the same id: its old connections are gone.
@@ -431,7 +494,12 @@ class Presence:
     def put(self, conn_id: str, description: dict[str, Any] | None) -> None:
         """Record a connection as it is now (None: it left). Written in
         order, in batches, off the hot path."""
-        self._queue.append((conn_id, json.dumps(description) if description is not None else None))
+        desc = json.dumps(description) if description is not None else None
+        if desc is None:
+            self._current.pop(conn_id, None)
+        else:
+            self._current[conn_id] = desc
+        self._queue.append((conn_id, desc))
         self._wake.set()
 
     async def _write(self) -> None:
@@ -448,15 +516,21 @@ class Presence:
             try:
                 await pipe.execute()
             except (RedisError, OSError):
+                await drop_idle(self._redis)
                 self._queue = batch + self._queue  # keep the order; try again
                 await asyncio.sleep(RETRY_SECONDS)
                 self._wake.set()
 
     async def _beat_once(self) -> None:
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.set(f"{P}node:{self.node}", "1", px=int(self.ttl * 1000))
-        pipe.sadd(f"{P}nodes", self.node)
-        await pipe.execute()
+        was = await self._beat_script(keys=[self._alive, f"{P}nodes"], args=[int(self.ttl * 1000), self.node])
+        if not was and self._current:
+            # Our heartbeat had run out: a listing may have forgotten our
+            # connections. Write them all again (later queued writes only
+            # repeat what this holds, or newer).
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.delete(self._conns)
+            pipe.hset(self._conns, mapping=dict(self._current))
+            await pipe.execute()
 
     async def _beat(self) -> None:
         while True:
@@ -464,7 +538,7 @@ class Presence:
             try:
                 await self._beat_once()
             except (RedisError, OSError):
-                pass  # the follower reports the lost link
+                await drop_idle(self._redis)  # the follower reports the lost link
 
     async def listing(self) -> list[dict[str, Any]]:
         """Every live node's connections, each with its ``node``."""
@@ -478,8 +552,7 @@ class Presence:
         out: list[dict[str, Any]] = []
         for node, alive, conns in zip(nodes, got[::2], got[1::2]):
             if not alive:  # its heartbeat ran out: forget its connections
-                await r.delete(f"{P}conns:{node}")
-                await r.srem(f"{P}nodes", node)
+                await self._forget_script(keys=[f"{P}node:{node}", f"{P}conns:{node}", f"{P}nodes"], args=[node])
                 continue
             out.extend(dict(json.loads(v), node=node) for v in conns.values())
         return out
@@ -489,7 +562,7 @@ class Presence:
             task.cancel()
         try:
             pipe = self._redis.pipeline(transaction=False)
-            pipe.delete(self._conns, f"{P}node:{self.node}")
+            pipe.delete(self._conns, self._alive)
             pipe.srem(f"{P}nodes", self.node)
             await pipe.execute()
         except (RedisError, OSError):

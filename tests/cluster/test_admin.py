@@ -3,8 +3,11 @@ counted once, connections with their node, disconnect obeyed everywhere."""
 
 from __future__ import annotations
 
+import redis.asyncio as aioredis
+
 from tests.cluster.conftest import Cluster
 from tests.conftest import eventually, q
+from tests.redis_server import RedisServer
 
 
 async def test_pending_and_stats_see_the_whole_cluster_once(cluster: Cluster) -> None:
@@ -57,3 +60,30 @@ async def _three(listed) -> list[dict] | None:  # type: ignore[no-untyped-def]
 
 async def _count(listed, n: int) -> bool:  # type: ignore[no-untyped-def]
     return len(await listed) == n
+
+
+async def test_a_live_node_whose_heartbeat_ran_out_is_listed_again(cluster: Cluster, redis_server: RedisServer) -> None:
+    """Redis down longer than node_ttl (or restarted without its data) lets a
+    live node's heartbeat run out; a listing then forgets its connections.
+    Its next beat must write them again, not leave them unlisted for good."""
+    a, b = await cluster.start(2, node_ttl_seconds=1)
+    await b.connect("alice")
+    await eventually(lambda: _listed(a, [("alice", "node1")]), what="B's tab listed")
+    r = aioredis.Redis.from_url(redis_server.url)
+
+    async def run_out() -> bool:
+        """The heartbeat key goes (what its expiry does) and A's listing
+        forgets B's connections; False if B beat in between."""
+        await r.delete("{askd}:node:node1")
+        return await _listed(a, [])
+
+    try:
+        await eventually(run_out, what="B's connections forgotten")
+    finally:
+        await r.aclose()
+    await eventually(lambda: _listed(a, [("alice", "node1")]), timeout=2, what="B's tab listed again")
+
+
+async def _listed(node, expected: list[tuple[str, str]]) -> bool:  # type: ignore[no-untyped-def]
+    r = await node.admin("GET", "/admin/v1/connections")
+    return sorted((c["userId"], c["node"]) for c in r.json()["connections"]) == expected

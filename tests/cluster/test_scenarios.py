@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from tests.cluster.conftest import Cluster
 from tests.conftest import WsClient, eventually, q
@@ -127,3 +128,45 @@ async def test_a_node_started_later_lists_sessions_in_the_order_they_were_made(c
     order = [f["sessionId"] for f in frames if f["type"] == "ask_user_questions"]
     expected = [p["sessionId"] for p in (await a.admin("GET", "/admin/v1/pending")).json()["pending"]]
     assert order == expected == ["zz-child", "aa-parent", "mm"]  # a parent is made with its first child
+
+
+async def test_one_idempotency_key_asked_on_two_nodes_at_once_is_one_question(cluster: Cluster) -> None:
+    """An agent's retry that lands on another node while its first ask is
+    still being taken (a proxy retried it, or the first node died before
+    replying): both replies name the one question that exists."""
+    a, b = await cluster.start(2)
+    tab = await b.connect("alice")
+    await tab.subscribe("*")
+    for i in range(20):
+        key = {"Idempotency-Key": f"k{i}"}
+        first, second = await asyncio.gather(
+            a.ask("s1", "alice", [q("Once?")], headers=key, expect=201),
+            b.ask("s1", "alice", [q("Once?")], headers=key, expect=201),
+        )
+        assert first["requestId"] == second["requestId"], (i, first, second)
+        assert (await tab.expect("ask_user_questions"))["payload"]["requestId"] == first["requestId"]
+    await tab.quiet()
+
+
+async def test_an_agent_reads_and_cancels_on_another_node_right_after_asking(cluster: Cluster) -> None:
+    """No sticky sessions: the agent's next request, a moment after its ask
+    returned, lands on a node whose copy does not have that ask yet (found
+    by the cluster soak: 7 of 1871 reads were 404)."""
+    a, b = await cluster.start(2)
+    reader = b.daemon.hub.store._reader  # type: ignore[attr-defined]
+    xread = reader.xread
+
+    async def lagging(*args: Any, **kw: Any) -> Any:  # B's follower: a slow link, a busy node
+        got = await xread(*args, **kw)
+        await asyncio.sleep(0.1)
+        return got
+
+    reader.xread = lagging
+    for i in range(5):
+        asked = await a.ask(f"s{i}", "alice", [q("Here?")])
+        r = await b.result(f"s{i}", asked["requestId"])
+        assert r.status_code == 200 and r.json()["status"] == "pending", (i, r.text)
+        again = await a.ask(f"t{i}", "alice", [q("There?")])
+        r = await b.http.post(f"{b.url}/v1/sessions/t{i}/cancel", headers=b.agent_headers)
+        assert r.json() == {"cancelled": 1}, (i, r.text)
+        assert (await a.result(f"t{i}", again["requestId"])).json()["status"] == "cancelled"

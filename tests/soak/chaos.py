@@ -17,11 +17,13 @@ that nothing completed twice.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ import websockets
 
 from askd import tokens
 from tests.askd_process import Service
+from tests.redis_server import RedisServer
 
 SECRET = "soak-secret-0123456789abcdef-0123456789"
 QUESTION_TIMEOUT = 2.5
@@ -97,9 +100,18 @@ class Ledger(TabRecords):
 
 
 class Soak:
-    def __init__(self, url: str, admin_url: str, seconds: float, users: int, tabs: int, agents: int, seed: int) -> None:
-        self.url, self.admin_url = url, admin_url
-        self.ws_url = url.replace("http://", "ws://") + "/ws"
+    """``url`` and ``admin_url``: one daemon's, or lists with one per node of
+    a cluster: then each agent's requests alternate between the nodes, a
+    tab connects to a random node each time, and the chaos orders its
+    disconnects through random nodes."""
+
+    def __init__(
+        self, url: str | list[str], admin_url: str | list[str], seconds: float, users: int, tabs: int, agents: int, seed: int
+    ) -> None:
+        self.urls = [url] if isinstance(url, str) else url
+        self.admin_urls = [admin_url] if isinstance(admin_url, str) else admin_url
+        self.ws_urls = [u.replace("http://", "ws://") + "/ws" for u in self.urls]
+        self._pick = random.Random(seed)  # which node (its own, so one node draws what it always drew)
         self.seconds, self.users, self.tabs_per_user, self.agents = seconds, users, tabs, agents
         self.rng = random.Random(seed)
         self.ledger = Ledger()
@@ -137,10 +149,23 @@ class Soak:
                 tab.closing = True
             await asyncio.gather(*(t.close() for t in self.tabs))
             await asyncio.wait_for(asyncio.gather(*tab_tasks, return_exceptions=True), 30)
-            r = await http.get(f"{self.admin_url}/admin/v1/stats", headers=self.admin_headers)
-            stats = r.json()
+            every = [(await http.get(f"{u}/admin/v1/stats", headers=self.admin_headers)).json() for u in self.admin_urls]
+        stats = every[0]
+        for other in every[1:]:  # every node counts the whole cluster
+            for key in ("asked", "answered", "timedOut", "cancelled", "pending"):
+                if other[key] != stats[key]:
+                    self.ledger.problems.append(f"{other['node']} counts {other[key]} {key}, {stats['node']} {stats[key]}")
         self.ledger.check(stats)
         return self.ledger
+
+    @property
+    def ws_url(self) -> str:
+        """Where a tab connects, this time."""
+        return self.ws_urls[0] if len(self.ws_urls) == 1 else self._pick.choice(self.ws_urls)
+
+    def node(self, turn: Iterator[int]) -> str:
+        """The node an agent's next request goes to (its turns alternate)."""
+        return self.urls[next(turn) % len(self.urls)]
 
     @property
     def agent_headers(self) -> dict[str, str]:
@@ -154,6 +179,7 @@ class Soak:
 
     async def agent(self, n: int) -> None:
         rng = random.Random(self.rng.random())
+        turn = itertools.count(n)
         while not self.stop_asking.is_set():
             user = f"u{rng.randrange(self.users)}"
             session = f"{user}-s{rng.randrange(3)}"
@@ -165,7 +191,7 @@ class Soak:
             wait = rng.choice([0, 0.5, 2, 10])
             try:
                 r = await self.http.post(
-                    f"{self.url}/v1/sessions/{session}/questions", params={"wait": wait}, json=body, headers=self.agent_headers
+                    f"{self.node(turn)}/v1/sessions/{session}/questions", params={"wait": wait}, json=body, headers=self.agent_headers
                 )
             except httpx.HTTPError as err:
                 self.ledger.problems.append(f"ask failed: {err!r}")
@@ -181,19 +207,19 @@ class Soak:
             if r.status_code == 200:
                 entry.result = r.json()
                 continue
-            await self.await_end(rid, entry, rng)
+            await self.await_end(rid, entry, rng, turn)
 
-    async def await_end(self, rid: str, entry: Entry, rng: random.Random) -> None:
+    async def await_end(self, rid: str, entry: Entry, rng: random.Random, turn: Iterator[int]) -> None:
         while True:
             if rng.random() < 0.05:
                 cancel = f"{entry.user}-root" if rng.random() < 0.3 else entry.session
-                await self.http.post(f"{self.url}/v1/sessions/{cancel}/cancel", headers=self.agent_headers)
+                await self.http.post(f"{self.node(turn)}/v1/sessions/{cancel}/cancel", headers=self.agent_headers)
                 self.f["session cancels"] += 1
             # Some agents' own links give up early: they come back and read again.
             client_timeout = rng.choice([0.3, 30, 30])
             try:
                 r = await self.http.get(
-                    f"{self.url}/v1/sessions/{entry.session}/questions/{rid}",
+                    f"{self.node(turn)}/v1/sessions/{entry.session}/questions/{rid}",
                     params={"wait": rng.choice([1, 5])},
                     headers=self.agent_headers,
                     timeout=client_timeout,
@@ -219,7 +245,8 @@ class Soak:
             target: dict[str, Any] = {"userId": f"u{rng.randrange(self.users)}"}
             if rng.random() < 0.1:
                 target = {"sessionId": f"u{rng.randrange(self.users)}-s0"}
-            r = await self.http.post(f"{self.admin_url}/admin/v1/disconnect", json={**target, "mode": mode}, headers=self.admin_headers)
+            admin_url = self.admin_urls[0] if len(self.admin_urls) == 1 else self._pick.choice(self.admin_urls)
+            r = await self.http.post(f"{admin_url}/admin/v1/disconnect", json={**target, "mode": mode}, headers=self.admin_headers)
             self.f[f"admin {mode}s"] += r.json()["disconnected"]
 
 
@@ -353,26 +380,40 @@ def soak_service(state_dir: Path, *args: str, **settings: str) -> Service:
     )
 
 
-async def soak(seconds: float, users: int = 200, tabs: int = 3, agents: int = 120, seed: int = 1) -> tuple[Ledger, list[str], int]:
-    """Run one soak; returns the ledger, the daemon's error log lines and its exit code."""
+async def soak(
+    seconds: float, users: int = 200, tabs: int = 3, agents: int = 120, seed: int = 1, nodes: int = 1
+) -> tuple[Ledger, list[str], int]:
+    """Run one soak, against one askd or ``nodes`` askd on one Redis (its own
+    redis-server, no persistence); returns the ledger, the daemons' error log
+    lines and their exit code (the first that is not 0)."""
     with tempfile.TemporaryDirectory(prefix="askd-soak-") as tmp:
-        svc = soak_service(Path(tmp) / "state", "--question-timeout", str(QUESTION_TIMEOUT))
+        redis = RedisServer(Path(tmp) / "redis").start() if nodes > 1 else None
+        svcs = [
+            soak_service(
+                Path(tmp) / f"node-{i}", "--question-timeout", str(QUESTION_TIMEOUT),
+                **({"ASKD_STORE": redis.url, "ASKD_NODE_ID": f"node-{i}"} if redis else {}),
+            )
+            for i in range(nodes)
+        ]
         try:
-            await svc.start()
-            run = Soak(svc.url, svc.admin_url, seconds, users, tabs, agents, seed)
+            await asyncio.gather(*(svc.start() for svc in svcs))
+            run = Soak([svc.url for svc in svcs], [svc.admin_url for svc in svcs], seconds, users, tabs, agents, seed)
             ledger = await run.run()
-            code = await svc.stop()
-            assert svc.proc is not None
-            return ledger, svc.proc.error_lines(), code
+            codes = [await svc.stop() for svc in svcs]
+            errors = [line for svc in svcs if svc.proc is not None for line in svc.proc.error_lines()]
+            return ledger, errors, next((c for c in codes if c), 0)
         finally:
-            await svc.close()
+            for svc in svcs:
+                await svc.close()
+            if redis is not None:
+                redis.stop()
 
 
-def report(ledger: Ledger, seconds: float, users: int, tabs: int) -> str:
+def report(ledger: Ledger, seconds: float, users: int, tabs: int, nodes: int = 1) -> str:
     f = ledger.figures
     disconnects = f["admin aborts"] + f["admin closes"] + f["tab reloads"] + f["tab aborts after answering"]
     lines = [
-        f"askd chaos soak: {seconds:g} s, {users} users x {tabs} tabs",
+        f"askd chaos soak: {seconds:g} s, {users} users x {tabs} tabs" + (f", {nodes} nodes on one Redis" if nodes > 1 else ""),
         f"  questions asked:        {f['asked']}",
         f"  answered:               {f['answered']} (acks accepted {f['answers accepted']}, ack lost with the link "
         f"{f['answered, ack lost with the link']}; not_pending acks {f['answers refused (not pending)']})",

@@ -1,20 +1,24 @@
 """The chaos soak, short: ``ASKD_SOAK_SECONDS`` (default 45) of chaos
-against a real ``askd serve`` subprocess. ``python -m tests.soak`` runs a
-long one and prints the same figures."""
+against a real ``askd serve`` subprocess, then against three on one Redis
+(``ASKD_CLUSTER_SOAK_SECONDS``, default 30). ``python -m tests.soak
+[--nodes 3]`` runs a long one and prints the same figures."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.soak.chaos import report, soak
 
-SECONDS = float(os.environ.get("ASKD_SOAK_SECONDS", "45"))
+SECONDS = {1: float(os.environ.get("ASKD_SOAK_SECONDS", "45")), 3: float(os.environ.get("ASKD_CLUSTER_SOAK_SECONDS", "30"))}
 USERS, TABS = 200, 3
 
 
-async def test_chaos_soak_loses_nothing_and_duplicates_nothing() -> None:
-    ledger, errors, code = await soak(SECONDS, users=USERS, tabs=TABS)
-    print("\n" + report(ledger, SECONDS, USERS, TABS))
+@pytest.mark.parametrize("nodes", [1, 3], ids=["one-node", "three-nodes"])
+async def test_chaos_soak_loses_nothing_and_duplicates_nothing(nodes: int) -> None:
+    ledger, errors, code = await soak(SECONDS[nodes], users=USERS, tabs=TABS, nodes=nodes)
+    print("\n" + report(ledger, SECONDS[nodes], USERS, TABS, nodes))
     f = ledger.figures
     assert ledger.problems == []
     assert f["lost"] == 0 and f["duplicated"] == 0
