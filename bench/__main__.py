@@ -1,11 +1,16 @@
-"""``python -m bench [scenario ...] [--size N] [--quick]``: run askd's
-benchmarks, each against askd and against the floor in the same run, and
-print the table of docs/performance.md.
+"""``python -m bench [scenario ...] [--size N] [--quick] [--store S]``: run
+askd's benchmarks, each against askd and against the floor in the same run,
+and print the tables of docs/performance.md.
 
 Scenarios: b1 (reconnect storm), b2 (round trip), b3 (memory), b4 (asks
-per second), sweep (B1 and B3 at three sizes of users, tabs per user and
-questions per session; with --charts, PNGs into docs/img/). Default: b1 b2
-b3 b4.
+per second), b5 (start-up with 100,000 questions in the SQLite store
+against a memory store holding as many), sweep (B1 and B3 at three sizes
+of users, tabs per user and questions per session; with --charts, PNGs into
+docs/img/). Default: b1 b2 b3 b4 b5.
+
+askd runs on --store (sqlite, its default, or memory) against the floor;
+b2 and b4 also run askd on the other store, in the same run, for the
+sqlite/memory comparison.
 """
 
 from __future__ import annotations
@@ -20,24 +25,30 @@ from typing import Any
 
 from bench import report
 from bench.memory import memory
-from bench.proc import Server, raise_nofile
+from bench.proc import STORES, Server, raise_nofile
 from bench.rate import rate
 from bench.roundtrip import roundtrip
+from bench.startup import startup
 from bench.storm import storm
 
-KINDS = ("askd", "floor")
+# Scenarios that also run askd on the other store, for sqlite against memory.
+STORE_COMPARED = ("b2", "b4")
 
 FULL = {
     "b1": {"users": 5000, "tabs": 1, "questions": 1},
     "b2": {"rounds": 2000, "pairs": 200, "pair_rounds": 20},
     "b3": {"questions": 100_000, "per_session": 1, "conns": 10_000, "tabs": 1},
-    "b4": {"rates": [250, 500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 5000], "step_seconds": 3.0},
+    # Steps of 250/s up to 2,000: the SQLite/memory ratio (target 0.8x) needs
+    # a finer ladder than 500 -> 1,000 -> 1,500 (0.5x, 0.67x or 1x).
+    "b4": {"rates": [250, 500, 750, 1000, 1250, 1500, 1750, 2000, 2500, 3000, 3500, 4000, 5000], "step_seconds": 3.0},
+    "b5": {"questions": 100_000, "starts": 3},
 }
 QUICK = {
     "b1": {"users": 40, "tabs": 2, "questions": 2},
     "b2": {"rounds": 30, "pairs": 5, "pair_rounds": 3},
     "b3": {"questions": 400, "per_session": 2, "conns": 100, "tabs": 2},
     "b4": {"rates": [50, 100], "step_seconds": 0.3},
+    "b5": {"questions": 500, "starts": 1},
 }
 # (users, tabs, questions) for B1; (questions, per_session, conns, tabs) for B3.
 SWEEP_B1 = [(1000, 1, 1), (2500, 1, 1), (5000, 1, 1), (1000, 2, 1), (1000, 4, 1), (1000, 1, 3), (1000, 1, 10)]
@@ -45,6 +56,7 @@ SWEEP_B3 = [(25_000, 1, 2500, 1), (50_000, 1, 5000, 1), (100_000, 1, 10_000, 1),
 QUICK_DIVISOR = 100
 
 RUNNERS = {"b1": storm, "b2": roundtrip, "b3": memory, "b4": rate}
+SCENARIOS = (*RUNNERS, "b5")
 
 
 def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -56,6 +68,8 @@ def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
             kw["rounds"] = args.size
         elif scenario == "b3":
             kw["questions"], kw["conns"] = args.size, max(1, args.size // 10)
+        elif scenario == "b5":
+            kw["questions"] = args.size
     if scenario in ("b1", "b3") and args.tabs:
         kw["tabs"] = args.tabs
     if scenario == "b1" and args.questions:
@@ -66,14 +80,20 @@ def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def both(scenario: str, args: argparse.Namespace, **kw: Any) -> dict[str, Any]:
-    """Run one scenario against askd, then against the floor, each in a fresh process."""
-    out: dict[str, Any] = {}
-    for kind in KINDS:
-        with Server(kind, uvloop=args.uvloop, log_level=args.log_level) as server:
+    """Run one scenario against askd on ``--store``, then (B2, B4) askd on
+    the other store, then the floor, each in a fresh process. Keys: ``askd``,
+    ``askd_<other store>``, ``floor``."""
+    runs = [("askd", "askd", args.store)]
+    if scenario in STORE_COMPARED:
+        runs += [(f"askd_{other}", "askd", other) for other in STORES if other != args.store]
+    runs.append(("floor", "floor", args.store))
+    out: dict[str, Any] = {"store": args.store}
+    for key, kind, store in runs:
+        with Server(kind, store=store, uvloop=args.uvloop, log_level=args.log_level) as server:
             server.profile_dir = args.profile
-            out[kind] = await RUNNERS[scenario](server, **kw)
+            out[key] = await RUNNERS[scenario](server, **kw)
         if args.verbose:
-            print(f"  {scenario} {kind}: {json.dumps(out[kind])}", file=sys.stderr, flush=True)
+            print(f"  {scenario} {key}: {json.dumps(out[key])}", file=sys.stderr, flush=True)
     return out
 
 
@@ -81,6 +101,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"machine": report.machine(), "command": report.command_line(), "loadavg_before": report.loadavg()}
     for scenario in args.scenarios:
         print(f"running {scenario} ...", file=sys.stderr, flush=True)
+        results.setdefault("loadavg_at", {})[scenario] = report.loadavg()  # other processes share the machine
         if scenario == "sweep":
             div = QUICK_DIVISOR if args.quick else 1
             results["sweep_b1"] = [
@@ -90,6 +111,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 {"size": [n, s, c, t], **await both("b3", args, questions=max(s, n // div), per_session=s, conns=max(t, c // div), tabs=t)}
                 for n, s, c, t in SWEEP_B3
             ]
+        elif scenario == "b5":
+            kw = sizes(scenario, args)
+            out = await startup(**kw, uvloop=args.uvloop, log_level=args.log_level)
+            results[scenario] = {"sizes": kw, **out}
+            if args.verbose:
+                print(f"  b5: {json.dumps(out)}", file=sys.stderr, flush=True)
         else:
             results[scenario] = {"sizes": sizes(scenario, args), **await both(scenario, args, **sizes(scenario, args))}
     results["loadavg_after"] = report.loadavg()
@@ -98,8 +125,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 sweep (default: b1 b2 b3 b4)")
-    ap.add_argument("--size", type=int, help="B1 users, B2 sequential rounds, B3 questions (connections: a tenth)")
+    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 b5 sweep (default: b1 b2 b3 b4 b5)")
+    ap.add_argument("--size", type=int, help="B1 users, B2 sequential rounds, B3 questions (connections: a tenth), B5 questions")
+    ap.add_argument("--store", choices=STORES, default=STORES[0], help="askd's store against the floor (default sqlite); B2 and B4 also run the other")
     ap.add_argument("--tabs", type=int, help="B1, B3: connections per user")
     ap.add_argument("--questions", type=int, help="B1, B3: questions per session")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: checks the harness, not the targets")
@@ -110,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", type=Path, help="record py-spy profiles (raw stacks) of askd's measured phases here")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
-    args.scenarios = args.scenarios or ["b1", "b2", "b3", "b4"]
-    unknown = set(args.scenarios) - {*RUNNERS, "sweep"}
+    args.scenarios = args.scenarios or list(SCENARIOS)
+    unknown = set(args.scenarios) - {*SCENARIOS, "sweep"}
     if unknown:
         ap.error(f"unknown scenario(s): {' '.join(sorted(unknown))}")
     raise_nofile()
@@ -126,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
     results["uvloop_servers"] = args.uvloop
     results["log_level"] = args.log_level
+    results["store"] = args.store
     print(report.markdown(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

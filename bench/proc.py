@@ -1,6 +1,7 @@
-"""The server under test as a real process: askd (``askd serve``) or the
-floor (``python -m bench.floor``), started with raised limits, found through
-its ``listening`` log line, measured through ``/proc`` and stopped."""
+"""The server under test as a real process: askd (``askd serve``, on the
+store it is given) or the floor (``python -m bench.floor``), started with
+raised limits, found through its ``listening`` log line, measured through
+``/proc`` and stopped."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ from askd import tokens
 SECRET = "bench-secret-0123456789abcdef-0123456789abcdef"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 START_TIMEOUT = 30.0
+START_POLL = 0.005  # B5 times the start: poll finely for askd.json
+
+#: askd's stores (the ``store`` setting): the default first.
+STORES = ("sqlite", "memory")
 
 # askd's limits, raised so that no cap (not the one under test) stops a run.
 ASKD_ENV = {
@@ -61,18 +66,33 @@ def rss_bytes(pid: int) -> int:
 
 
 class Server:
-    """A started server. ``kind`` is ``askd`` or ``floor``."""
+    """A started server. ``kind`` is ``askd`` or ``floor``; askd runs on
+    ``store`` (``sqlite``, its default, or ``memory``), in ``state_dir`` when
+    given (B5 starts it on a filled store), else in a fresh temporary one."""
 
-    def __init__(self, kind: str, *, log_level: str = "info", uvloop: bool = False, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        *,
+        store: str = "sqlite",
+        state_dir: Path | None = None,
+        log_level: str = "info",
+        uvloop: bool = False,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.kind = kind
+        self.store = store if kind == "askd" else None
         self.dir = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+        self.state_dir = state_dir or self.dir / "state"
         self.log_path = self.dir / "server.log"
         env = {**os.environ, **(extra_env or {})}
         for key in [k for k in env if k.startswith("ASKD_") and k not in (extra_env or {})]:
             del env[key]
         if kind == "askd":
             env.update(ASKD_ENV)
-            env["ASKD_STATE_DIR"] = str(self.dir / "state")
+            env["ASKD_STATE_DIR"] = str(self.state_dir)
+            env["ASKD_STORE"] = store
+            (self.state_dir / "askd.json").unlink(missing_ok=True)  # a killed daemon's, not this one's
             env["ASKD_LOG__LEVEL"] = log_level
             env.update(extra_env or {})
             # bench.serve runs `askd serve`, on uvloop when asked.
@@ -83,9 +103,11 @@ class Server:
             raise ValueError(kind)
         raise_nofile()
         self._log = open(self.log_path, "wb")
+        self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT, cwd=Path(__file__).parent.parent)
         self.pid = self.proc.pid
         self.port, self.admin_port = self._wait_listening()
+        self.listening_s = time.perf_counter() - self.started_at  # process start to askd.json (or the log line)
         self._tokens: dict[str, str] = {}
         self.agent_auth = b"Authorization: Bearer %s\r\nContent-Type: application/json\r\n" % self._token("agent").encode()
         self.admin_auth = b"Authorization: Bearer %s\r\nContent-Type: application/json\r\n" % self._token("admin").encode()
@@ -96,7 +118,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.kind} exited with {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
             info: dict[str, Any] | None = None
-            runtime = self.dir / "state" / "askd.json"  # askd writes it at any log level
+            runtime = self.state_dir / "askd.json"  # askd writes it at any log level
             if runtime.exists():
                 info = json.loads(runtime.read_text() or "null")
             else:
@@ -105,7 +127,7 @@ class Server:
                         info = json.loads(line)
             if info:
                 return int(info["port"]), int(info["admin_port"])
-            time.sleep(0.05)
+            time.sleep(START_POLL)
         raise RuntimeError(f"{self.kind} did not log `listening` within {START_TIMEOUT}s")
 
     def _token(self, role: str, sub: str | None = None) -> str:
@@ -128,7 +150,7 @@ class Server:
     def begin(self, phase: str) -> float:
         if self.profile_dir is not None and self.kind == "askd":
             self.profile_dir.mkdir(parents=True, exist_ok=True)
-            out = self.profile_dir / f"{phase}.txt"
+            out = self.profile_dir / f"{phase}-{self.store}.txt"
             spy = Path(sys.executable).parent / "py-spy"
             self._spy = subprocess.Popen(
                 [str(spy), "record", "-p", str(self.pid), "-o", str(out), "--format", "raw", "-r", "250", "--nonblocking"],

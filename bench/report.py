@@ -1,5 +1,6 @@
-"""Turn a run's results into the table of docs/performance.md (askd, floor,
-ratio, target) and, for a sweep, PNG charts."""
+"""Turn a run's results into the tables of docs/performance.md (askd against
+the floor; askd's SQLite store against its memory store) and, for a sweep,
+PNG charts."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 KIB = 1024
+MB = 1_000_000
 
 
 def machine() -> dict[str, Any]:
@@ -99,6 +101,62 @@ def rows(results: dict[str, Any]) -> list[Row]:
     return out
 
 
+def by_store(scenario: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A B2 or B4 result's askd figures by store: ``askd`` ran on the run's
+    ``--store``, ``askd_<other>`` on the other."""
+    out = {scenario.get("store", "sqlite"): scenario["askd"]}
+    out.update({k[len("askd_") :]: v for k, v in scenario.items() if k.startswith("askd_")})
+    return out
+
+
+def store_rows(results: dict[str, Any]) -> list[Row]:
+    """SQLite (askd's default store) against the memory store: B2 and B4
+    when both ran, and B5. ``askd`` is the SQLite figure, ``floor`` the
+    memory store's."""
+    out: list[Row] = []
+    within = lambda k: (lambda a, r: r <= k)  # noqa: E731
+    b2 = by_store(results["b2"]) if "b2" in results else {}
+    if {"sqlite", "memory"} <= b2.keys():
+        a, m, s = b2["sqlite"], b2["memory"], results["b2"]["sizes"]
+        out += [
+            Row("B2", f"round trip p50, {s['rounds']:,} sequential (ms)", a["p50_ms"], m["p50_ms"], "<= 1.2x", within(1.2), 3),
+            Row("B2", "round trip p99 (ms)", a["p99_ms"], m["p99_ms"], digits=3),
+            Row("B2", "server CPU per round (us)", a["cpu_per_round_us"], m["cpu_per_round_us"], digits=0),
+            Row("B2", f"throughput, {s['pairs']} concurrent pairs (rounds/s)", a["throughput_rps"], m["throughput_rps"], digits=0),
+        ]
+    b4 = by_store(results["b4"]) if "b4" in results else {}
+    if {"sqlite", "memory"} <= b4.keys():
+        a, m = b4["sqlite"], b4["memory"]
+        out += [
+            Row("B4", "asks/s sustained with p99 <= 100 ms", a["max_rate"], m["max_rate"], ">= 0.8x", lambda a_, r: r >= 0.8, 0),
+            Row("B4", "server CPU per ask, passed steps (us)", a["cpu_per_ask_us"], m["cpu_per_ask_us"], digits=0),
+        ]
+        # CPU per ask falls as the rate rises (more work per wake-up): compare
+        # the stores at the same rate, the highest both passed.
+        passed = [{step["rate"]: step for step in r["steps"] if step["passed"]} for r in (a, m)]
+        common = max(passed[0].keys() & passed[1].keys(), default=None)
+        if common is not None:
+            cpu = [p[common]["cpu_per_ask_us"] for p in passed]
+            out.append(Row("B4", f"server CPU per ask at {common:,}/s (us)", cpu[0], cpu[1], digits=0))
+    if "b5" in results:
+        b5 = results["b5"]
+        a, m, n = b5["sqlite"], b5["memory"], b5["questions"]
+        out += [
+            Row("B5", f"start to serving, {n:,} questions in the store (s, median)", a["served_s"], None, "<= 3 s", lambda a_, r: a_ <= 3, 2),
+            Row("B5", "start to /healthz 200 (s, median)", a["healthz_s"], None, digits=2),
+        ]
+        if a.get("served_cold_s") is not None:
+            out.append(Row("B5", "start to serving, store file not in the page cache (s)", a["served_cold_s"], None, digits=2))
+        out += [
+            Row("B5", "start to serving, empty store (s)", a["empty_served_s"], m["empty_served_s"], digits=2),
+            Row("B5", f"RSS holding {n:,} questions (MB): sqlite restored / memory asked", a["rss_b"] / MB, m["rss_b"] / MB, "<= 1.0x", within(1.0), 1),
+            Row("B5", "... per question beyond the empty daemon (B)", (a["rss_b"] - a["rss_empty_b"]) / n, (m["rss_b"] - m["rss_empty_b"]) / n, digits=0),
+            Row("B5", "RSS of the empty daemon (MB)", a["rss_empty_b"] / MB, m["rss_empty_b"] / MB, digits=1),
+            Row("B5", f"RSS holding {n:,} questions, both asked over HTTP (MB)", a["rss_asked_b"] / MB, m["rss_asked_b"] / MB, digits=1),
+        ]
+    return out
+
+
 def _table(header: list[str], body: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in body]
@@ -110,12 +168,18 @@ def markdown(results: dict[str, Any]) -> str:
     parts = [
         f"Machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Linux {m['kernel']}; "
         f"date {results.get('date', '?')}; load average {results['loadavg_before']} before, {results['loadavg_after']} after; "
-        f"askd log level {results.get('log_level')}; servers on uvloop: {results.get('uvloop_servers')}.",
+        f"askd log level {results.get('log_level')}; askd store (against the floor) {results.get('store', 'sqlite')}; "
+        f"servers on uvloop: {results.get('uvloop_servers')}.",
         f"Command: `{results['command']}`",
     ]
+    if results.get("loadavg_at"):
+        parts.append("Load average as each scenario began: " + "; ".join(f"{k} {v}" for k, v in results["loadavg_at"].items()) + ".")
     table = rows(results)
     if table:
         parts.append(_table(["", "figure", "askd", "floor", "askd/floor", "target", "met"], [r.cells() for r in table]))
+    stores = store_rows(results)
+    if stores:
+        parts.append("The stores:\n\n" + _table(["", "figure", "sqlite", "memory", "sqlite/memory", "target", "met"], [r.cells() for r in stores]))
     if "sweep_b1" in results:
         body = []
         for e in results["sweep_b1"]:
@@ -134,10 +198,23 @@ def markdown(results: dict[str, Any]) -> str:
         parts.append("B3 sweep:\n\n" + _table(["questions", "questions/session", "askd B/question", "floor B/question", "connections", "tabs/user", "askd B/conn", "floor B/conn"], body))
     if "b4" in results:
         body = []
-        for kind in ("askd", "floor"):
-            for s in results["b4"][kind]["steps"]:
-                body.append([kind, str(s["rate"]), f"{s['completed']}/{s['asks']}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['cpu_per_ask_us']:.0f}", "yes" if s["passed"] else "no"])
+        servers = [(f"askd ({store})", r) for store, r in by_store(results["b4"]).items()] + [("floor", results["b4"]["floor"])]
+        for label, r in servers:
+            for s in r["steps"]:
+                body.append([label, str(s["rate"]), f"{s['completed']}/{s['asks']}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['cpu_per_ask_us']:.0f}", "yes" if s["passed"] else "no"])
         parts.append("B4 steps:\n\n" + _table(["server", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "passed"], body))
+    if "b5" in results:
+        a, m = results["b5"]["sqlite"], results["b5"]["memory"]
+        body = [
+            [str(k + 1), "cold" if r["cold"] else "warm", f"{r['listening_s']:.2f}", f"{r['healthz_s']:.2f}", f"{r['served_s']:.2f}", f"{r['rss_b'] / MB:.1f}"]
+            for k, r in enumerate(a["runs"])
+        ]
+        parts.append(
+            f"B5 starts on the SQLite store ({results['b5']['questions']:,} questions, filled in {a['fill_s']:.1f} s, "
+            f"file {a['db_bytes'] / MB:.1f} MB; asked over HTTP in {a['ask_s']:.1f} s on the SQLite store, "
+            f"{m['ask_s']:.1f} s on the memory store):\n\n"
+            + _table(["start", "page cache", "to askd.json s", "to /healthz s", "to serving s", "RSS MB"], body)
+        )
     return "\n\n".join(parts) + "\n"
 
 

@@ -403,6 +403,16 @@ class Registry:
         No event is sent; the counters count what the store holds. One whose
         deadline passed while no daemon ran ends (or is forgotten) at the
         next ``due``."""
+        session = self._sessions.get(req.session_id)
+        if session is not None:
+            # One copy of the session's and owner's ids, shared with the
+            # session as an ask shares them, not a copy more per question
+            # (about 110 bytes each; docs/performance.md, B5).
+            req.session_id = session.id
+            if req.user_id == session.owner:
+                req.user_id = session.owner
+            if req.ask_event is not None:
+                req.ask_event.session_id = session.id
         self._register(req, None)
         c = self.counters
         c.asked += 1

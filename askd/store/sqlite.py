@@ -11,6 +11,7 @@ schema is refused at start and never written to.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import sqlite3
@@ -180,6 +181,19 @@ class SqliteStore:
         return None  # one daemon: the hub applies what a commit returns
 
     async def load(self, registry: Registry) -> int:
+        # The load makes several objects per question and keeps them all,
+        # with no cycle among them: the cyclic collector would only walk the
+        # growing heap again and again (a third of the load's time with
+        # 100,000 questions, docs/performance.md, B5).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._load(registry)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _load(self, registry: Registry) -> int:
         for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY rowid"):
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
@@ -224,9 +238,12 @@ class SqliteStore:
             assert req.ask_event is not None
             # The session before its parent, as the registry makes them: rowid
             # order is the order a restart restores, lists and re-pushes them in.
+            # The WHERE leaves a known session's row alone unless it gains its
+            # parent: rewriting it unchanged cost a page in the WAL per ask.
             db.execute(
                 "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
-                " SET parent_session_id = coalesce(parent_session_id, excluded.parent_session_id)",
+                " SET parent_session_id = excluded.parent_session_id"
+                " WHERE parent_session_id IS NULL AND excluded.parent_session_id IS NOT NULL",
                 (req.session_id, req.user_id, parent),
             )
             if parent is not None:

@@ -1,10 +1,11 @@
 """Smoke runs of every benchmark at a tiny size, so the harness cannot rot
-silently. They check that it runs end to end against askd and the floor
-(real processes, real sockets) and that its figures are sane; they do not
-check the performance targets (docs/performance.md does)."""
+silently. They check that it runs end to end against askd (on each store)
+and the floor (real processes, real sockets) and that its figures are sane;
+they do not check the performance targets (docs/performance.md does)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -18,13 +19,20 @@ from bench.memory import memory
 from bench.proc import Server
 from bench.rate import rate
 from bench.roundtrip import roundtrip
+from bench.startup import startup
 from bench.storm import storm
 
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, Server]]:
-    with Server("askd") as askd, Server("floor") as fl:
-        yield {"askd": askd, "floor": fl}
+    """Keyed as ``python -m bench`` keys its results: askd on its default
+    store, askd on the memory store (B2, B4), the floor."""
+    with Server("askd") as askd, Server("askd", store="memory") as askd_memory, Server("floor") as fl:
+        yield {"askd": askd, "askd_memory": askd_memory, "floor": fl}
+
+
+def against_floor(servers: dict[str, Server]) -> dict[str, Server]:
+    return {k: servers[k] for k in ("askd", "floor")}
 
 
 def finite(x: float) -> bool:
@@ -41,10 +49,26 @@ def check_rows(results: dict[str, Any]) -> list[report.Row]:
     return rows
 
 
+def check_store_rows(results: dict[str, Any]) -> list[report.Row]:
+    """The SQLite/memory table: every figure finite, every ratio too."""
+    rows = report.store_rows(results)
+    assert rows
+    for row in rows:
+        assert finite(row.askd), row
+        assert row.floor is None or (finite(row.floor) and finite(row.ratio)), row
+    assert "The stores:" in report.markdown({**results, "machine": report.machine(), "command": "x", "loadavg_before": "0", "loadavg_after": "0"})
+    return rows
+
+
+def test_askd_runs_on_the_store_it_is_given(servers: dict[str, Server]) -> None:
+    for key, store in (("askd", "sqlite"), ("askd_memory", "memory")):
+        assert json.loads((servers[key].state_dir / "askd.json").read_text())["store"] == store
+
+
 async def test_b1_storm_every_user_gets_its_questions_back(servers: dict[str, Server]) -> None:
     sizes = {"users": 15, "tabs": 2, "questions": 2}
     out: dict[str, Any] = {"sizes": sizes}
-    for kind, server in servers.items():
+    for kind, server in against_floor(servers).items():
         out[kind] = r = await storm(server, **sizes)  # raises if a tab misses a question
         assert 0 < r["p50_s"] <= r["p99_s"] <= r["wall_s"]
         assert r["cpu_s"] >= 0
@@ -61,12 +85,13 @@ async def test_b2_round_trip(servers: dict[str, Server]) -> None:
         assert r["throughput_rps"] > 0
     rows = check_rows({"b2": out})
     assert finite(rows[0].ratio) and rows[0].ratio > 0
+    assert [r.figure for r in check_store_rows({"b2": {**out, "store": "sqlite"}})][0].startswith("round trip p50")
 
 
 async def test_b3_memory(servers: dict[str, Server]) -> None:
     sizes = {"questions": 2000, "per_session": 3, "conns": 60, "tabs": 2, "warmup": 50}
     out: dict[str, Any] = {"sizes": sizes}
-    for kind, server in servers.items():
+    for kind, server in against_floor(servers).items():
         out[kind] = r = await memory(server, **sizes)
         assert r["per_question_b"] > 0  # 2,000 questions always grow the heap
         assert finite(r["per_conn_b"])
@@ -82,13 +107,31 @@ async def test_b4_asks_per_second(servers: dict[str, Server]) -> None:
         assert 0 < step["p50_ms"] <= step["p99_ms"]
         assert r["cpu_per_ask_us"] >= 0
     check_rows({"b4": out})
+    rows = check_store_rows({"b4": {**out, "store": "sqlite"}})
+    assert rows[0].figure.startswith("asks/s") and rows[0].target == ">= 0.8x"
+
+
+async def test_b5_startup_restores_every_question_and_compares_the_stores() -> None:
+    out = await startup(questions=300, starts=1)  # raises unless every question is served after each start
+    sqlite, mem = out["sqlite"], out["memory"]
+    assert [r["cold"] for r in sqlite["runs"]] == [False, True]
+    for r in sqlite["runs"]:
+        assert 0 < r["listening_s"] <= r["healthz_s"] <= r["served_s"]
+        assert r["rss_b"] > sqlite["rss_empty_b"] / 2
+    assert sqlite["db_bytes"] > 300 * 600  # each question's frame is in the file
+    for figures in (sqlite, mem):
+        assert figures["empty_served_s"] > 0 and figures["ask_s"] > 0
+        assert figures["rss_asked_b"] > figures["rss_empty_b"] / 2
+    rows = check_store_rows({"b5": {"sizes": {"questions": 300}, **out}})
+    assert rows[0].target == "<= 3 s"
 
 
 def test_the_floor_listens_like_askd() -> None:
     assert floor.LISTEN_BACKLOG == LISTEN_BACKLOG
 
 
-def test_unknown_scenario_is_a_usage_error() -> None:
+@pytest.mark.parametrize("argv", [["b9"], ["b2", "--store", "redis"]])
+def test_an_unknown_scenario_or_store_is_a_usage_error(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["b9"])
+        main(argv)
     assert exc.value.code == 2

@@ -4,6 +4,7 @@ refuses at start (never erasing or rewriting them)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import itertools
 import os
@@ -65,6 +66,30 @@ async def test_what_is_committed_comes_back_after_a_reopen(tmp_path: Path) -> No
     again.close()
 
 
+async def test_restored_questions_share_their_session_s_ids_and_the_collector_is_left_as_found(tmp_path: Path) -> None:
+    """Memory at start-up (docs/performance.md, B5): the questions of a
+    session hold its id and its owner's once, as asked ones do, not a copy
+    each from their rows; the load pauses the cyclic collector only while
+    it runs."""
+    clock, path = Clock(), tmp_path / "askd.db"
+    store, reg = SqliteStore(path), registry(clock)
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1], reg.prepare_ask("s1", "alice", QS)[1]])
+    store.close()
+
+    for collecting in (True, False):
+        (gc.enable if collecting else gc.disable)()
+        try:
+            again, reg2 = SqliteStore(path), registry(clock)
+            await again.load(reg2)
+            assert gc.isenabled() is collecting
+            a, b = reg2.pending("s1")
+            assert a.session_id is b.session_id and a.user_id is b.user_id
+            assert a.ask_event.session_id is a.session_id  # type: ignore[union-attr]
+            again.close()
+        finally:
+            gc.enable()
+
+
 async def test_deadlines_that_passed_while_down_are_due_at_once(tmp_path: Path) -> None:
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
@@ -109,6 +134,25 @@ async def test_a_session_tree_outlives_the_questions_that_made_it(tmp_path: Path
     await again.load(reg2)
     assert [e.session_id for e in reg2.prepare_cancel("s0")] == ["s2"]
     assert reg2.stats()["sessions"] == reg.stats()["sessions"] == 3
+    again.close()
+
+
+async def test_a_known_session_keeps_its_row_until_it_gains_a_parent(tmp_path: Path) -> None:
+    """Asking again in a session writes no session row (the upsert's WHERE),
+    except the ask that gives it its parent: that link survives a reopen."""
+    clock, path = Clock(), tmp_path / "askd.db"
+    store, reg = SqliteStore(path), registry(clock)
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1]])
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1]])
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS, parent_session_id="s0")[1]])
+    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS, parent_session_id="s0")[1]])
+    store.close()
+    rows = sqlite3.connect(path).execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY session_id").fetchall()
+    assert rows == [("s0", "alice", None), ("s1", "alice", "s0")]
+
+    again, reg2 = SqliteStore(path), registry(clock)
+    assert await again.load(reg2) == 4
+    assert len(reg2.prepare_cancel("s0")) == 4
     again.close()
 
 
