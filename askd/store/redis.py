@@ -480,6 +480,7 @@ class Presence:
         self._alive = f"{P}node:{node}"
         self._queue: list[tuple[str, str | None]] = []  # (connection id, JSON or None: left)
         self._current: dict[str, str] = {}  # every connection as it is now (what a rewrite writes)
+        self._rewrite = False  # write them all (the heartbeat had run out), not the queue
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._beat_script = redis.register_script(BEAT)
@@ -503,12 +504,19 @@ class Presence:
         self._wake.set()
 
     async def _write(self) -> None:
+        """The one task that writes this node's connections, so that writes
+        land in the order they were made."""
         while True:
             await self._wake.wait()
             self._wake.clear()
             batch, self._queue = self._queue, []
-            pipe = self._redis.pipeline(transaction=False)
-            for conn_id, desc in batch:
+            rewrite, self._rewrite = self._rewrite, False
+            pipe = self._redis.pipeline(transaction=rewrite)
+            if rewrite:  # everything as it is now: what the batch says, and the rest
+                pipe.delete(self._conns)
+                if self._current:
+                    pipe.hset(self._conns, mapping=dict(self._current))
+            for conn_id, desc in batch if not rewrite else ():
                 if desc is None:
                     pipe.hdel(self._conns, conn_id)
                 else:
@@ -518,6 +526,7 @@ class Presence:
             except (RedisError, OSError):
                 await drop_idle(self._redis)
                 self._queue = batch + self._queue  # keep the order; try again
+                self._rewrite = self._rewrite or rewrite
                 await asyncio.sleep(RETRY_SECONDS)
                 self._wake.set()
 
@@ -525,12 +534,9 @@ class Presence:
         was = await self._beat_script(keys=[self._alive, f"{P}nodes"], args=[int(self.ttl * 1000), self.node])
         if not was and self._current:
             # Our heartbeat had run out: a listing may have forgotten our
-            # connections. Write them all again (later queued writes only
-            # repeat what this holds, or newer).
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.delete(self._conns)
-            pipe.hset(self._conns, mapping=dict(self._current))
-            await pipe.execute()
+            # connections. The writer writes them all again.
+            self._rewrite = True
+            self._wake.set()
 
     async def _beat(self) -> None:
         while True:
