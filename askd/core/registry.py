@@ -215,6 +215,10 @@ class Registry:
         self._heap: list[tuple[float, int, int, Request]] = []
         self._seq = itertools.count()
         self._stale = 0  # _DEADLINE entries in the heap whose request already ended
+        # Pending requests whose _DEADLINE entry ``due`` popped: their end
+        # leaves no stale entry, whoever's ``Ended`` applies (on a shared
+        # store another node's timeout may win over this node's).
+        self._unscheduled: set[str] = set()
         self._sends: list[Send] = []
         self._ended: list[Request] = []
         self._notify: list[Request] = []
@@ -553,7 +557,9 @@ class Registry:
         session = self._sessions[req.session_id]
         session.pending -= 1
         self._pending_total -= 1
-        if change.trigger is not Trigger.EXPIRE:  # ``due`` already popped an expiry's entry
+        if req.request_id in self._unscheduled:
+            self._unscheduled.discard(req.request_id)
+        else:
             self._stale += 1  # its deadline entry stays in the heap until popped
         if req.status is Status.ANSWERED:
             self.counters.answered += 1
@@ -656,6 +662,7 @@ class Registry:
             elif kind == _NOTIFY:
                 self._notify_due(req)  # not a change: a report for the front end
             elif req.pending:
+                self._unscheduled.add(req.request_id)
                 out.append(Ended(req.session_id, req.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, now))
             else:
                 self._stale -= 1

@@ -61,12 +61,7 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster_overrides() -> dict[str, Any]:
-    return {}
-
-
-@pytest.fixture
-async def cluster(redis_server: RedisServer, tmp_path: Path, cluster_overrides: dict[str, Any]) -> AsyncIterator[Cluster]:
+async def cluster(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Cluster]:
     async with httpx.AsyncClient(timeout=10) as http:
         c = Cluster(redis_server, tmp_path, http)
         try:

@@ -400,6 +400,25 @@ def test_heap_does_not_keep_answered_questions_forever(reg: Registry) -> None:
     assert len(reg._heap) < 5000 + 1100
 
 
+def test_stale_count_holds_when_another_nodes_timeout_wins(reg: Registry, clock: FakeClock) -> None:
+    """On a shared store this node's timer and another node's may both
+    decide a timeout; whichever ``Ended`` applies, the heap's count of stale
+    entries matches the heap (compaction relies on it)."""
+    from askd.core.changes import Ended
+    from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
+
+    popped, _ = reg.ask("s1", "alice", QS, timeout=10)  # this node's timer pops it first
+    remote, _ = reg.ask("s1", "alice", QS, timeout=10)  # another node's timeout arrives first
+    clock.advance(5)
+    reg.apply(Ended("s1", remote.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, clock.now))
+    clock.advance(6)
+    [mine] = reg.due()  # the remote one's entry is stale: only the other is decided
+    other_node = Ended("s1", popped.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, clock.now)
+    assert reg.apply(other_node) and not reg.apply(mine)  # the other node's won
+    stale = sum(1 for _, _, kind, r in reg._heap if kind == 0 and not r.pending)
+    assert reg._stale == stale == 0
+
+
 def test_next_deadline_skips_questions_that_already_ended(reg: Registry, clock: FakeClock) -> None:
     early, _ = reg.ask("s1", "alice", QS, timeout=10)
     late, _ = reg.ask("s1", "alice", QS, timeout=100)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.cluster.conftest import Cluster, cluster, cluster_overrides, redis_appendonly, redis_server  # noqa: F401  (fixtures)
+from tests.cluster.conftest import Cluster, cluster, redis_appendonly, redis_server  # noqa: F401  (fixtures)
 from tests.conftest import eventually, q
 from tests.frontdoor.conftest import NGINX, need, start_nginx
 
