@@ -116,7 +116,9 @@ class ResultHandler(_AgentHandler):
     async def get(self, session_id: str, request_id: str) -> None:
         sid, rid = self.ids(session_id, request_id)
         wait = self.wait_seconds()
-        req = await self.ctx.hub.lookup(sid, rid)
+        # A wait sees the end when this node applies it; a read without one
+        # must not answer pending for a question another node just ended.
+        req = await self.ctx.hub.lookup(sid, rid, fresh=not wait)
         if req is None:
             raise _not_found(sid, rid)
         if wait and req.pending:

@@ -213,13 +213,15 @@ class Hub:
         self._flush()
         return n
 
-    async def lookup(self, session_id: str, request_id: str) -> Request | None:
+    async def lookup(self, session_id: str, request_id: str, *, fresh: bool = False) -> Request | None:
         """The request, pending or ended (``registry.get``). On a shared store
         a miss first catches up with the cluster: an agent that asked on
         another node a moment ago (no sticky sessions) finds its question
-        here too. Raises :class:`StoreUnavailable` if that fails."""
+        here too. With ``fresh`` a pending one catches up as well, so a read
+        that returns at once never shows pending what another node already
+        ended. Raises :class:`StoreUnavailable` if that fails."""
         req = self.registry.get(session_id, request_id)
-        if req is None and self._cluster is not None:
+        if (req is None or (fresh and req.pending)) and self._cluster is not None:
             await self._cluster.catch_up()
             req = self.registry.get(session_id, request_id)
         return req
