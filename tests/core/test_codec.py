@@ -43,3 +43,18 @@ def test_non_ascii_goes_out_as_utf8() -> None:
 def test_not_json_raises_value_error(text: bytes) -> None:
     with pytest.raises(ValueError):
         codec.loads(text)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def test_a_kept_frame_costs_about_its_size() -> None:
+    # A pending question is held as its encoded frame for as long as it
+    # waits: orjson's bytes (a 4 KiB buffer each) would cost 5x that.
+    frame = {"type": "ask_user_questions", "payload": {"questions": [{"question": "Which?" * 100}]}}
+    n, before = 20_000, _rss()
+    kept = [codec.dumps({**frame, "sessionId": f"s{i}"}) for i in range(n)]
+    per_frame = (_rss() - before) / n
+    assert len(kept[0]) < 700 and per_frame < 1_500, per_frame
