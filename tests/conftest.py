@@ -197,7 +197,7 @@ class RunningDaemon(Generic[D]):
 def log_text() -> Iterator[io.StringIO]:
     """askd's real logging (JSON, debug, with its redaction) into a buffer;
     the previous configuration is restored afterwards."""
-    saved = structlog.get_config()
+    saved, saved_level = structlog.get_config(), logs._min_level
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     access = logging.getLogger("tornado.access")
@@ -208,6 +208,7 @@ def log_text() -> Iterator[io.StringIO]:
         yield buf
     finally:
         structlog.configure(**saved)
+        logs._min_level = saved_level
         root.handlers[:] = handlers
         root.setLevel(level)
         access.disabled = access_disabled

@@ -26,6 +26,9 @@ class Asked:
 
     request: Request
     parent_session_id: str | None  # its session's parent once applied
+    # The session was known, with this parent, before the ask: a store
+    # already holds its row and need not write it again.
+    session_known: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -364,7 +364,7 @@ class Registry:
             request_id=req.request_id,
         )
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
-        return req, Asked(req, parent)
+        return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
     def _register(self, req: Request, parent_session_id: str | None) -> None:
         """Put a request (pending or ended) in its session, linking the

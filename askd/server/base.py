@@ -16,6 +16,7 @@ from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
 from askd.server.hub import Hub
+from askd.server import logs
 from askd.server.logs import get_logger, redact_text
 from askd.store import StoreUnavailable
 from askd.tokens import Principal, TokenError, verify
@@ -94,6 +95,8 @@ def access_log(handler: tornado.web.RequestHandler) -> None:
     """Tornado's ``log_function``: one ``http.request`` line, token redacted."""
     status = handler.get_status()
     level = "debug" if status < 400 else "info" if status < 500 else "warning"
+    if not logs.enabled(level):
+        return
     getattr(log, level)(
         "http.request",
         method=handler.request.method,

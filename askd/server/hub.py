@@ -308,18 +308,28 @@ class Hub:
             return req
         if self.stopping:
             raise ShuttingDown()
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
         waiters = self._waiters.setdefault(req.request_id, [])
         waiters.append(fut)
+        # One future for every way a wait ends (the question's end, the
+        # timeout, the agent hanging up, a stop): one wake-up, no extra task.
+        timer = loop.call_later(timeout, _wake, fut)
+        hung_up = lambda _: _wake(fut)  # noqa: E731
+        if abandon is not None:
+            abandon.add_done_callback(hung_up)
         try:
-            await asyncio.wait([fut, abandon] if abandon else [fut], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            await fut
+        except Exception:  # shutdown() failed every waiter
+            raise ShuttingDown() from None
         finally:
+            timer.cancel()
+            if abandon is not None:
+                abandon.remove_done_callback(hung_up)
             if fut in waiters:
                 waiters.remove(fut)
                 if not waiters:
                     self._waiters.pop(req.request_id, None)
-        if fut.done() and fut.exception() is not None:
-            raise ShuttingDown()
         return req
 
     def waiting(self) -> int:
@@ -358,8 +368,7 @@ class Hub:
         if req.status is Status.ANSWERED and req.ended_at is not None:
             self.metrics.time_to_answer.observe(req.ended_at - req.created_at)
         for fut in self._waiters.pop(req.request_id, ()):
-            if not fut.done():
-                fut.set_result(None)
+            _wake(fut)
 
     def _arm_timer(self) -> None:
         """Keep one loop timer at the registry's next deadline."""
@@ -497,6 +506,11 @@ class Hub:
             if handle is not None:
                 handle.cancel()
         self._timer = self._timer_at = self._probe = None
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def _selection(selector: dict[str, Any]) -> dict[str, Any]:

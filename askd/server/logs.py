@@ -22,6 +22,13 @@ _SENSITIVE_KEYS = {"token", "secret", "authorization", "password"}
 _TOKEN_QUERY = re.compile(r"(?i)(token=)[^&\s\"']+")
 _JWT = re.compile(r"eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+")
 REDACTED = "[REDACTED]"
+_min_level = _LEVELS["info"]  # as configured
+
+
+def enabled(level: str) -> bool:
+    """Whether a line at ``level`` is written: lets a caller skip building
+    one that would be dropped (the access log's, for every request)."""
+    return _LEVELS[level] >= _min_level
 
 
 def redact_text(text: str) -> str:
@@ -61,6 +68,8 @@ class _StdlibBridge(logging.Handler):
 
 
 def configure(level: str = "info", fmt: str = "json", stream: TextIO | None = None) -> None:
+    global _min_level
+    _min_level = _LEVELS[level]
     stream = stream or sys.stderr
     renderer: Any
     if fmt == "console":

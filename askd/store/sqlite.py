@@ -237,16 +237,19 @@ class SqliteStore:
             assert req.ask_event is not None
             # The session before its parent, as the registry makes them: rowid
             # order is the order a restart restores, lists and re-pushes them in.
-            # The WHERE leaves a known session's row alone unless it gains its
-            # parent: rewriting it unchanged cost a page in the WAL per ask.
-            db.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
-                " SET parent_session_id = excluded.parent_session_id"
-                " WHERE parent_session_id IS NULL AND excluded.parent_session_id IS NOT NULL",
-                (req.session_id, req.user_id, parent),
-            )
-            if parent is not None:
-                db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
+            # A session the registry knew with this parent is stored as it is
+            # (one statement less per ask); the WHERE leaves a known session's
+            # row alone unless it gains its parent: rewriting it unchanged cost
+            # a page in the WAL per ask.
+            if not change.session_known:
+                db.execute(
+                    "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
+                    " SET parent_session_id = excluded.parent_session_id"
+                    " WHERE parent_session_id IS NULL AND excluded.parent_session_id IS NOT NULL",
+                    (req.session_id, req.user_id, parent),
+                )
+                if parent is not None:
+                    db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
                 " idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
