@@ -4,9 +4,10 @@ and print the tables of docs/performance.md.
 
 Scenarios: b1 (reconnect storm), b2 (round trip), b3 (memory), b4 (asks
 per second), b5 (start-up with 100,000 questions in the SQLite store
-against a memory store holding as many), sweep (B1 and B3 at three sizes
+against a memory store holding as many), pieces (one round trip's pieces
+timed on their own, in this process: bench/breakdown.py), sweep (B1 and B3 at three sizes
 of users, tabs per user and questions per session; with --charts, PNGs into
-docs/img/). Default: b1 b2 b3 b4 b5.
+docs/img/). Default: b1 b2 b3 b4 b5 pieces.
 
 askd runs on --store (sqlite, its default, or memory) against the floor;
 b2 and b4 also run askd on the other store, in the same run, for the
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import report
+from bench import breakdown, report
 from bench.memory import memory
 from bench.proc import STORES, Server, raise_nofile
 from bench.rate import rate
@@ -56,7 +57,7 @@ SWEEP_B3 = [(25_000, 1, 2500, 1), (50_000, 1, 5000, 1), (100_000, 1, 10_000, 1),
 QUICK_DIVISOR = 100
 
 RUNNERS = {"b1": storm, "b2": roundtrip, "b3": memory, "b4": rate}
-SCENARIOS = (*RUNNERS, "b5")
+SCENARIOS = (*RUNNERS, "b5", "pieces")
 
 
 def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -111,6 +112,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 {"size": [n, s, c, t], **await both("b3", args, questions=max(s, n // div), per_session=s, conns=max(t, c // div), tabs=t)}
                 for n, s, c, t in SWEEP_B3
             ]
+        elif scenario == "pieces":
+            results["pieces"] = breakdown.pieces(200 if args.quick else 20_000)
         elif scenario == "b5":
             kw = sizes(scenario, args)
             out = await startup(**kw, uvloop=args.uvloop, log_level=args.log_level)
@@ -125,7 +128,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 b5 sweep (default: b1 b2 b3 b4 b5)")
+    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 b5 pieces sweep (default: b1 b2 b3 b4 b5 pieces)")
     ap.add_argument("--size", type=int, help="B1 users, B2 sequential rounds, B3 questions (connections: a tenth), B5 questions")
     ap.add_argument("--store", choices=STORES, default=STORES[0], help="askd's store against the floor (default sqlite); B2 and B4 also run the other")
     ap.add_argument("--tabs", type=int, help="B1, B3: connections per user")

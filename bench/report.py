@@ -203,6 +203,10 @@ def markdown(results: dict[str, Any]) -> str:
             for s in r["steps"]:
                 body.append([label, str(s["rate"]), f"{s['completed']}/{s['asks']}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['cpu_per_ask_us']:.0f}", "yes" if s["passed"] else "no"])
         parts.append("B4 steps:\n\n" + _table(["server", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "passed"], body))
+    if "pieces" in results:
+        from bench.breakdown import table
+
+        parts.append("One round trip's pieces, each timed alone in one process (`bench/breakdown.py`):\n\n" + table([tuple(r) for r in results["pieces"]]))
     if "b5" in results:
         a, m = results["b5"]["sqlite"], results["b5"]["memory"]
         body = [

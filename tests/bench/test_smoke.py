@@ -135,3 +135,14 @@ def test_an_unknown_scenario_or_store_is_a_usage_error(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
+
+
+def test_pieces_times_each_piece_of_a_round_trip() -> None:
+    from bench import breakdown
+
+    rows = breakdown.pieces(50)
+    names = [name for name, _, _ in rows]
+    assert any(n.startswith("SQLite") for n in names) and any(n.startswith("core:") for n in names)
+    for name, calls, us in rows:
+        assert calls >= 0 and finite(us) and us > 0, name
+    assert "**sum of the pieces per round**" in breakdown.table(rows)
