@@ -22,9 +22,9 @@ class _AdminHandler(ApiHandler):
 
 
 class PendingHandler(_AdminHandler):
-    def get(self) -> None:
+    async def get(self) -> None:
         sid = self.get_query_argument("sessionId", None)
-        pending = self.ctx.hub.registry.pending(
+        pending = await self.ctx.hub.pending(
             session_id=None if sid is None else self.session_id(sid),
             user_id=self.optional_query_id("userId"),
         )

@@ -94,9 +94,9 @@ class QuestionsHandler(_AgentHandler):
         else:
             self.send_json(req.result(), 200)
 
-    def get(self, session_id: str) -> None:
+    async def get(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
-        pending = [r.describe() for r in self.ctx.hub.registry.pending(session_id=sid)]
+        pending = [r.describe() for r in await self.ctx.hub.pending(session_id=sid)]
         self.send_json({"sessionId": sid, "pending": pending})
 
 

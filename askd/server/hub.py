@@ -227,6 +227,14 @@ class Hub:
             req = self.registry.get(session_id, request_id)
         return req
 
+    async def pending(self, *, session_id: str | None = None, user_id: str | None = None) -> list[Request]:
+        """Pending questions (``registry.pending``). On a shared store the
+        list first catches up with the cluster, so it shows a question asked
+        on another node a moment ago. Raises :class:`StoreUnavailable`."""
+        if self._cluster is not None:
+            await self._cluster.catch_up()
+        return self.registry.pending(session_id=session_id, user_id=user_id)
+
     async def _commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
         """Store the clock's backlog and ``changes`` as one step, then apply
         what took effect; returns how many of ``changes`` did. ``replies``

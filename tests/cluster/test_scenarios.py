@@ -170,3 +170,24 @@ async def test_an_agent_reads_and_cancels_on_another_node_right_after_asking(clu
         r = await b.http.post(f"{b.url}/v1/sessions/t{i}/cancel", headers=b.agent_headers)
         assert r.json() == {"cancelled": 1}, (i, r.text)
         assert (await a.result(f"t{i}", again["requestId"])).json()["status"] == "cancelled"
+
+
+async def test_lists_on_another_node_show_a_question_asked_a_moment_ago(cluster: Cluster) -> None:
+    """The agent's and the admin's pending lists catch up with the cluster
+    first, as a single read does: B's follower lags, B still lists A's ask."""
+    a, b = await cluster.start(2)
+    reader = b.daemon.hub.store._reader  # type: ignore[attr-defined]
+    xread = reader.xread
+
+    async def lagging(*args: Any, **kw: Any) -> Any:
+        got = await xread(*args, **kw)
+        await asyncio.sleep(0.1)
+        return got
+
+    reader.xread = lagging
+    for i in range(3):
+        asked = await a.ask(f"l{i}", "alice", [q("Listed?")])
+        r = await b.http.get(f"{b.url}/v1/sessions/l{i}/questions", headers=b.agent_headers)
+        assert [p["requestId"] for p in r.json()["pending"]] == [asked["requestId"]], (i, r.text)
+        r = await b.http.get(f"{b.admin_url}/admin/v1/pending", params={"sessionId": f"l{i}"}, headers=b.admin_headers)
+        assert [p["requestId"] for p in r.json()["pending"]] == [asked["requestId"]], (i, r.text)
