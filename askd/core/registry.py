@@ -84,14 +84,16 @@ class Request:
     The questions and metadata are held only inside the encoded
     ``ask_user_questions`` frame (the bytes every push and re-push sends):
     as parsed Python objects they took four times the memory of their JSON.
-    The rare readers (listings, answer checks) decode the frame."""
+    The rare readers (listings, answer checks) decode the frame. Only the
+    bytes are kept, not an :class:`Event` around them (80 bytes more per
+    pending question): ``ask_event()`` wraps them for each push."""
 
     request_id: str
     session_id: str
     user_id: str
     created_at: float
     expires_at: float
-    ask_event: Event | None = None  # while pending; shared by every (re-)push
+    frame: bytes | None = None  # the encoded ask_user_questions frame, while pending
     idempotency_key: str | None = None
     status: Status = Status.PENDING
     answers: Answers | None = None
@@ -106,10 +108,17 @@ class Request:
     def ask_payload(self) -> dict[str, Any]:
         """The pending question's payload: requestId, questions (exactly as
         the agent sent them), metadata, createdAt, expiresAt."""
-        if self.ask_event is None:
+        if self.frame is None:
             raise ValueError(f"request {self.request_id} has ended: its questions are gone")
-        payload: dict[str, Any] = json.loads(self.ask_event.frame)["payload"]
+        payload: dict[str, Any] = json.loads(self.frame)["payload"]
         return payload
+
+    def ask_event(self) -> Event:
+        """The pending question's ``ask_user_questions`` event, to push: its
+        frame is the kept bytes, not encoded again."""
+        if self.frame is None:
+            raise ValueError(f"request {self.request_id} has ended: its questions are gone")
+        return Event.from_frame(ev.ASK, self.session_id, self.frame, request_id=self.request_id)
 
     @property
     def questions(self) -> list[dict[str, Any]]:
@@ -284,8 +293,7 @@ class Registry:
         snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)}, reply_id)
         self._sends.append(Send(to, snapshot))
         for req in pending:
-            assert req.ask_event is not None
-            self._sends.append(Send(to, req.ask_event))
+            self._sends.append(Send(to, req.ask_event()))
         self.counters.repushed += len(pending)
         return len(pending)
 
@@ -351,7 +359,7 @@ class Registry:
 
         now = self._clock()
         req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
-        req.ask_event = Event.encoded(
+        req.frame = Event.encoded(
             ev.ASK,
             session_id,
             {
@@ -361,8 +369,7 @@ class Registry:
                 "createdAt": isotime(req.created_at),
                 "expiresAt": isotime(req.expires_at),
             },
-            request_id=req.request_id,
-        )
+        ).frame
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         return req, Asked(req, parent)
 
@@ -415,8 +422,6 @@ class Registry:
             req.session_id = session.id
             if req.user_id == session.owner:
                 req.user_id = session.owner
-            if req.ask_event is not None:
-                req.ask_event.session_id = session.id
         self._register(req, None)
         c = self.counters
         c.asked += 1
@@ -538,7 +543,7 @@ class Registry:
                 return False
             self._register(req, change.parent_session_id)
             self.counters.asked += 1
-            self._send_to_user(req.user_id, req.ask_event)  # type: ignore[arg-type]
+            self._send_to_user(req.user_id, req.ask_event())
         elif isinstance(change, Notified):
             return self.mark_notified(change.session_id, change.request_id)
         else:
@@ -553,7 +558,7 @@ class Registry:
         req.answers = change.answers
         req.error = change.error
         req.ended_at = change.ended_at
-        req.ask_event = None
+        req.frame = None
         session = self._sessions[req.session_id]
         session.pending -= 1
         self._pending_total -= 1
