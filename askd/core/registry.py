@@ -46,6 +46,7 @@ from askd.core.lifecycle import (
     next_status,
 )
 from askd.core.models import Answers, check_answers
+from askd.core.smallmap import SmallMap
 
 ALL_SESSIONS = "*"
 
@@ -161,7 +162,8 @@ class Session:
     id: str
     owner: str
     parent: str | None = None
-    requests: dict[str, Request] = field(default_factory=dict)  # pending and retained, oldest first
+    # Pending and retained, oldest first. Most sessions hold one: a SmallMap.
+    requests: SmallMap[str, Request] = field(default_factory=SmallMap)
     pending: int = 0
     # Made on first use: most sessions have neither, and empty ones cost 280 B.
     children: set[str] | None = None
@@ -174,7 +176,8 @@ class Connection:
     user_id: str
     connected_at: float
     remote: str = ""
-    subscriptions: set[str] = field(default_factory=set)
+    # A set (values None): most tabs subscribe to one thing, and an empty set costs 216 B.
+    subscriptions: SmallMap[str, None] = field(default_factory=SmallMap)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -217,9 +220,10 @@ class Registry:
         self._clock = clock
         self._new_id = new_id
         self._sessions: dict[str, Session] = {}
-        self._user_sessions: dict[str, dict[str, None]] = {}  # owner -> its session ids, in order
+        # Most users hold one session and one tab: SmallMaps, not dicts.
+        self._user_sessions: dict[str, SmallMap[str, None]] = {}  # owner -> its session ids, in order
         self._conns: dict[str, Connection] = {}
-        self._user_conns: dict[str, dict[str, Connection]] = {}
+        self._user_conns: dict[str, SmallMap[str, Connection]] = {}
         self._pending_total = 0
         self._heap: list[tuple[float, int, int, Request]] = []
         self._seq = itertools.count()
@@ -252,7 +256,10 @@ class Registry:
             raise ValueError(f"connection {conn_id} is already connected")
         conn = Connection(conn_id, user_id, self._clock(), remote)
         self._conns[conn_id] = conn
-        self._user_conns.setdefault(user_id, {})[conn_id] = conn
+        conns = self._user_conns.get(user_id)
+        if conns is None:
+            conns = self._user_conns[user_id] = SmallMap()
+        conns[conn_id] = conn
         return conn
 
     def disconnect(self, conn_id: str) -> None:
@@ -274,7 +281,7 @@ class Registry:
         frame's ``id``). Returns the number of questions re-pushed."""
         conn = self._conns[conn_id]
         if session_id == ALL_SESSIONS:
-            conn.subscriptions.add(ALL_SESSIONS)
+            conn.subscriptions[ALL_SESSIONS] = None
             pushed = 0
             for sid in self._user_sessions.get(conn.user_id, ()):
                 session = self._sessions[sid]
@@ -284,7 +291,7 @@ class Registry:
         session = self._sessions.get(session_id)
         if session is not None and session.owner != conn.user_id:
             raise Forbidden(f"session {session_id} belongs to another user")
-        conn.subscriptions.add(session_id)
+        conn.subscriptions[session_id] = None
         return self._replay(conn, session_id, session, reply_id)
 
     def _replay(self, conn: Connection, session_id: str, session: Session | None, reply_id: Any) -> int:
@@ -298,7 +305,7 @@ class Registry:
         return len(pending)
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:
-        self._conns[conn_id].subscriptions.discard(session_id)
+        self._conns[conn_id].subscriptions.pop(session_id, None)
 
     # ---- agents -------------------------------------------------------
 
@@ -452,7 +459,10 @@ class Registry:
     def _new_session(self, session_id: str, owner: str) -> Session:
         session = Session(session_id, owner)
         self._sessions[session_id] = session
-        self._user_sessions.setdefault(owner, {})[session_id] = None
+        owned = self._user_sessions.get(owner)
+        if owned is None:
+            owned = self._user_sessions[owner] = SmallMap()
+        owned[session_id] = None
         return session
 
     def answer(self, session_id: str, request_id: str, answers: Answers, *, user_id: str | None = None) -> Request:
@@ -712,7 +722,8 @@ class Registry:
 
     def connections(self, user_id: str | None = None) -> list[Connection]:
         if user_id is not None:
-            return list(self._user_conns.get(user_id, {}).values())
+            conns = self._user_conns.get(user_id)
+            return list(conns.values()) if conns else []
         return list(self._conns.values())
 
     def connections_for_session(self, session_id: str) -> list[Connection]:
