@@ -364,6 +364,10 @@ class Registry:
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be in (0, {self.limits.max_timeout:g}]")
 
+        if session is not None:
+            # The session's own id and owner strings (equal, as checked above),
+            # not one more copy of each per question, as ``restore`` does.
+            session_id, user_id = session.id, session.owner
         now = self._clock()
         req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
         req.frame = Event.encoded(
