@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Literal
 
@@ -38,7 +39,20 @@ def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = N
 
 
 def verify(secret: str, token: str) -> Principal:
-    principal, exp = _verified(secret, token)
+    # HS256 checking costs far more than the rest of a WebSocket upgrade, and
+    # a reconnect storm presents the same tokens again: good ones are
+    # remembered (the last CACHE_SIZE used). Failures raise and so are never
+    # cached. The key is a digest of the secret and the token, not a copy of
+    # the token: 250 bytes less per cached token (docs/performance.md, B3).
+    key = _cache_key(secret, token)
+    hit = _cache.get(key)
+    if hit is None:
+        hit = _cache[key] = _verified(secret, token)
+        if len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    else:
+        _cache.move_to_end(key)
+    principal, exp = hit
     # A cached success is re-checked against the clock: only `exp` can turn
     # a good token bad with time (iat and nbf only turn bad ones good).
     if exp is not None and exp <= time.time():
@@ -46,10 +60,14 @@ def verify(secret: str, token: str) -> Principal:
     return principal
 
 
-# HS256 checking costs far more than the rest of a WebSocket upgrade, and a
-# reconnect storm presents the same tokens again: remember good ones.
-# Failures raise and so are never cached.
-@functools.lru_cache(maxsize=8192)
+CACHE_SIZE = 8192
+_cache: OrderedDict[bytes, tuple[Principal, int | None]] = OrderedDict()
+
+
+def _cache_key(secret: str, token: str) -> bytes:
+    return hashlib.sha256(b"%d:%s%s" % (len(secret), secret.encode(), token.encode(errors="surrogatepass"))).digest()
+
+
 def _verified(secret: str, token: str) -> tuple[Principal, int | None]:
     try:
         # algorithms pins HS256: "none" and every other algorithm are refused.

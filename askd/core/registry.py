@@ -46,6 +46,7 @@ from askd.core.lifecycle import (
     next_status,
 )
 from askd.core.models import Answers, check_answers
+from askd.core.smallmap import SmallMap
 
 ALL_SESSIONS = "*"
 
@@ -84,14 +85,16 @@ class Request:
     The questions and metadata are held only inside the encoded
     ``ask_user_questions`` frame (the bytes every push and re-push sends):
     as parsed Python objects they took four times the memory of their JSON.
-    The rare readers (listings, answer checks) decode the frame."""
+    The rare readers (listings, answer checks) decode the frame. Only the
+    bytes are kept, not an :class:`Event` around them (80 bytes more per
+    pending question): ``ask_event()`` wraps them for each push."""
 
     request_id: str
     session_id: str
     user_id: str
     created_at: float
     expires_at: float
-    ask_event: Event | None = None  # while pending; shared by every (re-)push
+    frame: bytes | None = None  # the encoded ask_user_questions frame, while pending
     idempotency_key: str | None = None
     status: Status = Status.PENDING
     answers: Answers | None = None
@@ -106,10 +109,17 @@ class Request:
     def ask_payload(self) -> dict[str, Any]:
         """The pending question's payload: requestId, questions (exactly as
         the agent sent them), metadata, createdAt, expiresAt."""
-        if self.ask_event is None:
+        if self.frame is None:
             raise ValueError(f"request {self.request_id} has ended: its questions are gone")
-        payload: dict[str, Any] = codec.loads(self.ask_event.frame)["payload"]
+        payload: dict[str, Any] = codec.loads(self.frame)["payload"]
         return payload
+
+    def ask_event(self) -> Event:
+        """The pending question's ``ask_user_questions`` event, to push: its
+        frame is the kept bytes, not encoded again."""
+        if self.frame is None:
+            raise ValueError(f"request {self.request_id} has ended: its questions are gone")
+        return Event.from_frame(ev.ASK, self.session_id, self.frame, request_id=self.request_id)
 
     @property
     def questions(self) -> list[dict[str, Any]]:
@@ -152,7 +162,8 @@ class Session:
     id: str
     owner: str
     parent: str | None = None
-    requests: dict[str, Request] = field(default_factory=dict)  # pending and retained, oldest first
+    # Pending and retained, oldest first. Most sessions hold one: a SmallMap.
+    requests: SmallMap[str, Request] = field(default_factory=SmallMap)
     pending: int = 0
     # Made on first use: most sessions have neither, and empty ones cost 280 B.
     children: set[str] | None = None
@@ -165,7 +176,8 @@ class Connection:
     user_id: str
     connected_at: float
     remote: str = ""
-    subscriptions: set[str] = field(default_factory=set)
+    # A set (values None): most tabs subscribe to one thing, and an empty set costs 216 B.
+    subscriptions: SmallMap[str, None] = field(default_factory=SmallMap)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -208,9 +220,10 @@ class Registry:
         self._clock = clock
         self._new_id = new_id
         self._sessions: dict[str, Session] = {}
-        self._user_sessions: dict[str, dict[str, None]] = {}  # owner -> its session ids, in order
+        # Most users hold one session and one tab: SmallMaps, not dicts.
+        self._user_sessions: dict[str, SmallMap[str, None]] = {}  # owner -> its session ids, in order
         self._conns: dict[str, Connection] = {}
-        self._user_conns: dict[str, dict[str, Connection]] = {}
+        self._user_conns: dict[str, SmallMap[str, Connection]] = {}
         self._pending_total = 0
         self._heap: list[tuple[float, int, int, Request]] = []
         self._seq = itertools.count()
@@ -243,7 +256,10 @@ class Registry:
             raise ValueError(f"connection {conn_id} is already connected")
         conn = Connection(conn_id, user_id, self._clock(), remote)
         self._conns[conn_id] = conn
-        self._user_conns.setdefault(user_id, {})[conn_id] = conn
+        conns = self._user_conns.get(user_id)
+        if conns is None:
+            conns = self._user_conns[user_id] = SmallMap()
+        conns[conn_id] = conn
         return conn
 
     def disconnect(self, conn_id: str) -> None:
@@ -265,7 +281,7 @@ class Registry:
         frame's ``id``). Returns the number of questions re-pushed."""
         conn = self._conns[conn_id]
         if session_id == ALL_SESSIONS:
-            conn.subscriptions.add(ALL_SESSIONS)
+            conn.subscriptions[ALL_SESSIONS] = None
             pushed = 0
             for sid in self._user_sessions.get(conn.user_id, ()):
                 session = self._sessions[sid]
@@ -275,7 +291,7 @@ class Registry:
         session = self._sessions.get(session_id)
         if session is not None and session.owner != conn.user_id:
             raise Forbidden(f"session {session_id} belongs to another user")
-        conn.subscriptions.add(session_id)
+        conn.subscriptions[session_id] = None
         return self._replay(conn, session_id, session, reply_id)
 
     def _replay(self, conn: Connection, session_id: str, session: Session | None, reply_id: Any) -> int:
@@ -284,13 +300,12 @@ class Registry:
         snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)}, reply_id)
         self._sends.append(Send(to, snapshot))
         for req in pending:
-            assert req.ask_event is not None
-            self._sends.append(Send(to, req.ask_event))
+            self._sends.append(Send(to, req.ask_event()))
         self.counters.repushed += len(pending)
         return len(pending)
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:
-        self._conns[conn_id].subscriptions.discard(session_id)
+        self._conns[conn_id].subscriptions.pop(session_id, None)
 
     # ---- agents -------------------------------------------------------
 
@@ -349,9 +364,13 @@ class Registry:
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be in (0, {self.limits.max_timeout:g}]")
 
+        if session is not None:
+            # The session's own id and owner strings (equal, as checked above),
+            # not one more copy of each per question, as ``restore`` does.
+            session_id, user_id = session.id, session.owner
         now = self._clock()
         req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
-        req.ask_event = Event.encoded(
+        req.frame = Event.encoded(
             ev.ASK,
             session_id,
             {
@@ -361,8 +380,7 @@ class Registry:
                 "createdAt": isotime(req.created_at),
                 "expiresAt": isotime(req.expires_at),
             },
-            request_id=req.request_id,
-        )
+        ).frame
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
@@ -415,8 +433,6 @@ class Registry:
             req.session_id = session.id
             if req.user_id == session.owner:
                 req.user_id = session.owner
-            if req.ask_event is not None:
-                req.ask_event.session_id = session.id
         self._register(req, None)
         c = self.counters
         c.asked += 1
@@ -447,7 +463,10 @@ class Registry:
     def _new_session(self, session_id: str, owner: str) -> Session:
         session = Session(session_id, owner)
         self._sessions[session_id] = session
-        self._user_sessions.setdefault(owner, {})[session_id] = None
+        owned = self._user_sessions.get(owner)
+        if owned is None:
+            owned = self._user_sessions[owner] = SmallMap()
+        owned[session_id] = None
         return session
 
     def answer(self, session_id: str, request_id: str, answers: Answers, *, user_id: str | None = None) -> Request:
@@ -538,7 +557,7 @@ class Registry:
                 return False
             self._register(req, change.parent_session_id)
             self.counters.asked += 1
-            self._send_to_user(req.user_id, req.ask_event)  # type: ignore[arg-type]
+            self._send_to_user(req.user_id, req.ask_event())
         elif isinstance(change, Notified):
             return self.mark_notified(change.session_id, change.request_id)
         else:
@@ -553,7 +572,7 @@ class Registry:
         req.answers = change.answers
         req.error = change.error
         req.ended_at = change.ended_at
-        req.ask_event = None
+        req.frame = None
         session = self._sessions[req.session_id]
         session.pending -= 1
         self._pending_total -= 1
@@ -707,7 +726,8 @@ class Registry:
 
     def connections(self, user_id: str | None = None) -> list[Connection]:
         if user_id is not None:
-            return list(self._user_conns.get(user_id, {}).values())
+            conns = self._user_conns.get(user_id)
+            return list(conns.values()) if conns else []
         return list(self._conns.values())
 
     def connections_for_session(self, session_id: str) -> list[Connection]:

@@ -28,6 +28,7 @@ from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.notify import Notifier
+from askd.server.pinger import Pinger
 from askd.server.proxy import Application, origin_of
 from askd.server.ws import WsHandler
 from askd.store import open_store
@@ -83,7 +84,12 @@ class Daemon:
         self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
         self.notifier: Notifier | None = None
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
-        self.ctx = Context(hub=self.hub, secret=secret, settings=settings, version=__version__, public_origin=public_origin)
+        # One timer pings every WebSocket, not Tornado's task per connection
+        # (websocket_ping_interval): docs/performance.md, B3.
+        pinger = Pinger(settings.ws.ping_interval_seconds, min(settings.ws.ping_timeout_seconds, settings.ws.ping_interval_seconds))
+        self.ctx = Context(
+            hub=self.hub, secret=secret, settings=settings, version=__version__, pinger=pinger, public_origin=public_origin
+        )
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
 
@@ -102,8 +108,6 @@ class Daemon:
                 *agent_api.routes(ctx),
                 *web.routes(),
             ],
-            websocket_ping_interval=s.ws.ping_interval_seconds,
-            websocket_ping_timeout=min(s.ws.ping_timeout_seconds, s.ws.ping_interval_seconds),
             websocket_max_message_size=s.limits.max_message_bytes,
             **common,
         )
@@ -203,6 +207,7 @@ class Daemon:
         if self.notifier is not None:
             await self.notifier.aclose()  # first: a late delivery must not re-arm the hub's timer
         self.hub.shutdown()
+        self.ctx.pinger.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         # Let woken agents get their 503 and tabs finish the close handshake.
         while (self.hub.registry.connections() or self.hub.waiting()) and time.monotonic() < deadline:

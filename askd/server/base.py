@@ -18,6 +18,7 @@ from askd.core.models import Id
 from askd.server.hub import Hub
 from askd.server import logs
 from askd.server.logs import get_logger, redact_text
+from askd.server.pinger import Pinger
 from askd.store import StoreUnavailable
 from askd.tokens import Principal, TokenError, verify
 
@@ -62,6 +63,7 @@ class Context:
     secret: str
     settings: Any  # askd.config.Settings
     version: str
+    pinger: Pinger  # keeps every WebSocket alive
     ports: dict[str, int] = field(default_factory=dict)  # as bound (a port of 0 picks one)
     public_origin: str | None = None  # the origin of settings.public_url
 

@@ -46,6 +46,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self.ctx = ctx
         self.conn_id: str | None = None
         self.user_id = ""
+        self._ping_group = -1  # while open: its group in ctx.pinger
         limits = ctx.settings.limits
         self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
 
@@ -87,6 +88,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         if stream is not None:
             stream.max_write_buffer_size = self.ctx.settings.limits.max_buffered_bytes
         self.conn_id = self.ctx.hub.connect(self, self.user_id, self.request.remote_ip or "")
+        self._ping_group = self.ctx.pinger.add(self)
         self._bind()
         log.info("ws.connected", remote=self.request.remote_ip)
 
@@ -98,6 +100,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         if self.conn_id is None:
             return
         self._bind()
+        self.ctx.pinger.discard(self, self._ping_group)
         self.ctx.hub.disconnect(self.conn_id)
         log.info("ws.disconnected", code=self.close_code, reason=self.close_reason)
         self.conn_id = None
@@ -129,6 +132,9 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         except Forbidden as err:
             self._reply(Event(ev.ERROR, getattr(frame, "sessionId", None), {"code": "forbidden", "message": err.message}, frame.id))
             return None
+
+    def on_pong(self, data: bytes) -> None:
+        self.ctx.pinger.answered(self)
 
     def _dispatch(self, frame: Any) -> Awaitable[None] | None:
         hub, conn_id = self.ctx.hub, self.conn_id
@@ -187,6 +193,19 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             # A peer that goes away mid-write fails this future; nobody awaits
             # it, so take its exception (else asyncio logs it as an error).
             sent.add_done_callback(_written)
+
+    def ping_peer(self) -> None:
+        """A WebSocket ping (``ctx.pinger`` sends one every interval)."""
+        conn = self.ws_connection
+        if conn is None or conn.is_closing():
+            return
+        try:
+            conn.write_ping(b"")
+        except StreamClosedError:
+            pass
+        except Exception:  # the peer left too much unread: drop it
+            log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
+            self.abort_peer()
 
     def close_peer(self, code: int, reason: str) -> None:
         self.close(code, reason)

@@ -27,9 +27,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from askd.core import Registry, Request, Status
-from askd.core import events as ev
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
-from askd.core.events import Event, encode
+from askd.core.events import encode
 from askd.core.lifecycle import Trigger
 from askd.store.base import StoreError, StoreUnavailable
 
@@ -162,10 +161,10 @@ def to_json(change: Change, node: str, seq: int) -> str:
     cjson turns them into a value that is true)."""
     if isinstance(change, Asked):
         req = change.request
-        assert req.ask_event is not None
+        assert req.frame is not None
         out: dict[str, Any] = {"o": node, "q": seq, "sid": req.session_id}
         out.update(t="a", rid=req.request_id, uid=req.user_id, created=repr(req.created_at),
-                   expires=repr(req.expires_at), frame=req.ask_event.frame.decode())
+                   expires=repr(req.expires_at), frame=req.frame.decode())
         if req.idempotency_key is not None:
             out["key"] = req.idempotency_key
         if change.parent_session_id is not None:
@@ -191,7 +190,7 @@ def from_json(data: dict[str, Any]) -> Change:
     if t == "a":
         req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
                       idempotency_key=data.get("key"))
-        req.ask_event = Event.from_frame(ev.ASK, sid, data["frame"].encode(), request_id=rid)
+        req.frame = data["frame"].encode()
         return Asked(req, data.get("parent"))
     if t == "e":
         answers = json.loads(data["answers"]) if "answers" in data else None
@@ -286,7 +285,7 @@ class RedisStore:
                       idempotency_key=key.decode() if key else None, status=Status(f[b"status"].decode()))
         req.notified = f.get(b"notified") == b"1"
         if req.pending:
-            req.ask_event = Event.from_frame(ev.ASK, sid, f[b"frame"], request_id=rid)
+            req.frame = f[b"frame"]
         else:
             req.answers = json.loads(f[b"answers"]) if b"answers" in f else None
             req.error = f[b"error"].decode() if b"error" in f else None

@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from askd.core import Registry, Request, Status, codec
-from askd.core import events as ev
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
-from askd.core.events import Event, encode
+from askd.core.events import encode
 from askd.store.base import StoreError, StoreUnavailable
 
 #: ``PRAGMA application_id``: marks the file as askd's ("askd" in ASCII).
@@ -204,7 +203,7 @@ class SqliteStore:
             req = Request(rid, sid, uid, created, expires, idempotency_key=key, status=Status(status))
             req.notified = bool(notified)
             if req.pending:
-                req.ask_event = Event.from_frame(ev.ASK, sid, frame, request_id=rid)
+                req.frame = frame
             else:
                 req.answers = codec.loads(answers) if answers is not None else None
                 req.error, req.ended_at = error, ended
@@ -234,7 +233,7 @@ class SqliteStore:
     def _write(db: sqlite3.Connection, change: Change) -> bool:
         if isinstance(change, Asked):
             req, parent = change.request, change.parent_session_id
-            assert req.ask_event is not None
+            assert req.frame is not None
             # The session before its parent, as the registry makes them: rowid
             # order is the order a restart restores, lists and re-pushes them in.
             # A session the registry knew with this parent is stored as it is
@@ -260,7 +259,7 @@ class SqliteStore:
                     req.created_at,
                     req.expires_at,
                     req.idempotency_key,
-                    req.ask_event.frame,
+                    req.frame,
                 ),
             )
             return True

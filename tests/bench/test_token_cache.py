@@ -42,3 +42,16 @@ def test_failures_are_not_cached() -> None:
     for _ in range(2):
         with pytest.raises(tokens.TokenError):
             tokens.verify(SECRET, forged)
+
+
+def test_the_cache_keeps_the_last_tokens_used_and_no_copy_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "CACHE_SIZE", 3)
+    monkeypatch.setattr(tokens, "_cache", type(tokens._cache)())
+    t1, t2, t3, t4 = (tokens.issue(SECRET, "user", f"u{i}") for i in range(4))
+    for t in (t1, t2, t3, t1):  # t1 used again: t2 is now the least recent
+        tokens.verify(SECRET, t)
+    tokens.verify(SECRET, t4)
+    assert list(tokens._cache) == [tokens._cache_key(SECRET, t) for t in (t3, t1, t4)]
+    assert all(len(key) == 32 for key in tokens._cache)  # a digest, not the token
+    # A token that left the cache is checked again, and still good.
+    assert tokens.verify(SECRET, t2) == tokens.Principal("user", "u1")

@@ -188,13 +188,16 @@ def test_answer_sends_cancelled_answered_to_every_connection(reg: Registry) -> N
     }
 
 
-def test_an_event_is_one_object_for_all_connections_and_repushes(reg: Registry) -> None:
+def test_a_question_is_encoded_once_for_all_connections_and_repushes(reg: Registry) -> None:
     reg.connect("a1", "alice")
+    reg.connect("a2", "alice")
     req, _ = reg.ask("s1", "alice", QS)
     [ask_send] = reg.drain().sends
+    assert ask_send.to == ("a1", "a2")  # one event for every connection
     reg.subscribe("a1", "s1")
     repush = reg.drain().sends[1]
-    assert repush.event is ask_send.event  # encoded once, reused on re-push
+    # The very bytes kept with the question, not encoded again.
+    assert ask_send.event.frame is req.frame and repush.event.frame is req.frame
 
 
 def test_subscribe_all_replays_every_session_with_pending(reg: Registry) -> None:

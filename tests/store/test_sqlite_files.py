@@ -56,7 +56,7 @@ async def test_what_is_committed_comes_back_after_a_reopen(tmp_path: Path) -> No
     assert await again.load(reg2) == 3
     assert [r.describe() for r in reg2.pending()] == [a.describe(), c.describe()]
     assert reg2.get("s2", b.request_id).result() == b.result()  # type: ignore[union-attr]
-    assert reg2.get("child", a.request_id).ask_event.frame == a.ask_event.frame  # type: ignore[union-attr]
+    assert reg2.get("child", a.request_id).frame == a.frame  # type: ignore[union-attr]
     # The idempotency key replays, the session tree still cascades.
     assert reg2.prepare_ask("child", "alice", QS, idempotency_key="k1") == (reg2.get("child", a.request_id), None)
     assert [e.request_id for e in reg2.prepare_cancel("parent")] == [a.request_id]
@@ -84,7 +84,7 @@ async def test_restored_questions_share_their_session_s_ids_and_the_collector_is
             assert gc.isenabled() is collecting
             a, b = reg2.pending("s1")
             assert a.session_id is b.session_id and a.user_id is b.user_id
-            assert a.ask_event.session_id is a.session_id  # type: ignore[union-attr]
+            assert a.ask_event().session_id is a.session_id
             again.close()
         finally:
             gc.enable()

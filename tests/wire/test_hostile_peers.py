@@ -123,3 +123,34 @@ async def test_abandoned_connections_are_reaped_by_the_ping_timeout(daemon: Runn
     assert replay[1]["payload"]["requestId"] == asked["requestId"]
     for _, writer in abandoned:
         writer.close()
+
+
+async def read_frame(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """One unmasked server frame: (opcode, payload)."""
+    head = await asyncio.wait_for(reader.readexactly(2), 5)
+    size = head[1] & 0x7F
+    if size == 126:
+        size = int.from_bytes(await reader.readexactly(2), "big")
+    return head[0] & 0x0F, await reader.readexactly(size)
+
+
+@pytest.mark.parametrize("settings_overrides", [{"ws": {"ping_interval_seconds": 0.3, "ping_timeout_seconds": 0.2}}])
+async def test_the_shared_ping_timer_closes_a_silent_peer_and_keeps_a_live_one(daemon: RunningDaemon) -> None:
+    live = await daemon.connect("alice", ping_interval=None)  # answers pings (websockets does), sends none
+    reader, writer = await raw_ws(daemon, "bob")  # reads, but never answers a ping
+    # A real WebSocket ping, then, with no pong within the timeout, a close
+    # with Tornado's old reason for it.
+    assert await read_frame(reader) == (0x9, b"")
+    opcode, payload = await read_frame(reader)
+    assert opcode == 0x8
+    assert int.from_bytes(payload[:2], "big") == 1000 and payload[2:] == b"ping timed out"
+    writer.close()
+    await eventually(lambda: len(daemon.daemon.hub.registry.connections()) == 1, timeout=10, every=0.05)
+    # Several intervals later the tab that answers is still there.
+    await asyncio.sleep(1.0)
+    await live.works()
+    assert [c.user_id for c in daemon.daemon.hub.registry.connections()] == ["alice"]
+    pinger = daemon.daemon.ctx.pinger
+    assert len(pinger) == 1
+    await live.close()
+    await eventually(lambda: len(pinger) == 0 and not pinger._unanswered, timeout=5, every=0.05, what="the pinger to forget it")
