@@ -233,6 +233,7 @@ def b6_trips_table(b6: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = [
         "nodes", "operation", "handled by", "round trips on the hot path", "target", "met",
         "EVALSHA (commit) per op", "XREAD per op, each node", "other commands sent per op", "commands Redis ran per op (in scripts)",
+        "CPU us/op, each node (MONITOR on)",
     ]
     body = []
     for run in b6["runs"]:
@@ -250,6 +251,7 @@ def b6_trips_table(b6: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 str(run["nodes"]), f"{op} (x{t['count']:,})", f["handler"], _per_op(f["hot_path"]), f"<= {HOT_PATH_TARGET}",
                 "yes" if f["hot_path"] <= HOT_PATH_TARGET else "**no**", _per_op(commits), xread, other or "none",
                 f"{_per_op(sum(f['calls'].values()))} ({_per_op(in_scripts)})",
+                " / ".join(f"{cpu:,.0f}" for cpu in f["node_cpu_us"]),
             ])
     return header, body
 

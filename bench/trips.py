@@ -54,7 +54,7 @@ async def _answer(tab: WsClient, sid: str, rid: str) -> None:
                 return
 
 
-def _per_op(count: int, handler: str, sent: Counter[tuple[str, str]], calls: dict[str, int]) -> dict[str, Any]:
+def _per_op(count: int, handler: str, sent: Counter[tuple[str, str]], phase: dict[str, Any]) -> dict[str, Any]:
     by_node: dict[str, dict[str, float]] = {}
     for (node, cmd), n in sorted(sent.items()):
         by_node.setdefault(node, {})[cmd] = n / count
@@ -63,7 +63,11 @@ def _per_op(count: int, handler: str, sent: Counter[tuple[str, str]], calls: dic
         "handler": handler,
         "hot_path": sum(mine.get(cmd, 0.0) for cmd in HOT),
         "sent": by_node,  # per node (and "lua": inside scripts), per command, per operation
-        "calls": {cmd: n / count for cmd, n in calls.items()},  # everything Redis ran, per operation
+        "calls": {cmd: n / count for cmd, n in phase["calls"].items()},  # everything Redis ran, per operation
+        # CPU per operation (MONITOR running): a node that neither asked nor
+        # pushed pays only for following the stream.
+        "node_cpu_us": [cpu / count * 1e6 for cpu in phase["node_cpu_s"]],
+        "redis_cpu_us": phase["redis_cpu_s"] / count * 1e6,
     }
 
 
@@ -81,13 +85,13 @@ async def trips(cluster: Cluster, count: int) -> dict[str, Any]:
             cpu0 = cluster.begin("b6-asks")
             rids = [await _ask(cluster, http, tab, sid, user) for sid in sids]
             cluster.end(cpu0)
-        out["ask"] = _per_op(count, cluster.node_of(cluster.agent_port(0)), sent, cluster.phases["b6-asks"]["calls"])
+        out["ask"] = _per_op(count, cluster.node_of(cluster.agent_port(0)), sent, cluster.phases["b6-asks"])
         with cluster.monitor() as sent:
             cpu0 = cluster.begin("b6-answers")
             for sid, rid in zip(sids, rids):
                 await _answer(tab, sid, rid)
             cluster.end(cpu0)
-        out["answer"] = _per_op(count, cluster.node_of(cluster.tab_port(0)), sent, cluster.phases["b6-answers"]["calls"])
+        out["answer"] = _per_op(count, cluster.node_of(cluster.tab_port(0)), sent, cluster.phases["b6-answers"])
     finally:
         http.close()
         tab.abort()
