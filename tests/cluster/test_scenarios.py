@@ -170,3 +170,14 @@ async def test_an_agent_reads_and_cancels_on_another_node_right_after_asking(clu
         r = await b.http.post(f"{b.url}/v1/sessions/t{i}/cancel", headers=b.agent_headers)
         assert r.json() == {"cancelled": 1}, (i, r.text)
         assert (await a.result(f"t{i}", again["requestId"])).json()["status"] == "cancelled"
+
+
+async def test_more_asks_at_once_than_the_pool_has_connections_all_succeed(cluster: Cluster) -> None:
+    """Found by the B6 benchmark (200 agents asking at once on one node):
+    redis-py's default pool (100 connections in redis-py 8) raised "Too
+    many connections", which askd took for Redis being down (503, degraded)."""
+    (a,) = await cluster.start(1)
+    hub = a.daemon.hub
+    asked = await asyncio.gather(*(hub.ask(f"many-{i}", f"user{i}", [q("At once?")]) for i in range(250)))
+    assert all(new for _, new in asked)
+    assert hub.degraded is None and hub.registry.stats()["pending"] == 250
