@@ -6,10 +6,11 @@ to and however often it is re-pushed: the encoded frame is cached on it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+from askd.core import codec
 
 ASK = "ask_user_questions"
 CANCELLED = "ask_user_questions_cancelled"
@@ -25,13 +26,8 @@ def isotime(ts: float) -> str:
 
 
 def encode(obj: Any) -> bytes:
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        # A lone surrogate ("\ud800" is valid JSON) has no UTF-8 form: send it
-        # escaped, as it came, rather than fail after the question was taken.
-        return json.dumps(obj, separators=(",", ":")).encode()
+    """Compact UTF-8 JSON (see :mod:`askd.core.codec`)."""
+    return codec.dumps(obj)
 
 
 @dataclass(slots=True, eq=False)

@@ -7,11 +7,11 @@ registry's to check.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
+from askd.core import codec
 from askd.core.models import Id
 
 FrameId = Union[StrictStr, StrictInt, None]
@@ -71,7 +71,7 @@ def validation_details(err: ValidationError) -> list[dict[str, Any]]:
 
 def parse_frame(text: str | bytes) -> Frame:
     try:
-        data = json.loads(text)
+        data = codec.loads(text)
     except (ValueError, RecursionError):
         raise FrameError("bad_json", "frame is not valid JSON") from None
     if not isinstance(data, dict):

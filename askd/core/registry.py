@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from askd.core import codec
 from askd.core import events as ev
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.errors import (
@@ -108,7 +108,7 @@ class Request:
         the agent sent them), metadata, createdAt, expiresAt."""
         if self.ask_event is None:
             raise ValueError(f"request {self.request_id} has ended: its questions are gone")
-        payload: dict[str, Any] = json.loads(self.ask_event.frame)["payload"]
+        payload: dict[str, Any] = codec.loads(self.ask_event.frame)["payload"]
         return payload
 
     @property

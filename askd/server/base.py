@@ -3,7 +3,6 @@ spec's error envelope, and request-scoped log context."""
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -12,7 +11,7 @@ import structlog
 import tornado.web
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from askd.core import AskdError
+from askd.core import AskdError, codec
 from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
@@ -145,7 +144,7 @@ class ApiHandler(tornado.web.RequestHandler):
         if len(self.request.body) > limit:
             raise ApiError("too_large", f"request body is over {limit} bytes")
         try:
-            raw = json.loads(self.request.body or b"null")
+            raw = codec.loads(self.request.body or b"null")
         except (ValueError, RecursionError):
             raise ApiError("invalid_request", "request body is not valid JSON") from None
         if not isinstance(raw, dict):

@@ -164,8 +164,9 @@ class Hub:
         else:
             raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
-        log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at))
-        log.info("question.pushed", connections=len(self.registry.connections(user_id)))
+        # One line per question: what was asked and to how many connections it went.
+        pushed = len(self.registry.connections(user_id))
+        log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
         self._flush()
         return req, True
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import fcntl
 import gc
-import json
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from askd.core import Registry, Request, Status
+from askd.core import Registry, Request, Status, codec
 from askd.core import events as ev
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.events import Event, encode
@@ -207,7 +206,7 @@ class SqliteStore:
             if req.pending:
                 req.ask_event = Event.from_frame(ev.ASK, sid, frame, request_id=rid)
             else:
-                req.answers = json.loads(answers) if answers is not None else None
+                req.answers = codec.loads(answers) if answers is not None else None
                 req.error, req.ended_at = error, ended
             registry.restore(req)
             n += 1

@@ -26,6 +26,7 @@ BAD_FRAMES: list[tuple[str, str, Any]] = [
     ("{not json", "bad_json", None),
     ("", "bad_json", None),
     ('{"type": "ping", "id": 1', "bad_json", None),
+    ('{"type": "ping", "id": NaN}', "bad_json", None),  # not JSON, and no browser could read it back
     ("[1, 2]", "invalid_request", None),
     ('"subscribe"', "invalid_request", None),
     ("42", "invalid_request", None),

@@ -1,0 +1,60 @@
+"""askd's JSON codec: orjson's speed with the standard library's reach.
+Whatever valid JSON askd took before it still takes and sends back the same."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from askd.core import codec
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES)
+def test_round_trips_what_json_round_trips(value: object) -> None:
+    text = codec.dumps(value)
+    assert codec.loads(text) == json.loads(text.decode("utf-8", "surrogatepass")) == json.loads(json.dumps(value))
+
+
+def test_integers_beyond_64_bits_round_trip_exactly() -> None:
+    big = 2**70 + 1
+    assert codec.dumps({"n": big}) == b'{"n":%d}' % big
+
+
+def test_a_lone_surrogate_goes_out_escaped() -> None:
+    value = codec.loads(b'{"a":"\\ud800"}')
+    assert value == {"a": "\ud800"}
+    assert codec.dumps(value) == b'{"a":"\\ud800"}'
+
+
+def test_non_ascii_goes_out_as_utf8() -> None:
+    assert codec.dumps({"q": "Which 数据库?"}) == '{"q":"Which 数据库?"}'.encode()
+
+
+@pytest.mark.parametrize("text", [b"NaN", b"[Infinity]", b'{"a": -Infinity}', b"{not json", b"", b"[1,]", b'"\xff"'])
+def test_not_json_raises_value_error(text: bytes) -> None:
+    with pytest.raises(ValueError):
+        codec.loads(text)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def test_a_kept_frame_costs_about_its_size() -> None:
+    # A pending question is held as its encoded frame for as long as it
+    # waits: orjson's bytes (a 4 KiB buffer each) would cost 5x that.
+    frame = {"type": "ask_user_questions", "payload": {"questions": [{"question": "Which?" * 100}]}}
+    n, before = 20_000, _rss()
+    kept = [codec.dumps({**frame, "sessionId": f"s{i}"}) for i in range(n)]
+    per_frame = (_rss() - before) / n
+    assert len(kept[0]) < 700 and per_frame < 1_500, per_frame
