@@ -137,22 +137,31 @@ async def cluster_bench(args: argparse.Namespace, kw: dict[str, Any]) -> dict[st
     ``runs``, one per node count (``on_nodes``)."""
     b2, b4 = b6_sizes(kw)
     opts = {"log_level": args.log_level, "uvloop": args.uvloop}
-    out: dict[str, Any] = {"sizes": kw, "sqlite": {}, "runs": [], "loadavg_at": {}}
+    out: dict[str, Any] = {"sizes": kw, "sqlite": {}, "runs": [], "loadavg_at": {}, "others": {}}
+    # Other processes share the machine: what they took during each part.
+    at: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
-    def say(what: str, figures: Any) -> None:
+    def begin(part: str) -> None:
+        nonlocal at
+        out["loadavg_at"][part] = report.loadavg()
+        at = (time.perf_counter(), *report.cpu_times())
+
+    def end(part: str, figures: Any) -> None:
+        busy, ours = report.cpu_times()
+        out["others"][part] = {"wall_s": time.perf_counter() - at[0], "others_cpu_s": max(0.0, (busy - at[1]) - (ours - at[2]))}
         if args.verbose:
-            print(f"  b6 {what}: {json.dumps(figures)}", file=sys.stderr, flush=True)
+            print(f"  b6 {part}: {json.dumps(figures)}", file=sys.stderr, flush=True)
 
-    out["loadavg_at"]["sqlite"] = report.loadavg()  # other processes share the machine
+    begin("sqlite")
     with Server("askd", **opts) as server:
         out["sqlite"]["b2"] = await roundtrip(server, **b2)
     with Server("askd", **opts) as server:
         out["sqlite"]["b4"] = await rate(server, **b4)
-    say("sqlite", out["sqlite"])
+    end("sqlite", out["sqlite"])
     for n in args.nodes:
-        out["loadavg_at"][report.nodes_label(n)] = report.loadavg()
+        begin(report.nodes_label(n))
         out["runs"].append(await on_nodes(n, kw, **opts))
-        say(report.nodes_label(n), out["runs"][-1])
+        end(report.nodes_label(n), out["runs"][-1])
     return out
 
 

@@ -37,6 +37,17 @@ def loadavg() -> str:
         return "?"
 
 
+def cpu_times() -> tuple[float, float]:
+    """(CPU seconds the whole machine has been busy, CPU seconds of this
+    process and of the children it reaped: the servers it stopped). Their
+    difference over a stretch is what other processes took meanwhile (the
+    load average cannot tell those from the benchmark's own)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks
+    t = os.times()
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK"), t.user + t.system + t.children_user + t.children_system
+
+
 def command_line() -> str:
     return "python -m bench " + shlex.join(sys.argv[1:])
 
@@ -319,9 +330,15 @@ def markdown(results: dict[str, Any]) -> str:
         parts.append("B4 steps:\n\n" + _table(["server", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "passed"], body))
     if "b6" in results:
         b6 = results["b6"]
+        others = "; ".join(
+            f"{k} {v['others_cpu_s']:.1f} s in {v['wall_s']:.0f} s ({v['others_cpu_s'] / v['wall_s'] / (os.cpu_count() or 1):.0%} of the CPUs)"
+            for k, v in b6.get("others", {}).items()
+        )
         parts.append(
             "B6, several nodes on one Redis (load average as each part began: "
-            + "; ".join(f"{k} {v}" for k, v in b6["loadavg_at"].items()) + "):\n\n" + _table(*b6_table(b6))
+            + "; ".join(f"{k} {v}" for k, v in b6["loadavg_at"].items())
+            + (f"; CPU other processes took during each part: {others}" if others else "")
+            + "):\n\n" + _table(*b6_table(b6))
         )
         parts.append("B6 Redis round trips per operation:\n\n" + _table(*b6_trips_table(b6)))
         parts.append("B6 steps (B4 on each server):\n\n" + _table(*b6_steps_table(b6)))
