@@ -7,7 +7,9 @@ per second), b5 (start-up with 100,000 questions in the SQLite store
 against a memory store holding as many), pieces (one round trip's pieces
 timed on their own, in this process: bench/breakdown.py), sweep (B1 and B3 at three sizes
 of users, tabs per user and questions per session; with --charts, PNGs into
-docs/img/). Default: b1 b2 b3 b4 b5 pieces.
+docs/img/), b6 (several askd nodes on one redis-server: B2, B4 and the Redis
+round trips per operation for 1, 2 and 3 nodes, against one askd on SQLite;
+needs redis-server). Default: b1 b2 b3 b4 b5 pieces.
 
 askd runs on --store (sqlite, its default, or memory) against the floor;
 b2 and b4 also run askd on the other store, in the same run, for the
@@ -25,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from bench import breakdown, report
+from bench.cluster import Cluster
 from bench.memory import memory
 from bench.proc import STORES, Server, raise_nofile
 from bench.rate import rate
 from bench.roundtrip import roundtrip
 from bench.startup import startup
 from bench.storm import storm
+from bench.trips import trips
 
 # Scenarios that also run askd on the other store, for sqlite against memory.
 STORE_COMPARED = ("b2", "b4")
@@ -43,6 +47,10 @@ FULL = {
     # a finer ladder than 500 -> 1,000 -> 1,500 (0.5x, 0.67x or 1x).
     "b4": {"rates": [250, 500, 750, 1000, 1250, 1500, 1750, 2000, 2500, 3000, 3500, 4000, 5000], "step_seconds": 3.0},
     "b5": {"questions": 100_000, "starts": 3},
+    # B2's and B4's sizes, and the asks (then answers) whose Redis calls are
+    # counted. Steps of 125/s: on two cores the nodes top out between 250 and 500.
+    "b6": {"rounds": 2000, "pairs": 200, "pair_rounds": 20, "trips": 1000,
+           "rates": [125, 250, 375, 500, 625, 750, 875, 1000, 1250, 1500, 2000], "step_seconds": 3.0},
 }
 QUICK = {
     "b1": {"users": 40, "tabs": 2, "questions": 2},
@@ -50,6 +58,7 @@ QUICK = {
     "b3": {"questions": 400, "per_session": 2, "conns": 100, "tabs": 2},
     "b4": {"rates": [50, 100], "step_seconds": 0.3},
     "b5": {"questions": 500, "starts": 1},
+    "b6": {"rounds": 30, "pairs": 5, "pair_rounds": 3, "trips": 20, "rates": [50, 100], "step_seconds": 0.3},
 }
 # (users, tabs, questions) for B1; (questions, per_session, conns, tabs) for B3.
 SWEEP_B1 = [(1000, 1, 1), (2500, 1, 1), (5000, 1, 1), (1000, 2, 1), (1000, 4, 1), (1000, 1, 3), (1000, 1, 10)]
@@ -57,7 +66,10 @@ SWEEP_B3 = [(25_000, 1, 2500, 1), (50_000, 1, 5000, 1), (100_000, 1, 10_000, 1),
 QUICK_DIVISOR = 100
 
 RUNNERS = {"b1": storm, "b2": roundtrip, "b3": memory, "b4": rate}
-SCENARIOS = (*RUNNERS, "b5", "pieces")
+SCENARIOS = (*RUNNERS, "b5", "pieces", "b6")
+# b6 needs redis-server and adds minutes (two clusters per node count): run by name.
+DEFAULT = ("b1", "b2", "b3", "b4", "b5", "pieces")
+NODES = [1, 2, 3]
 
 
 def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -65,7 +77,7 @@ def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
     if args.size:
         if scenario == "b1":
             kw["users"] = args.size
-        elif scenario == "b2":
+        elif scenario in ("b2", "b6"):
             kw["rounds"] = args.size
         elif scenario == "b3":
             kw["questions"], kw["conns"] = args.size, max(1, args.size // 10)
@@ -98,6 +110,62 @@ async def both(scenario: str, args: argparse.Namespace, **kw: Any) -> dict[str, 
     return out
 
 
+def b6_sizes(kw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """B6's sizes split into B2's and B4's (users and agents: B4's defaults unless given)."""
+    return {k: kw[k] for k in ("rounds", "pairs", "pair_rounds")}, {k: kw[k] for k in ("rates", "step_seconds", "users", "agents") if k in kw}
+
+
+async def on_nodes(n: int, kw: dict[str, Any], **opts: Any) -> dict[str, Any]:
+    """B6 on ``n`` nodes: a fresh cluster for B2 and the round trips per
+    operation, another for B4; each phase with its per-node and Redis
+    figures (``Cluster.phases``)."""
+    b2, b4 = b6_sizes(kw)
+    out: dict[str, Any] = {"nodes": n}
+    with Cluster(n, **opts) as cluster:
+        out["b2"] = await roundtrip(cluster, **b2)
+        out["b2"]["phases"] = {k: cluster.phases[f"b2-{k}"] for k in ("sequential", "concurrent")}
+        out["trips"] = await trips(cluster, kw["trips"])
+    with Cluster(n, **opts) as cluster:
+        out["b4"] = await rate(cluster, **b4)
+        for step in out["b4"]["steps"]:
+            step["phase"] = cluster.phases[f"b4-{step['rate']}"]
+    return out
+
+
+async def cluster_bench(args: argparse.Namespace, kw: dict[str, Any]) -> dict[str, Any]:
+    """B6: one askd on SQLite (its default store) for the reference, then
+    each node count in ``--nodes``. Keys: ``sqlite`` (``b2``, ``b4``) and
+    ``runs``, one per node count (``on_nodes``)."""
+    b2, b4 = b6_sizes(kw)
+    opts = {"log_level": args.log_level, "uvloop": args.uvloop}
+    out: dict[str, Any] = {"sizes": kw, "sqlite": {}, "runs": [], "loadavg_at": {}, "others": {}}
+    # Other processes share the machine: what they took during each part.
+    at: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def begin(part: str) -> None:
+        nonlocal at
+        out["loadavg_at"][part] = report.loadavg()
+        at = (time.perf_counter(), *report.cpu_times())
+
+    def end(part: str, figures: Any) -> None:
+        busy, ours = report.cpu_times()
+        out["others"][part] = {"wall_s": time.perf_counter() - at[0], "others_cpu_s": max(0.0, (busy - at[1]) - (ours - at[2]))}
+        if args.verbose:
+            print(f"  b6 {part}: {json.dumps(figures)}", file=sys.stderr, flush=True)
+
+    begin("sqlite")
+    with Server("askd", **opts) as server:
+        out["sqlite"]["b2"] = await roundtrip(server, **b2)
+    with Server("askd", **opts) as server:
+        out["sqlite"]["b4"] = await rate(server, **b4)
+    end("sqlite", out["sqlite"])
+    for n in args.nodes:
+        begin(report.nodes_label(n))
+        out["runs"].append(await on_nodes(n, kw, **opts))
+        end(report.nodes_label(n), out["runs"][-1])
+    return out
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"machine": report.machine(), "command": report.command_line(), "loadavg_before": report.loadavg()}
     for scenario in args.scenarios:
@@ -114,6 +182,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             ]
         elif scenario == "pieces":
             results["pieces"] = breakdown.pieces(200 if args.quick else 20_000)
+        elif scenario == "b6":
+            results[scenario] = await cluster_bench(args, sizes(scenario, args))
         elif scenario == "b5":
             kw = sizes(scenario, args)
             out = await startup(**kw, uvloop=args.uvloop, log_level=args.log_level)
@@ -126,10 +196,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def node_counts(text: str) -> list[int]:
+    counts = [int(x) for x in text.split(",")]
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError("node counts are whole numbers >= 1, e.g. 1,2,3")
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 b5 pieces sweep (default: b1 b2 b3 b4 b5 pieces)")
-    ap.add_argument("--size", type=int, help="B1 users, B2 sequential rounds, B3 questions (connections: a tenth), B5 questions")
+    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 b5 pieces b6 sweep (default: b1 b2 b3 b4 b5 pieces)")
+    ap.add_argument("--size", type=int, help="B1 users, B2 and B6 sequential rounds, B3 questions (connections: a tenth), B5 questions")
+    ap.add_argument("--nodes", type=node_counts, default=NODES, help="B6: the node counts, comma-separated (default 1,2,3)")
     ap.add_argument("--store", choices=STORES, default=STORES[0], help="askd's store against the floor (default sqlite); B2 and B4 also run the other")
     ap.add_argument("--tabs", type=int, help="B1, B3: connections per user")
     ap.add_argument("--questions", type=int, help="B1, B3: questions per session")
@@ -138,10 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--log-level", default="info", help="askd's log level (default info, as deployed)")
     ap.add_argument("--json", type=Path, help="write every figure to this file")
     ap.add_argument("--charts", type=Path, help="with sweep: write PNG charts into this directory")
-    ap.add_argument("--profile", type=Path, help="record py-spy profiles (raw stacks) of askd's measured phases here")
+    ap.add_argument("--profile", type=Path, help="record py-spy profiles (raw stacks) of askd's measured phases here (not B6's)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
-    args.scenarios = args.scenarios or list(SCENARIOS)
+    args.scenarios = args.scenarios or list(DEFAULT)
     unknown = set(args.scenarios) - {*SCENARIOS, "sweep"}
     if unknown:
         ap.error(f"unknown scenario(s): {' '.join(sorted(unknown))}")

@@ -130,6 +130,14 @@ class Server:
             time.sleep(START_POLL)
         raise RuntimeError(f"{self.kind} did not log `listening` within {START_TIMEOUT}s")
 
+    # Where pair (or user) k's agent asks and where its tab connects: one
+    # server for both here; bench.cluster.Cluster puts them on different nodes.
+    def agent_port(self, k: int) -> int:
+        return self.port
+
+    def tab_port(self, k: int) -> int:
+        return self.port
+
     def _token(self, role: str, sub: str | None = None) -> str:
         return tokens.issue(SECRET, role, sub)  # type: ignore[arg-type]
 

@@ -1,6 +1,6 @@
 """Turn a run's results into the tables of docs/performance.md (askd against
-the floor; askd's SQLite store against its memory store) and, for a sweep,
-PNG charts."""
+the floor; askd's SQLite store against its memory store; several nodes on
+one Redis against one askd on SQLite) and, for a sweep, PNG charts."""
 
 from __future__ import annotations
 
@@ -35,6 +35,17 @@ def loadavg() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "?"
+
+
+def cpu_times() -> tuple[float, float]:
+    """(CPU seconds the whole machine has been busy, CPU seconds of this
+    process and of the children it reaped: the servers it stopped). Their
+    difference over a stretch is what other processes took meanwhile (the
+    load average cannot tell those from the benchmark's own)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks
+    t = os.times()
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK"), t.user + t.system + t.children_user + t.children_system
 
 
 def command_line() -> str:
@@ -157,6 +168,120 @@ def store_rows(results: dict[str, Any]) -> list[Row]:
     return out
 
 
+# ---- B6: several nodes on one Redis --------------------------------------
+
+CROSS_NODE_TARGET = 2.0  # cross-node round trip p50 at most 2x one askd on SQLite
+HOT_PATH_TARGET = 2  # Redis round trips on the hot path of an ask, of an answer
+
+
+def nodes_label(n: int) -> str:
+    return f"{n} node{'s' if n > 1 else ''}"
+
+
+def _us(seconds: float, ops: int) -> float:
+    return seconds / max(1, ops) * 1e6
+
+
+def _per_node(seconds: list[float], ops: int) -> str:
+    return " / ".join(f"{_us(s, ops):,.0f}" for s in seconds)
+
+
+def _per_op(x: float) -> str:
+    return f"{x:.2f}" if x >= 0.1 or x == 0 else f"{x:.3f}"
+
+
+def b6_rate(b6: dict[str, Any]) -> int:
+    """The rate B6 compares CPU per ask at: the highest every server passed
+    (CPU per ask falls as the rate rises), else the ladder's first."""
+    runs = [b6["sqlite"]["b4"], *(r["b4"] for r in b6["runs"])]
+    passed = [{s["rate"] for s in r["steps"] if s["passed"]} for r in runs]
+    return max(set.intersection(*passed), default=b6["sizes"]["rates"][0])
+
+
+def b6_table(b6: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One row per server: one askd on SQLite (the reference), then each
+    node count on Redis. CPU per node in node order (n1 / n2 / ...)."""
+    s, ref = b6["sizes"], b6["sqlite"]
+    at = b6_rate(b6)
+    rounds = s["rounds"]
+    header = [
+        "askd", f"round trip p50, {rounds:,} sequential (ms)", "p99 (ms)", "p50 / SQLite p50", "target", "met",
+        "CPU us/round", "per node", "Redis CPU us/round", f"rounds/s, {s['pairs']} pairs", f"p99 with {s['pairs']} pairs (ms)",
+        "asks/s with p99 <= 100 ms", f"CPU us/ask at {at:,}/s", "per node", "Redis CPU us/ask",
+    ]
+
+    def step(b4: dict[str, Any]) -> dict[str, Any] | None:
+        return next((x for x in b4["steps"] if x["rate"] == at), None)
+
+    r2, r4 = ref["b2"], step(ref["b4"])
+    body = [[
+        "1 node, SQLite", f"{r2['p50_ms']:.3f}", f"{r2['p99_ms']:.3f}", "1.00x", "", "", f"{r2['cpu_per_round_us']:,.0f}", "", "",
+        f"{r2['throughput_rps']:,.0f}", f"{r2['conc_p99_ms']:.1f}", f"{ref['b4']['max_rate']:,}",
+        f"{r4['cpu_per_ask_us']:,.0f}" if r4 else "", "", "",
+    ]]
+    for run in b6["runs"]:
+        n, b2 = run["nodes"], run["b2"]
+        seq = b2["phases"]["sequential"]
+        ratio = b2["p50_ms"] / r2["p50_ms"]
+        cross = n >= 2  # every question crosses nodes: the target applies
+        x = step(run["b4"])
+        asks = x["asks"] if x else 0
+        body.append([
+            f"{nodes_label(n)}, Redis", f"{b2['p50_ms']:.3f}", f"{b2['p99_ms']:.3f}", f"{ratio:.2f}x",
+            f"<= {CROSS_NODE_TARGET:g}x" if cross else "", ("yes" if ratio <= CROSS_NODE_TARGET else "**no**") if cross else "",
+            f"{b2['cpu_per_round_us']:,.0f}", _per_node(seq["node_cpu_s"], rounds), f"{_us(seq['redis_cpu_s'], rounds):,.0f}",
+            f"{b2['throughput_rps']:,.0f}", f"{b2['conc_p99_ms']:.1f}", f"{run['b4']['max_rate']:,}",
+            f"{x['cpu_per_ask_us']:,.0f}" if x else "", _per_node(x["phase"]["node_cpu_s"], asks) if x else "",
+            f"{_us(x['phase']['redis_cpu_s'], asks):,.0f}" if x else "",
+        ])
+    return header, body
+
+
+def b6_trips_table(b6: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Redis round trips per operation: what the node handling it waits for
+    (its commit's EVALSHA and its follower's XREAD), what every node sent,
+    and every command Redis ran (a script's own commands included)."""
+    header = [
+        "nodes", "operation", "handled by", "round trips on the hot path", "target", "met",
+        "EVALSHA (commit) per op", "XREAD per op, each node", "other commands sent per op", "commands Redis ran per op (in scripts)",
+        "CPU us/op, each node (MONITOR on)",
+    ]
+    body = []
+    for run in b6["runs"]:
+        t = run["trips"]
+        for op in ("ask", "answer"):
+            f = t[op]
+            nodes = [k for k in f["sent"] if k != "lua"]
+            commits = sum(f["sent"][k].get("evalsha commit", 0.0) for k in nodes)
+            xread = " / ".join(f"{k} {_per_op(f['sent'][k].get('xread', 0.0))}" for k in sorted(nodes))
+            other = ", ".join(
+                f"{k} {cmd} {_per_op(v)}" for k in sorted(nodes) for cmd, v in f["sent"][k].items() if cmd not in ("evalsha commit", "xread")
+            )
+            in_scripts = sum(f["sent"].get("lua", {}).values())
+            body.append([
+                str(run["nodes"]), f"{op} (x{t['count']:,})", f["handler"], _per_op(f["hot_path"]), f"<= {HOT_PATH_TARGET}",
+                "yes" if f["hot_path"] <= HOT_PATH_TARGET else "**no**", _per_op(commits), xread, other or "none",
+                f"{_per_op(sum(f['calls'].values()))} ({_per_op(in_scripts)})",
+                " / ".join(f"{cpu:,.0f}" for cpu in f["node_cpu_us"]),
+            ])
+    return header, body
+
+
+def b6_steps_table(b6: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    header = ["askd", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "per node", "Redis CPU us/ask", "passed"]
+    servers = [("1 node, SQLite", b6["sqlite"]["b4"])] + [(f"{nodes_label(r['nodes'])}, Redis", r["b4"]) for r in b6["runs"]]
+    body = []
+    for label, b4 in servers:
+        for x in b4["steps"]:
+            phase = x.get("phase")
+            body.append([
+                label, f"{x['rate']:,}", f"{x['completed']}/{x['asks']}", f"{x['p50_ms']:.1f}", f"{x['p99_ms']:.1f}", f"{x['cpu_per_ask_us']:,.0f}",
+                _per_node(phase["node_cpu_s"], x["asks"]) if phase else "", f"{_us(phase['redis_cpu_s'], x['asks']):,.0f}" if phase else "",
+                "yes" if x["passed"] else "no",
+            ])
+    return header, body
+
+
 def _table(header: list[str], body: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in body]
@@ -207,6 +332,20 @@ def markdown(results: dict[str, Any]) -> str:
         from bench.breakdown import table
 
         parts.append("One round trip's pieces, each timed alone in one process (`bench/breakdown.py`):\n\n" + table([tuple(r) for r in results["pieces"]]))
+    if "b6" in results:
+        b6 = results["b6"]
+        others = "; ".join(
+            f"{k} {v['others_cpu_s']:.1f} s in {v['wall_s']:.0f} s ({v['others_cpu_s'] / v['wall_s'] / (os.cpu_count() or 1):.0%} of the CPUs)"
+            for k, v in b6.get("others", {}).items()
+        )
+        parts.append(
+            "B6, several nodes on one Redis (load average as each part began: "
+            + "; ".join(f"{k} {v}" for k, v in b6["loadavg_at"].items())
+            + (f"; CPU other processes took during each part: {others}" if others else "")
+            + "):\n\n" + _table(*b6_table(b6))
+        )
+        parts.append("B6 Redis round trips per operation:\n\n" + _table(*b6_trips_table(b6)))
+        parts.append("B6 steps (B4 on each server):\n\n" + _table(*b6_steps_table(b6)))
     if "b5" in results:
         a, m = results["b5"]["sqlite"], results["b5"]["memory"]
         body = [

@@ -44,7 +44,8 @@ class Pair:
 
 async def make_pair(server: Server, k: int) -> Pair:
     user = f"u-b2-{k}"
-    return Pair(server, await http_connect(server.port), await ws_connect(server.port, server.user_token(user)), user, f"b2-{k}")
+    http = await http_connect(server.agent_port(k))
+    return Pair(server, http, await ws_connect(server.tab_port(k), server.user_token(user)), user, f"b2-{k}")
 
 
 async def roundtrip(server: Server, rounds: int, pairs: int, pair_rounds: int) -> dict[str, Any]:
@@ -68,6 +69,7 @@ async def roundtrip(server: Server, rounds: int, pairs: int, pair_rounds: int) -
     for p in [solo, *many]:
         p.http.close()
         p.tab.abort()
+    await asyncio.sleep(0)  # the sockets close on the loop's next turn, not at a server's stop (its 2 s grace)
     return {
         "rounds": rounds,
         "p50_ms": pct(seq, 50) * 1000,

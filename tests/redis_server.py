@@ -1,8 +1,10 @@
 """A real ``redis-server`` for tests: its own port and directory, started
 and stopped by the test (no mock, no fake). No persistence, unless
 ``appendonly``: then every write is in the append-only file before Redis
-replies (``appendfsync always``), so a ``kill()`` and a ``start()`` on the
-same port and directory bring back everything it acknowledged."""
+replies (``appendfsync always``, the default here), so a ``kill()`` and a
+``start()`` on the same port and directory bring back everything it
+acknowledged. ``bench.cluster`` starts one with ``appendfsync="everysec"``,
+the setting docs/scaling.md recommends for production."""
 
 from __future__ import annotations
 
@@ -22,8 +24,8 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path, port: int | None = None, *, appendonly: bool = False) -> None:
-        self.dir, self.port, self.appendonly = directory, port or free_port(), appendonly
+    def __init__(self, directory: Path, port: int | None = None, *, appendonly: bool = False, appendfsync: str = "always") -> None:
+        self.dir, self.port, self.appendonly, self.appendfsync = directory, port or free_port(), appendonly, appendfsync
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -35,7 +37,7 @@ class RedisServer:
         if exe is None:
             raise RuntimeError("redis-server is not installed (apt-get install redis-server; .ci/run does it)")
         self.dir.mkdir(parents=True, exist_ok=True)
-        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly else ["--appendonly", "no"]
+        persistence = ["--appendonly", "yes", "--appendfsync", self.appendfsync] if self.appendonly else ["--appendonly", "no"]
         self.proc = subprocess.Popen(
             [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
              "--save", "", *persistence, "--daemonize", "no", "--logfile", str(self.dir / "redis.log")],

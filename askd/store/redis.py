@@ -43,6 +43,13 @@ STREAM_MAXLEN = 1_000_000
 REACH_SECONDS = 10.0
 READ_BLOCK_MS = 5_000
 RETRY_SECONDS = 0.5
+# A node's connections for commands (the follower has its own). A call
+# beyond them waits for a free one, up to the socket timeout, instead of
+# failing: redis-py's default pool (capped at 100 connections in redis-py 8;
+# 4.x had no cap) raised "Too many connections", which askd took for Redis
+# being down.
+POOL_SIZE = 100
+TIMEOUT_SECONDS = 5
 
 # KEYS: none (one hash slot, named in ARGV). ARGV[1] the node, ARGV[2..] the
 # changes as JSON. Returns {flag per change (1 took effect, 0 did not), the
@@ -207,7 +214,11 @@ class RedisStore:
     def __init__(self, url: str, node_id: str, node_ttl: float = 30.0) -> None:
         self.url, self.node = url, node_id
         try:
-            self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url, max_connections=POOL_SIZE, timeout=TIMEOUT_SECONDS,
+                socket_timeout=TIMEOUT_SECONDS, socket_connect_timeout=TIMEOUT_SECONDS, health_check_interval=10,
+            )
+            self._redis = aioredis.Redis.from_pool(pool)
             # The follower blocks in XREAD: its own connection, no socket timeout shorter than the block.
             self._reader = aioredis.Redis.from_url(url, socket_timeout=READ_BLOCK_MS / 1000 + 5, socket_connect_timeout=5)
         except (ValueError, RedisError) as err:

@@ -14,7 +14,7 @@ import pytest
 
 from askd.server.app import LISTEN_BACKLOG
 from bench import floor, report
-from bench.__main__ import main
+from bench.__main__ import b6_sizes, main, on_nodes
 from bench.memory import memory
 from bench.proc import Server
 from bench.rate import rate
@@ -126,11 +126,45 @@ async def test_b5_startup_restores_every_question_and_compares_the_stores() -> N
     assert rows[0].target == "<= 3 s"
 
 
+async def test_b6_two_nodes_on_redis_cross_nodes_and_count_redis_calls() -> None:
+    """B6 on two real nodes and a real redis-server: every question crosses
+    nodes, both nodes work, Redis's counts add up, everything stops."""
+    kw = {"rounds": 30, "pairs": 3, "pair_rounds": 3, "trips": 10, "rates": [40], "step_seconds": 0.3, "users": 4, "agents": 4}
+    run = await on_nodes(2, kw)
+    b2, trips, b4 = run["b2"], run["trips"], run["b4"]
+    assert 0 < b2["p50_ms"] <= b2["p99_ms"] and b2["throughput_rps"] > 0
+    seq = b2["phases"]["sequential"]
+    assert all(cpu > 0 for cpu in seq["node_cpu_s"])  # the tab's node pushed and took the answers
+    assert seq["calls"]["evalsha"] >= 2 * kw["rounds"]  # a commit per ask and per answer
+    assert seq["calls"]["xread"] >= kw["rounds"]  # both nodes follow the stream
+    assert "info" not in seq["calls"]
+    ask, answer = trips["ask"], trips["answer"]
+    assert (ask["handler"], answer["handler"]) == ("n1", "n2")  # agent on n1, tab on n2
+    for op, other in ((ask, "n2"), (answer, "n1")):
+        assert op["sent"][op["handler"]]["evalsha commit"] == 1.0  # one commit per operation, by its node
+        assert "evalsha commit" not in op["sent"].get(other, {})
+        assert op["sent"][other]["xread"] > 0  # the other node follows too
+        assert op["sent"]["lua"]["xadd"] == 1.0  # one stream entry per operation
+        assert finite(op["hot_path"]) and op["hot_path"] >= 1
+    step = b4["steps"][0]
+    assert step["asks"] > 0 and step["completed"] == step["asks"]
+    assert len(step["phase"]["node_cpu_s"]) == 2 and step["phase"]["calls"]["evalsha"] >= 2 * step["asks"]
+
+    with Server("askd") as sqlite:  # the reference: one askd on its default store
+        ref = {"b2": await roundtrip(sqlite, **b6_sizes(kw)[0]), "b4": await rate(sqlite, **b6_sizes(kw)[1])}
+    b6 = {"sizes": kw, "sqlite": ref, "runs": [run], "loadavg_at": {"sqlite": "0"}}
+    table = report.markdown({"b6": b6, "machine": report.machine(), "command": "x", "loadavg_before": "0", "loadavg_after": "0"})
+    assert "| 2 nodes, Redis |" in table and "| 1 node, SQLite |" in table
+    for header, body in (report.b6_table(b6), report.b6_trips_table(b6), report.b6_steps_table(b6)):
+        assert body and all(len(row) == len(header) for row in body)
+        assert not any(cell in ("nan", "inf") for row in body for cell in row)
+
+
 def test_the_floor_listens_like_askd() -> None:
     assert floor.LISTEN_BACKLOG == LISTEN_BACKLOG
 
 
-@pytest.mark.parametrize("argv", [["b9"], ["b2", "--store", "redis"]])
+@pytest.mark.parametrize("argv", [["b9"], ["b2", "--store", "redis"], ["b6", "--nodes", "0"]])
 def test_an_unknown_scenario_or_store_is_a_usage_error(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)

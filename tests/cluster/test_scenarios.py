@@ -191,3 +191,14 @@ async def test_lists_on_another_node_show_a_question_asked_a_moment_ago(cluster:
         assert [p["requestId"] for p in r.json()["pending"]] == [asked["requestId"]], (i, r.text)
         r = await b.http.get(f"{b.admin_url}/admin/v1/pending", params={"sessionId": f"l{i}"}, headers=b.admin_headers)
         assert [p["requestId"] for p in r.json()["pending"]] == [asked["requestId"]], (i, r.text)
+
+
+async def test_more_asks_at_once_than_the_pool_has_connections_all_succeed(cluster: Cluster) -> None:
+    """Found by the B6 benchmark (200 agents asking at once on one node):
+    redis-py's default pool (100 connections in redis-py 8) raised "Too
+    many connections", which askd took for Redis being down (503, degraded)."""
+    (a,) = await cluster.start(1)
+    hub = a.daemon.hub
+    asked = await asyncio.gather(*(hub.ask(f"many-{i}", f"user{i}", [q("At once?")]) for i in range(250)))
+    assert all(new for _, new in asked)
+    assert hub.degraded is None and hub.registry.stats()["pending"] == 250
