@@ -82,7 +82,7 @@ def rows(results: dict[str, Any]) -> list[Row]:
     if "b1" in results:
         a, f, n = results["b1"]["askd"], results["b1"]["floor"], results["b1"]["sizes"]["users"]
         out += [
-            Row("B1", f"storm, {n:,} users: wall until all hold their question (s)", a["wall_s"], f["wall_s"], "< 5 s, <= 1.3x", lambda a_, r: a_ < 5 and r <= 1.3),
+            Row("B1", f"storm, {n:,} users: wall until all hold their question (s)", a["wall_s"], f["wall_s"], "< 5 s", lambda a_, r: a_ < 5),
             Row("B1", "storm: server CPU (s)", a["cpu_s"], f["cpu_s"], "<= 1.3x", within(1.3)),
             Row("B1", "storm: per-user p50 (s)", a["p50_s"], f["p50_s"]),
             Row("B1", "storm: per-user p99 (s)", a["p99_s"], f["p99_s"]),
@@ -92,7 +92,7 @@ def rows(results: dict[str, Any]) -> list[Row]:
         out += [
             Row("B2", f"round trip p50, {s['rounds']:,} sequential (ms)", a["p50_ms"], f["p50_ms"], "<= 1.3x", within(1.3), 3),
             Row("B2", "round trip p99 (ms)", a["p99_ms"], f["p99_ms"], digits=3),
-            Row("B2", "server CPU per round (us)", a["cpu_per_round_us"], f["cpu_per_round_us"], digits=0),
+            Row("B2", "server CPU per round (us)", a["cpu_per_round_us"], f["cpu_per_round_us"], "<= 1.3x", within(1.3), 0),
             Row("B2", f"throughput, {s['pairs']} concurrent pairs (rounds/s)", a["throughput_rps"], f["throughput_rps"], digits=0),
             Row("B2", f"round trip p99 with {s['pairs']} pairs (ms)", a["conc_p99_ms"], f["conc_p99_ms"], digits=1),
         ]
@@ -106,7 +106,7 @@ def rows(results: dict[str, Any]) -> list[Row]:
     if "b4" in results:
         a, f = results["b4"]["askd"], results["b4"]["floor"]
         out += [
-            Row("B4", "asks/s sustained with p99 <= 100 ms", a["max_rate"], f["max_rate"], ">= 3,000", lambda a_, r: a_ >= 3000, 0),
+            Row("B4", "asks/s sustained with p99 <= 100 ms", a["max_rate"], f["max_rate"], ">= 0.8x", lambda a_, r: r >= 0.8, 0),
             Row("B4", "server CPU per ask (us)", a["cpu_per_ask_us"], f["cpu_per_ask_us"], digits=0),
         ]
     return out
