@@ -24,7 +24,7 @@ import math
 from typing import Protocol
 
 # About how long a tick is, and so how often the timer fires while any
-# connection is open: each tick pings interval/TICK_SECONDS of them.
+# connection is open (never when none is): each tick pings one group.
 TICK_SECONDS = 1.0
 # Long intervals get fewer, longer ticks rather than more groups.
 MAX_SLOTS = 60
@@ -41,6 +41,9 @@ class Pingable(Protocol):
 
 
 class Pinger:
+    """Pings each added peer once per ``interval`` and closes one that has
+    not answered within ``timeout`` (at most the interval) of a ping."""
+
     def __init__(self, interval: float, timeout: float, *, tick: float = TICK_SECONDS) -> None:
         if not 0 < timeout <= interval:
             raise ValueError(f"the ping timeout ({timeout}) must be in (0, interval ({interval})]")

@@ -204,7 +204,8 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         except StreamClosedError:
             pass
         except Exception:  # the peer left too much unread: drop it
-            log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
+            limit = self.ctx.settings.limits.max_buffered_bytes
+            log.warning("ws.slow_peer_dropped", connectionId=self.conn_id, userId=self.user_id, limit=limit)
             self.abort_peer()
 
     def close_peer(self, code: int, reason: str) -> None:
