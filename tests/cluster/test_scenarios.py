@@ -148,20 +148,25 @@ async def test_one_idempotency_key_asked_on_two_nodes_at_once_is_one_question(cl
     await tab.quiet()
 
 
-async def test_an_agent_reads_and_cancels_on_another_node_right_after_asking(cluster: Cluster) -> None:
-    """No sticky sessions: the agent's next request, a moment after its ask
-    returned, lands on a node whose copy does not have that ask yet (found
-    by the cluster soak: 7 of 1871 reads were 404)."""
-    a, b = await cluster.start(2)
-    reader = b.daemon.hub.store._reader  # type: ignore[attr-defined]
+def lag_follower(node: Any) -> None:
+    """The node's follower reads the stream 100 ms late: a slow link, a busy node."""
+    reader = node.daemon.hub.store._reader
     xread = reader.xread
 
-    async def lagging(*args: Any, **kw: Any) -> Any:  # B's follower: a slow link, a busy node
+    async def lagging(*args: Any, **kw: Any) -> Any:
         got = await xread(*args, **kw)
         await asyncio.sleep(0.1)
         return got
 
     reader.xread = lagging
+
+
+async def test_an_agent_reads_and_cancels_on_another_node_right_after_asking(cluster: Cluster) -> None:
+    """No sticky sessions: the agent's next request, a moment after its ask
+    returned, lands on a node whose copy does not have that ask yet (found
+    by the cluster soak: 7 of 1871 reads were 404)."""
+    a, b = await cluster.start(2)
+    lag_follower(b)
     for i in range(5):
         asked = await a.ask(f"s{i}", "alice", [q("Here?")])
         r = await b.result(f"s{i}", asked["requestId"])
@@ -176,15 +181,7 @@ async def test_lists_on_another_node_show_a_question_asked_a_moment_ago(cluster:
     """The agent's and the admin's pending lists catch up with the cluster
     first, as a single read does: B's follower lags, B still lists A's ask."""
     a, b = await cluster.start(2)
-    reader = b.daemon.hub.store._reader  # type: ignore[attr-defined]
-    xread = reader.xread
-
-    async def lagging(*args: Any, **kw: Any) -> Any:
-        got = await xread(*args, **kw)
-        await asyncio.sleep(0.1)
-        return got
-
-    reader.xread = lagging
+    lag_follower(b)
     for i in range(3):
         asked = await a.ask(f"l{i}", "alice", [q("Listed?")])
         r = await b.http.get(f"{b.url}/v1/sessions/l{i}/questions", headers=b.agent_headers)
