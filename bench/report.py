@@ -268,15 +268,19 @@ def b6_trips_table(b6: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def b6_steps_table(b6: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    header = ["askd", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "per node", "Redis CPU us/ask", "passed"]
+    # XREAD per ask falls with the rate: a follower reads every entry that came meanwhile in one call.
+    header = ["askd", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "per node", "Redis CPU us/ask", "EVALSHA/ask", "XREAD/ask, per node", "passed"]
     servers = [("1 node, SQLite", b6["sqlite"]["b4"])] + [(f"{nodes_label(r['nodes'])}, Redis", r["b4"]) for r in b6["runs"]]
     body = []
     for label, b4 in servers:
         for x in b4["steps"]:
-            phase = x.get("phase")
+            phase, asks = x.get("phase"), max(1, x["asks"])
+            calls = phase["calls"] if phase else {}
             body.append([
                 label, f"{x['rate']:,}", f"{x['completed']}/{x['asks']}", f"{x['p50_ms']:.1f}", f"{x['p99_ms']:.1f}", f"{x['cpu_per_ask_us']:,.0f}",
                 _per_node(phase["node_cpu_s"], x["asks"]) if phase else "", f"{_us(phase['redis_cpu_s'], x['asks']):,.0f}" if phase else "",
+                f"{calls.get('evalsha', 0) / asks:.2f}" if phase else "",
+                f"{calls.get('xread', 0) / asks / len(phase['node_cpu_s']):.2f}" if phase else "",
                 "yes" if x["passed"] else "no",
             ])
     return header, body
