@@ -44,13 +44,6 @@ class Event:
     _frame: bytes | None = field(default=None, repr=False)
 
     @classmethod
-    def encoded(cls, type_: str, session_id: str, payload: dict[str, Any], request_id: str | None = None) -> Event:
-        """An event held only as its encoded frame: ``payload`` is not kept."""
-        event = cls(type_, session_id, request_id=request_id)
-        event._frame = encode({"type": type_, "sessionId": session_id, "payload": payload})
-        return event
-
-    @classmethod
     def from_frame(cls, type_: str, session_id: str, frame: bytes, request_id: str | None = None) -> Event:
         """An event from its encoded frame, as a store kept it."""
         event = cls(type_, session_id, request_id=request_id)

@@ -370,17 +370,20 @@ class Registry:
             session_id, user_id = session.id, session.owner
         now = self._clock()
         req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
-        req.frame = Event.encoded(
-            ev.ASK,
-            session_id,
+        # Only the encoded frame is kept: pushes wrap it (Request.ask_event).
+        req.frame = ev.encode(
             {
-                "requestId": req.request_id,
-                "questions": questions,
-                "metadata": metadata if metadata is not None else {},
-                "createdAt": isotime(req.created_at),
-                "expiresAt": isotime(req.expires_at),
-            },
-        ).frame
+                "type": ev.ASK,
+                "sessionId": session_id,
+                "payload": {
+                    "requestId": req.request_id,
+                    "questions": questions,
+                    "metadata": metadata if metadata is not None else {},
+                    "createdAt": isotime(req.created_at),
+                    "expiresAt": isotime(req.expires_at),
+                },
+            }
+        )
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
