@@ -22,7 +22,7 @@ import structlog
 
 from askd.core import Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
-from askd.core.changes import Change, Notified
+from askd.core.changes import Change, Ended, Notified
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
 from askd.store import Store, StoreUnavailable
@@ -254,6 +254,9 @@ class Hub:
             raise
         self._store_ok()
         self._apply(done)
+        for change in done:
+            if type(change) is Ended:
+                self._log_end(change)
         for key in replies or ():
             self._replies.pop(key, None)  # not taken: no reply
         mine = {id(c) for c in changes}
@@ -371,8 +374,14 @@ class Hub:
                 if peer is not None:
                     peer.send_frame(frame)
 
+    def _log_end(self, change: Ended) -> None:
+        """One line per question's end, from the node whose step took effect
+        (on a shared store the others only follow it, and stay quiet)."""
+        req = self.registry.get(change.session_id, change.request_id)
+        user_id = req.user_id if req is not None else None
+        log.info(_END_EVENT[change.status], sessionId=change.session_id, requestId=change.request_id, userId=user_id)
+
     def _ended(self, req: Request) -> None:
-        log.info(_END_EVENT[req.status], sessionId=req.session_id, requestId=req.request_id, userId=req.user_id)
         if req.status is Status.ANSWERED and req.ended_at is not None:
             self.metrics.time_to_answer.observe(req.ended_at - req.created_at)
         for fut in self._waiters.pop(req.request_id, ()):

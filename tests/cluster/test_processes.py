@@ -247,6 +247,39 @@ async def test_redis_restarted_mid_traffic_loses_and_repeats_nothing(askd_nodes:
         assert {e["event"] for e in errors} <= {"store.failed"}, errors
 
 
+async def test_each_end_is_logged_once_by_the_node_whose_step_took_effect(askd_nodes: Nodes) -> None:
+    # Every node follows every change, but a question's end is one line in
+    # the cluster's logs, like its ask: on the node that took the step.
+    a, b, c = await askd_nodes.start(3, node_ttl_seconds=NODE_TTL)
+    tab = await b.connect("alice")
+    await tab.subscribe("*")
+    answered = (await a.ask("s1"))["requestId"]
+    await tab.expect("ask_user_questions")
+    assert (await tab.answer("s1", answered, {"Which database?": "SQLite"}))["payload"] == {"accepted": True}
+    timed_out = (await a.ask("s2", timeoutSeconds=0.3))["requestId"]
+    cancelled = (await a.ask("s3"))["requestId"]
+    r = await c.http.post(f"{c.url}/v1/sessions/s3/cancel", headers=c.agent_headers)
+    assert r.json() == {"cancelled": 1}, r.text
+    ends = {answered: ("s1", "answered"), timed_out: ("s2", "timeout"), cancelled: ("s3", "cancelled")}
+    for node in (a, b, c):
+        for rid, (sid, status) in ends.items():
+            await eventually(lambda node=node, sid=sid, rid=rid, status=status: _status_is(node, sid, rid, status), what=f"{rid} {status} on {node.daemon.id}")
+    await asyncio.sleep(0.2)  # every node has applied every end: any extra line is written by now
+
+    def lines(status: str, rid: str) -> list[str]:
+        return [n.daemon.id for n in (a, b, c) for e in n.daemon.proc.named(f"question.{status}") if e.get("requestId") == rid]
+
+    assert lines("answered", answered) == ["node-b"]  # the tab's node
+    assert lines("cancelled", cancelled) == ["node-c"]  # the agent's node
+    assert len(lines("timeout", timed_out)) == 1  # whichever node's timer won
+    assert lines("asked", answered) == lines("asked", timed_out) == ["node-a"]
+
+
+async def _status_is(node: RunningDaemon, sid: str, rid: str, status: str) -> bool:
+    r = await node.result(sid, rid)
+    return r.status_code == 200 and r.json()["status"] == status
+
+
 async def _degraded(node: RunningDaemon) -> dict | None:
     r = await node.http.get(f"{node.url}/healthz")
     return r.json() if r.status_code == 503 else None
