@@ -7,9 +7,9 @@ the upstream pointed at the test's daemon, inside a server on a free port
 of a temporary directory (``nginx -p DIR -c FILE -g 'daemon off;'``). So
 the documented configuration is the tested one.
 
-Neither nginx nor openssl is ever downloaded: without them these tests
-skip, except under ``CI=true`` where that is a failure (``.ci/run``
-installs both).
+Neither nginx, Caddy (``caddy.py``) nor openssl is ever downloaded:
+without them these tests skip, except under ``CI=true`` where that is a
+failure (``.ci/run`` installs them).
 """
 
 from __future__ import annotations

@@ -1,0 +1,127 @@
+"""askd behind a real Caddy under ``/askd/`` (docs/deploy.md's Caddyfile):
+the drop, re-push and answer through the proxy with an agent long-polling,
+the page and its files under the prefix, who askd believes the client is,
+which pages may open ``/ws``, and no token in Caddy's access log."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+import websockets
+
+from askd.client import AsyncAgentClient
+from tests.conftest import RunningDaemon, WsClient, eventually, q
+from tests.frontdoor.caddy import CADDY, CaddyProxy, start_caddy
+from tests.frontdoor.conftest import need
+from tests.frontdoor.test_nginx import FORGED, TAB, remotes
+
+StartCaddy = Callable[[], Awaitable[CaddyProxy]]
+
+
+@pytest.fixture
+async def caddy(daemon: RunningDaemon, tmp_path: Path) -> AsyncIterator[StartCaddy]:
+    """``await caddy()`` starts Caddy in front of the daemon under ``/askd/``."""
+    need(CADDY, "caddy")
+    proxies: list[CaddyProxy] = []
+
+    async def start() -> CaddyProxy:
+        proxy = await start_caddy(tmp_path, daemon.daemon.port)
+        proxies.append(proxy)
+        return proxy
+
+    yield start
+    for proxy in proxies:
+        await proxy.stop()
+
+
+async def test_a_question_survives_a_drop_and_is_answered_through_caddy(daemon: RunningDaemon, caddy: StartCaddy) -> None:
+    proxy = await caddy()
+    user_token = daemon.token("user", "alice")
+
+    async def open_tab() -> WsClient:
+        # As the page does: the token in the socket's URL, which the
+        # documented log filter must keep out of Caddy's access log.
+        tab = WsClient(await websockets.connect(f"{proxy.ws_url}?token={user_token}"))
+        proxy.clients.append(tab)
+        return tab
+
+    tab = await open_tab()
+    assert await tab.subscribe("*") == []
+    async with AsyncAgentClient(proxy.url, daemon.token("agent"), poll_seconds=0.3) as agent:
+        asking = asyncio.create_task(agent.ask("s1", "alice", [q("Deploy now?", "yes", "no")]))
+        first = (await tab.expect("ask_user_questions"))["payload"]
+
+        # The link between Caddy and askd drops, as a network failure would.
+        r = await daemon.admin("POST", "/admin/v1/disconnect", json={"userId": "alice", "mode": "abort"})
+        assert r.json() == {"disconnected": 1}
+        await tab.closed()  # Caddy passes the drop on to the tab
+        poll = f"/askd/v1/sessions/s1/questions/{first['requestId']}?wait="
+        await eventually(
+            lambda: sum(r["uri"].startswith(poll) for r in proxy.requests()) >= 2,
+            what="the agent's long-polls through Caddy",
+        )
+        assert not asking.done()
+
+        tab = await open_tab()
+        frames = await tab.subscribe("*")
+        assert [f["type"] for f in frames] == ["session_snapshot", "ask_user_questions"]
+        assert frames[1]["payload"] == first  # the same requestId, questions and times
+        ack = await tab.answer("s1", first["requestId"], {"Deploy now?": "yes"})
+        assert ack["payload"] == {"accepted": True}
+        await tab.expect("ask_user_questions_cancelled")
+
+        result = await asyncio.wait_for(asking, 5)
+    assert result.answered and result.answers == {"Deploy now?": "yes"}
+    assert result.request_id == first["requestId"]
+    await eventually(lambda: any(r["uri"].startswith("/askd/ws") for r in proxy.requests()), what="the socket's log line")
+    uris = [r["uri"] for r in proxy.requests()]
+    assert "/askd/v1/sessions/s1/questions?wait=0.3" in uris  # the ask, long-polling itself
+    # No token at all: the documented filter deletes the socket's ?token=,
+    # and Caddy leaves the agent's Authorization header out by itself.
+    assert "eyJ" not in proxy.access_log()
+
+
+async def test_the_page_and_its_files_load_under_the_prefix(daemon: RunningDaemon, caddy: StartCaddy) -> None:
+    proxy = await caddy()
+    async with httpx.AsyncClient() as http:
+        r = await http.get(proxy.url)  # no slash: the documented redir adds it
+        assert r.is_redirect and r.headers["Location"] == "/askd/"
+        page = await http.get(f"{proxy.url}/")
+        assert page.status_code == 200 and "<title>askd inbox</title>" in page.text
+        refs = [ref for _, ref in re.findall(r'(href|src)="([^"]*)"', page.text)]
+        assert refs and not [ref for ref in refs if ref.startswith(("/", "http:", "https:"))], refs
+        for ref in refs:
+            assert (await http.get(f"{proxy.url}/{ref}")).status_code == 200, ref
+
+
+@pytest.mark.parametrize(
+    ("settings_overrides", "expected"),
+    [
+        pytest.param({"trusted_proxies": ["127.0.0.1"]}, TAB, id="trusted"),
+        pytest.param({}, "127.0.0.1", id="nothing-trusted"),
+    ],
+)
+async def test_the_client_address_comes_from_caddy_only_when_trusted(
+    daemon: RunningDaemon, caddy: StartCaddy, expected: str
+) -> None:
+    proxy = await caddy()
+    # The tab forges the headers: Caddy replaces them with what it saw.
+    await proxy.connect(daemon.token("user", "alice"), local_addr=(TAB, 0), additional_headers=FORGED)
+    assert await remotes(daemon) == [expected]
+
+
+async def test_the_pages_own_origin_through_caddy(daemon: RunningDaemon, caddy: StartCaddy) -> None:
+    proxy = await caddy()
+    token = daemon.token("user", "alice")
+    # Caddy keeps the browser's Host, so the page's own origin matches.
+    tab = await proxy.connect(token, origin=proxy.origin)
+    await tab.works()
+    for origin in ("http://evil.example", f"http://127.0.0.1:{proxy.port + 1}"):
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await proxy.connect(token, origin=origin, additional_headers={"X-Forwarded-Host": "evil.example"})
+        assert refused.value.response.status_code == 403
