@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.frontdoor.conftest import DEPLOY_DOC, START_TIMEOUT, Proxy, free_port
+from tests.frontdoor.conftest import DEPLOY_DOC, Proxy, free_port, listening
 
 CADDY = Path(shutil.which("caddy") or "/usr/bin/caddy")
 
@@ -80,19 +80,8 @@ async def start_caddy(dir_: Path, upstream_port: int) -> CaddyProxy:
                 str(CADDY), "run", "--config", str(conf), "--adapter", "caddyfile",
                 env=env, stdout=subprocess.DEVNULL, stderr=stderr,
             )
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + START_TIMEOUT
-        while proc.returncode is None and loop.time() < deadline:
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.02)
-                continue
-            writer.close()
+        if await listening(proc, port):
             return CaddyProxy(port, where, proc)
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
         errors = (where / "caddy.log").read_text(errors="replace")
         if "address already in use" not in errors:
             raise AssertionError(f"caddy did not start:\n{conf.read_text()}\n{errors}")

@@ -153,6 +153,25 @@ class Proxy:
                 await self.proc.wait()
 
 
+async def listening(proc: asyncio.subprocess.Process, port: int) -> bool:
+    """Whether the proxy ``proc`` accepts connections on ``port`` within
+    START_TIMEOUT; if not, it is stopped (its errors say why)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_TIMEOUT
+    while proc.returncode is None and loop.time() < deadline:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.02)
+            continue
+        writer.close()
+        return True
+    if proc.returncode is None:
+        proc.kill()
+    await proc.wait()
+    return False
+
+
 async def start_nginx(dir_: Path, upstream_port: int | list[int], bind: str | None = None) -> Proxy:
     for _ in range(3):  # another process may take the free port first
         port = free_port()
@@ -164,18 +183,8 @@ async def start_nginx(dir_: Path, upstream_port: int | list[int], bind: str | No
             str(NGINX), "-p", str(where), "-c", str(conf), "-e", str(where / "error.log"), "-g", "daemon off;",
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
-        deadline = asyncio.get_running_loop().time() + START_TIMEOUT
-        while proc.returncode is None and asyncio.get_running_loop().time() < deadline:
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.02)
-                continue
-            writer.close()
+        if await listening(proc, port):
             return Proxy(port, where, proc)
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
         assert proc.stderr is not None
         errors = (await proc.stderr.read()).decode() + (where / "error.log").read_text(errors="replace")
         if "Address already in use" not in errors:
