@@ -264,7 +264,11 @@ async def test_each_end_is_logged_once_by_the_node_whose_step_took_effect(askd_n
     for node in (a, b, c):
         for rid, (sid, status) in ends.items():
             await eventually(lambda node=node, sid=sid, rid=rid, status=status: _status_is(node, sid, rid, status), what=f"{rid} {status} on {node.daemon.id}")
-    await asyncio.sleep(0.2)  # every node has applied every end: any extra line is written by now
+    # Every node has applied every end. A request logged after that (a 404
+    # is an info line) marks where each node's log has been read up to.
+    for node in (a, b, c):
+        assert (await node.result("s1", "log-mark")).status_code == 404
+        await eventually(lambda node=node: _logged_path(node, "/v1/sessions/s1/questions/log-mark"), what=f"{node.daemon.id}'s mark")
 
     def lines(status: str, rid: str) -> list[str]:
         return [n.daemon.id for n in (a, b, c) for e in n.daemon.proc.named(f"question.{status}") if e.get("requestId") == rid]
@@ -273,6 +277,10 @@ async def test_each_end_is_logged_once_by_the_node_whose_step_took_effect(askd_n
     assert lines("cancelled", cancelled) == ["node-c"]  # the agent's node
     assert len(lines("timeout", timed_out)) == 1  # whichever node's timer won
     assert lines("asked", answered) == lines("asked", timed_out) == ["node-a"]
+
+
+def _logged_path(node: RunningDaemon, path: str) -> bool:
+    return any(e.get("path") == path for e in node.daemon.proc.named("http.request"))
 
 
 async def _status_is(node: RunningDaemon, sid: str, rid: str, status: str) -> bool:

@@ -29,7 +29,8 @@ from typing import Any
 import pytest
 import websockets
 
-from tests.conftest import RunningDaemon, WsClient
+from askd.client import AsyncAgentClient
+from tests.conftest import RunningDaemon, WsClient, eventually, q
 
 NGINX = Path(shutil.which("nginx") or "/usr/sbin/nginx")
 OPENSSL = Path(shutil.which("openssl") or "/usr/bin/openssl")
@@ -192,7 +193,55 @@ async def start_nginx(dir_: Path, upstream_port: int | list[int], bind: str | No
     raise AssertionError("nginx found no free port in three tries")
 
 
+# The tab's own address: the proxy sees it, and so does askd when it trusts the proxy.
+TAB = "127.0.0.3"
+FORGED = {"X-Forwarded-For": "203.0.113.7", "X-Real-IP": "203.0.113.8", "X-Forwarded-Host": "evil.example"}
+
+
+async def remotes(daemon: RunningDaemon) -> list[str]:
+    """The client addresses askd lists for its connections."""
+    r = await daemon.admin("GET", "/admin/v1/connections")
+    return [c["remote"] for c in r.json()["connections"]]
+
+
 StartProxy = Callable[..., Awaitable[Proxy]]
+
+
+async def survives_a_drop(
+    daemon: RunningDaemon,
+    proxy: Proxy,
+    open_tab: Callable[[], Awaitable[WsClient]],
+    long_polls: Callable[[str], int],
+) -> None:
+    """The product's promise through a proxy: an agent asks through it and
+    long-polls; the link between the proxy and askd drops; the tab comes
+    back through the proxy, gets the same question and answers it; the agent
+    gets that answer. ``long_polls(requestId)`` counts the agent's polls the
+    proxy logged (each proxy logs in its own format)."""
+    tab = await open_tab()
+    assert await tab.subscribe("*") == []
+    async with AsyncAgentClient(proxy.url, daemon.token("agent"), poll_seconds=0.3) as agent:
+        asking = asyncio.create_task(agent.ask("s1", "alice", [q("Deploy now?", "yes", "no")]))
+        first = (await tab.expect("ask_user_questions"))["payload"]
+
+        # The link between the proxy and askd drops, as a network failure would.
+        r = await daemon.admin("POST", "/admin/v1/disconnect", json={"userId": "alice", "mode": "abort"})
+        assert r.json() == {"disconnected": 1}
+        await tab.closed()  # the proxy passes the drop on to the tab
+        await eventually(lambda: long_polls(first["requestId"]) >= 2, what="the agent's long-polls through the proxy")
+        assert not asking.done()
+
+        tab = await open_tab()
+        frames = await tab.subscribe("*")
+        assert [f["type"] for f in frames] == ["session_snapshot", "ask_user_questions"]
+        assert frames[1]["payload"] == first  # the same requestId, questions and times
+        ack = await tab.answer("s1", first["requestId"], {"Deploy now?": "yes"})
+        assert ack["payload"] == {"accepted": True}
+        await tab.expect("ask_user_questions_cancelled")
+
+        result = await asyncio.wait_for(asking, 5)
+    assert result.answered and result.answers == {"Deploy now?": "yes"}
+    assert result.request_id == first["requestId"]
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ which pages may open ``/ws``, and no token in Caddy's access log."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -14,11 +13,9 @@ import httpx
 import pytest
 import websockets
 
-from askd.client import AsyncAgentClient
-from tests.conftest import RunningDaemon, WsClient, eventually, q
+from tests.conftest import RunningDaemon, WsClient, eventually
 from tests.frontdoor.caddy import CADDY, CaddyProxy, start_caddy
-from tests.frontdoor.conftest import need
-from tests.frontdoor.test_nginx import FORGED, TAB, remotes
+from tests.frontdoor.conftest import FORGED, TAB, need, remotes, survives_a_drop
 
 StartCaddy = Callable[[], Awaitable[CaddyProxy]]
 
@@ -50,34 +47,10 @@ async def test_a_question_survives_a_drop_and_is_answered_through_caddy(daemon: 
         proxy.clients.append(tab)
         return tab
 
-    tab = await open_tab()
-    assert await tab.subscribe("*") == []
-    async with AsyncAgentClient(proxy.url, daemon.token("agent"), poll_seconds=0.3) as agent:
-        asking = asyncio.create_task(agent.ask("s1", "alice", [q("Deploy now?", "yes", "no")]))
-        first = (await tab.expect("ask_user_questions"))["payload"]
+    def long_polls(rid: str) -> int:
+        return sum(r["uri"].startswith(f"/askd/v1/sessions/s1/questions/{rid}?wait=") for r in proxy.requests())
 
-        # The link between Caddy and askd drops, as a network failure would.
-        r = await daemon.admin("POST", "/admin/v1/disconnect", json={"userId": "alice", "mode": "abort"})
-        assert r.json() == {"disconnected": 1}
-        await tab.closed()  # Caddy passes the drop on to the tab
-        poll = f"/askd/v1/sessions/s1/questions/{first['requestId']}?wait="
-        await eventually(
-            lambda: sum(r["uri"].startswith(poll) for r in proxy.requests()) >= 2,
-            what="the agent's long-polls through Caddy",
-        )
-        assert not asking.done()
-
-        tab = await open_tab()
-        frames = await tab.subscribe("*")
-        assert [f["type"] for f in frames] == ["session_snapshot", "ask_user_questions"]
-        assert frames[1]["payload"] == first  # the same requestId, questions and times
-        ack = await tab.answer("s1", first["requestId"], {"Deploy now?": "yes"})
-        assert ack["payload"] == {"accepted": True}
-        await tab.expect("ask_user_questions_cancelled")
-
-        result = await asyncio.wait_for(asking, 5)
-    assert result.answered and result.answers == {"Deploy now?": "yes"}
-    assert result.request_id == first["requestId"]
+    await survives_a_drop(daemon, proxy, open_tab, long_polls)
     await eventually(lambda: any(r["uri"].startswith("/askd/ws") for r in proxy.requests()), what="the socket's log line")
     uris = [r["uri"] for r in proxy.requests()]
     assert "/askd/v1/sessions/s1/questions?wait=0.3" in uris  # the ask, long-polling itself

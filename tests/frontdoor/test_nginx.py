@@ -4,7 +4,6 @@ and which pages may open ``/ws``."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import re
@@ -14,48 +13,19 @@ import httpx
 import pytest
 import websockets
 
-from askd.client import AsyncAgentClient
-from tests.conftest import RunningDaemon, eventually, q
-from tests.frontdoor.conftest import StartProxy
-
-# The tab's own address: nginx sees it, and so does askd when it trusts nginx.
-TAB = "127.0.0.3"
-FORGED = {"X-Forwarded-For": "203.0.113.7", "X-Real-IP": "203.0.113.8", "X-Forwarded-Host": "evil.example"}
-
-
-async def remotes(daemon: RunningDaemon) -> list[str]:
-    r = await daemon.admin("GET", "/admin/v1/connections")
-    return [c["remote"] for c in r.json()["connections"]]
+from tests.conftest import RunningDaemon
+from tests.frontdoor.conftest import FORGED, TAB, StartProxy, remotes, survives_a_drop
 
 
 async def test_a_question_survives_a_drop_and_is_answered_through_the_proxy(daemon: RunningDaemon, nginx: StartProxy) -> None:
     proxy = await nginx()
     user_token = daemon.token("user", "alice")
-    tab = await proxy.connect(user_token)
-    assert await tab.subscribe("*") == []
-    async with AsyncAgentClient(proxy.url, daemon.token("agent"), poll_seconds=0.3) as agent:
-        asking = asyncio.create_task(agent.ask("s1", "alice", [q("Deploy now?", "yes", "no")]))
-        first = (await tab.expect("ask_user_questions"))["payload"]
-
-        # The link between nginx and askd drops, as a network failure would.
-        r = await daemon.admin("POST", "/admin/v1/disconnect", json={"userId": "alice", "mode": "abort"})
-        assert r.json() == {"disconnected": 1}
-        await tab.closed()  # nginx passes the drop on to the tab
-        polls = f"GET /askd/v1/sessions/s1/questions/{first['requestId']} "
-        await eventually(lambda: proxy.access_log().count(polls) >= 2, what="the agent's long-polls through nginx")
-        assert not asking.done()
-
-        tab = await proxy.connect(user_token)
-        frames = await tab.subscribe("*")
-        assert [f["type"] for f in frames] == ["session_snapshot", "ask_user_questions"]
-        assert frames[1]["payload"] == first  # the same requestId, questions and times
-        ack = await tab.answer("s1", first["requestId"], {"Deploy now?": "yes"})
-        assert ack["payload"] == {"accepted": True}
-        await tab.expect("ask_user_questions_cancelled")
-
-        result = await asyncio.wait_for(asking, 5)
-    assert result.answered and result.answers == {"Deploy now?": "yes"}
-    assert result.request_id == first["requestId"]
+    await survives_a_drop(
+        daemon,
+        proxy,
+        lambda: proxy.connect(user_token),
+        lambda rid: proxy.access_log().count(f"GET /askd/v1/sessions/s1/questions/{rid} "),
+    )
     log = proxy.access_log()
     assert "POST /askd/v1/sessions/s1/questions " in log and "GET /askd/ws " in log
     assert "token" not in log  # the documented log format leaves the query string out
