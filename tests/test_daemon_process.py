@@ -121,6 +121,7 @@ async def test_invalid_config_exits_2_with_one_line_naming_the_setting(tmp_path:
     cases = {  # what must be named: (args, env); every other bad value is in test_config.py
         "ASKD_PORT": ([], {"ASKD_PORT": "99999"}),
         "syntax.toml": (["--config", str(bad_syntax)], {}),
+        "did you mean ASKD_QUESTION_TIMEOUT_SECONDS?": ([], {"ASKD_QUESTION_TIMEOUT": "60"}),  # a typo never starts silently
     }
     # concurrently: each is a cold interpreter start
     results = await asyncio.gather(*(run_cli("serve", *args, env=env) for args, env in cases.values()))
