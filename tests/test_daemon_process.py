@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import stat
 import time
@@ -18,7 +19,7 @@ import pytest
 import websockets
 
 from askd import state, tokens
-from tests.askd_process import ASKD, START_TIMEOUT, ServeProcess, spawn
+from tests.askd_process import ASKD, START_TIMEOUT, STOP_TIMEOUT, ServeProcess, spawn
 from tests.conftest import FRAME_TIMEOUT, WsClient
 
 
@@ -104,6 +105,7 @@ async def test_serve_announces_mints_serves_and_stops_gracefully(serve, tmp_path
     assert not (state_dir / "askd.json").exists()
 
     logs = daemon.log_text()
+    assert "Next: " not in logs  # the hint is for a terminal; collected logs stay JSON lines
     for secret_text in (user_token, agent_token, admin_token, secret):
         assert secret_text not in logs
     assert "token=[REDACTED]" in logs  # the /ws access line was logged, redacted
@@ -113,6 +115,33 @@ async def test_serve_announces_mints_serves_and_stops_gracefully(serve, tmp_path
     assert connected and connected[0]["userId"] == "alice" and connected[0]["connectionId"]
     assert daemon.named("ws.disconnected")[0]["code"] == 1001
     assert daemon.named("stopped")
+
+
+def test_on_a_terminal_serve_says_what_to_do_next(tmp_path: Path) -> None:
+    import pty
+    import select
+    import subprocess
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [*ASKD, "serve", "--port", "0", "--admin-port", "0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower,
+    )  # ASKD_STATE_DIR: tmp_path/"state", from the autouse fixture
+    os.close(follower)
+    seen = b""
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while b"\nNext: " not in seen or not seen.endswith(b"\n"):
+            assert time.monotonic() < deadline, seen.decode(errors="replace")
+            if select.select([leader], [], [], 0.5)[0]:
+                seen += os.read(leader, 65536)
+    finally:
+        proc.terminate()
+        proc.wait(STOP_TIMEOUT)
+        os.close(leader)
+    line = seen.decode().split("\nNext: ", 1)[1].splitlines()[0]
+    assert f"ASKD_STATE_DIR={tmp_path / 'state'} askd open --user YOU" in line
+    assert re.search(r"agents ask with POST http://127\.0\.0\.1:[1-9][0-9]*/v1/sessions/SESSION/questions$", line), line
 
 
 async def test_invalid_config_exits_2_with_one_line_naming_the_setting(tmp_path: Path) -> None:

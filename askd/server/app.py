@@ -13,6 +13,7 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import time
 from typing import Any
 
@@ -68,6 +69,15 @@ def public_base(settings: Any, scheme: str, port: int) -> str:
     if settings.public_url is not None:
         return str(settings.public_url)
     return f"{scheme}://{_connect_host(settings.host)}:{port}/"
+
+
+def next_steps(settings: Any, scheme: str, port: int) -> str:
+    """The one line a person who just ran ``askd serve`` needs: how to open
+    an inbox and where agents ask."""
+    default_dir = type(settings).model_fields["state_dir"].get_default(call_default_factory=True)
+    here = "" if settings.state_dir == default_dir else f"ASKD_STATE_DIR={settings.state_dir} "
+    agents = public_base(settings, scheme, port).rstrip("/") + "/v1/sessions/SESSION/questions"
+    return f"Next: `{here}askd open --user YOU` opens the inbox of user YOU; agents ask with POST {agents}"
 
 
 class Daemon:
@@ -134,6 +144,10 @@ class Daemon:
 
     async def start(self) -> None:
         loaded = await self.hub.load()
+        # What came back, as people count it: questions still waiting (those
+        # overdue end as the timer starts) and results kept for agents.
+        pending = self.hub.registry.stats()["pending"]
+        kept = {"pending": pending, "results": loaded - pending}
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port)
@@ -171,7 +185,7 @@ class Daemon:
             pid=os.getpid(),
             node=self.hub.node_id,
             store=self.hub.store.kind,
-            restored=loaded,
+            **kept,
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
 
@@ -244,6 +258,8 @@ async def serve(settings: Any) -> None:
     daemon = Daemon(settings)
     await daemon.start()
     settle_gc()
+    if sys.stderr.isatty():  # for a person at a terminal; logs collected elsewhere stay pure
+        print(next_steps(settings, daemon.scheme, daemon.port), file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
