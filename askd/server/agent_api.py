@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import quote
 
 import structlog
 
@@ -39,7 +40,10 @@ class _AgentHandler(ApiHandler):
             if self.ctx.hub.store.kind == "memory":
                 fate = "the question is lost (store = memory keeps nothing across a restart)"
             else:
-                fate = f"the question is kept: ask again for {req.request_id} with ?wait= once askd is back"
+                # The exact call: a second POST would ask twice (without an Idempotency-Key).
+                wait = f"{self.ctx.settings.limits.max_wait_seconds:g}"
+                path = f"/v1/sessions/{quote(req.session_id, safe='')}/questions/{quote(req.request_id, safe='')}"
+                fate = f"the question is kept: once askd is back, GET {path}?wait={wait} for its result (do not POST it again)"
             raise ApiError("shutting_down", f"askd is stopping; {fate}") from None
 
     def session_arg(self, session_id: str) -> str:

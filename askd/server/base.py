@@ -3,6 +3,7 @@ spec's error envelope, and request-scoped log context."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -150,6 +151,8 @@ class ApiHandler(tornado.web.RequestHandler):
             raise ApiError("too_large", f"request body is over {limit} bytes")
         try:
             raw = codec.loads(self.request.body or b"null")
+        except json.JSONDecodeError as err:  # say where, as a person fixing a curl line needs
+            raise ApiError("invalid_request", f"request body is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
         except (ValueError, RecursionError):
             raise ApiError("invalid_request", "request body is not valid JSON") from None
         if not isinstance(raw, dict):
@@ -158,8 +161,9 @@ class ApiHandler(tornado.web.RequestHandler):
             return model.model_validate(raw, context=context), raw
         except ValidationError as err:
             details = validation_details(err)
-            where = ", ".join(d["loc"] or "body" for d in details[:5])
-            raise ApiError("invalid_request", f"invalid request body: {where}", details) from None
+            first = details[0]
+            more = f" (and {len(details) - 1} more in details)" if len(details) > 1 else ""
+            raise ApiError("invalid_request", f"invalid request body: {first['loc'] or 'body'}: {first['msg']}{more}", details) from None
 
     def wait_seconds(self) -> float:
         """``?wait=SEC``: 0 when absent, at most ``limits.max_wait_seconds``."""

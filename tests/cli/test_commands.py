@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from askd import __version__
+from askd import __version__, tokens
 from askd.cli.main import app
 from tests.client.waiting import pending_on_daemon
 from tests.conftest import SECRET, RunningDaemon, q
@@ -314,7 +314,12 @@ async def test_flags_win_over_discovery(daemon: RunningDaemon) -> None:
 
 async def test_wrong_token_down_daemon_and_debug(local: RunningDaemon) -> None:
     line = one_error_line(await askd("pending", "list", "--token", "not-a-token"))
-    assert "refused the token" in line and "401" in line
+    assert line == "askd: the token was refused (401): invalid token: it is not a valid askd token; it was cut or mistyped"
+    forged = tokens.issue("another askd's secret, 32 characters or more", "admin")
+    line = one_error_line(await askd("pending", "list", "--token", forged))
+    assert line.startswith("askd: the token was refused (401): invalid token: it was not signed with this askd's secret")
+    expired = tokens.issue(SECRET, "admin", ttl=-60)
+    assert one_error_line(await askd("pending", "list", "--token", expired)) == "askd: the token was refused (401): token expired: mint a new one"
     line = one_error_line(await askd("connections", "list", "--token", local.token("agent")))
     assert "role" in line and "403" in line
     line = one_error_line(await askd("cancel", "s1", "--admin-url", "http://127.0.0.1:1"))

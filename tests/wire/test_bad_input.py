@@ -176,6 +176,27 @@ async def test_ask_body_that_is_not_json_is_400_with_details(daemon: RunningDaem
     assert (await daemon.result("s1", kept["requestId"])).json()["status"] == "pending"
 
 
+async def test_a_body_that_is_not_json_says_where_it_broke(daemon: RunningDaemon) -> None:
+    raw = b'{"userId": "alice",\n "questions": [{"question": "Which?"}],\n "timeoutSeconds": 60,}'  # a trailing comma
+    r = await daemon.http.post(
+        f"{daemon.url}/v1/sessions/s1/questions", content=raw, headers={**daemon.agent_headers, "Content-Type": "application/json"}
+    )
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == "request body is not valid JSON: Expecting property name enclosed in double quotes at line 3 column 23"
+
+
+async def test_options_as_plain_strings_say_to_use_label_objects(daemon: RunningDaemon) -> None:
+    body = {"userId": "alice", "questions": [{"question": "Which database?", "options": ["PostgreSQL", "SQLite"]}]}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert error["message"] == (
+        'invalid request body: questions.0.options.0: Value error, an option is an object: write {"label": "..."},'
+        " not a plain string (and 1 more in details)"
+    )
+    assert [d["loc"] for d in error["details"]] == ["questions.0.options.0", "questions.0.options.1"]
+
+
 async def test_unknown_fields_inside_questions_pass_through(daemon: RunningDaemon) -> None:
     tab = await daemon.connect("alice")
     questions = [{"question": "A?", "ui": {"rows": 3}, "options": [{"label": "x", "icon": "star"}]}]
