@@ -104,8 +104,12 @@ class QuestionsHandler(_AgentHandler):
         self.send_json({"sessionId": sid, "pending": pending})
 
 
-def _not_found(sid: str, rid: str) -> ApiError:
-    return ApiError("not_found", f"no question {rid} in session {sid} (never asked, or its result expired)")
+def _not_found(settings: Any, sid: str, rid: str) -> ApiError:
+    # Only the guesses that can be true of this daemon.
+    why = f"it was never asked there, or it ended more than {settings.result_ttl_seconds:g} s ago and its result was forgotten"
+    if settings.store == "memory":
+        why += ", or askd restarted since (store = memory keeps nothing)"
+    return ApiError("not_found", f"unknown question {rid} in session {sid}: {why}")
 
 
 class ResultHandler(_AgentHandler):
@@ -124,7 +128,7 @@ class ResultHandler(_AgentHandler):
         # must not answer pending for a question another node just ended.
         req = await self.ctx.hub.lookup(sid, rid, fresh=not wait)
         if req is None:
-            raise _not_found(sid, rid)
+            raise _not_found(self.ctx.settings, sid, rid)
         if wait and req.pending:
             await self.wait_for(req, wait)
         self.send_json(req.result())
@@ -133,7 +137,7 @@ class ResultHandler(_AgentHandler):
         sid, rid = self.ids(session_id, request_id)
         req = await self.ctx.hub.withdraw(sid, rid)
         if req is None:
-            raise _not_found(sid, rid)
+            raise _not_found(self.ctx.settings, sid, rid)
         self.send_json(req.result())
 
 

@@ -197,7 +197,17 @@ async def test_withdraw(local: RunningDaemon) -> None:
     await answer_via_admin(local, {"Deploy?": "yes"})
     r = await askd("withdraw", "s1", b["requestId"])
     assert r.stdout == f"Question {b['requestId']} of session s1: answered.\n"
-    assert "no longer knows question nope" in one_error_line(await askd("withdraw", "s1", "nope"))
+    # An id that never existed: unknown, with only the guesses that can be true (no memory store here).
+    assert one_error_line(await askd("withdraw", "s1", "nope")) == (
+        "askd: unknown question nope in session s1: it was never asked there,"
+        " or it ended more than 600 s ago and its result was forgotten"
+    )
+
+
+async def test_a_group_command_typed_without_its_group_is_pointed_to() -> None:
+    r = await askd("answer", "s1", "r1", "--answer", "Deploy?=yes")
+    assert r.exit_code == 2
+    assert "No such command 'answer'. Did you mean `askd pending answer`?" in r.stderr
 
 
 # ---- ask ------------------------------------------------------------------
