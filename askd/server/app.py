@@ -22,7 +22,6 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
-from askd.client.discovery import _connect_host
 from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
@@ -30,7 +29,7 @@ from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.notify import Notifier
 from askd.server.pinger import Pinger
-from askd.server.proxy import Application, origin_of
+from askd.server.proxy import Application, origin_of, public_base
 from askd.server.ws import WsHandler
 from askd.store import open_store
 
@@ -62,13 +61,6 @@ def limits_from(settings: Any) -> Limits:
 def notify_policy(settings: Any) -> NotifyPolicy | None:
     n = settings.notify
     return NotifyPolicy(n.after_seconds, n.only_offline) if n.webhook_url is not None else None
-
-
-def public_base(settings: Any, scheme: str, port: int) -> str:
-    """Where people open the inbox: ``public_url``, else the public listener."""
-    if settings.public_url is not None:
-        return str(settings.public_url)
-    return f"{scheme}://{_connect_host(settings.host)}:{port}/"
 
 
 def next_steps(settings: Any, scheme: str, port: int) -> str:

@@ -277,11 +277,13 @@ async def test_status_up(local: RunningDaemon) -> None:
     assert f":{local.daemon.port}" in r.stdout and local.admin_url in r.stdout
     assert "1 connection of 1 user" in r.stdout and "1 pending" in r.stdout
     assert f"node     {local.daemon.hub.node_id}   store sqlite\n" in r.stdout
+    assert f"  inbox    http://127.0.0.1:{local.daemon.port}/\n" in r.stdout
     data = json.loads((await askd("status", "--json")).stdout)
     assert data["up"] is True and data["version"] == __version__
     assert (data["port"], data["adminPort"], data["pending"], data["connections"]) == (local.daemon.port, local.daemon.admin_port, 1, 1)
     assert data["uptimeSeconds"] >= 0
     assert (data["node"], data["store"], data["storeStatus"]) == (local.daemon.hub.node_id, "sqlite", "ok")
+    assert data["publicUrl"] == f"http://127.0.0.1:{local.daemon.port}/"
     local.daemon.hub.store._db.execute("PRAGMA query_only = ON")  # type: ignore[attr-defined]
     await local.ask("s2", "alice", [q("Refused?")], expect=503)  # the store fails: degraded
     local.daemon.hub.store._db.execute("PRAGMA query_only = OFF")  # type: ignore[attr-defined]
