@@ -51,6 +51,11 @@ class ConfigError(Exception):
     """Invalid configuration, described in one line naming the setting."""
 
 
+def env_name(loc: tuple[Any, ...]) -> str:
+    """``("limits", "max_questions")`` -> ``ASKD_LIMITS__MAX_QUESTIONS``."""
+    return PREFIX + NESTED.join(str(p).upper() for p in loc)
+
+
 def _unwrap(annotation: Any) -> Any:
     """``X | None`` -> ``X``."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):

@@ -34,15 +34,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from askd.config.environment import (
-    LIST_FORM,
-    ConfigError,
-    EnvSource,
-    check_environment,
-    did_you_mean,
-    is_list,
-    setting_names,
-)
+from askd.config.environment import ConfigError, EnvSource, check_environment
+from askd.config.errors import described
 
 _toml_file: ContextVar[Path | None] = ContextVar("askd_toml_file", default=None)
 
@@ -271,10 +264,6 @@ class Settings(BaseSettings):
         return tuple(sources)
 
 
-def env_name(loc: tuple[Any, ...]) -> str:
-    return "ASKD_" + "__".join(str(p).upper() for p in loc)
-
-
 def load_settings(config_file: Path | str | None = None, **flags: Any) -> Settings:
     """Build the settings; ``flags`` are the command line's values (None = not given)."""
     path = config_file or os.environ.get("ASKD_CONFIG") or None
@@ -289,60 +278,13 @@ def load_settings(config_file: Path | str | None = None, **flags: Any) -> Settin
     try:
         return Settings(**overrides)
     except ValidationError as err:
-        raise _described(err.errors()[0], overrides, toml) from None
+        raise described(Settings, err.errors()[0], overrides, toml) from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"config file {toml} is not valid TOML: {err}") from None
     except ValueError as err:  # an environment value that is not JSON, and the like
         raise ConfigError(f"cannot read configuration: {err}") from None
     finally:
         _toml_file.reset(token)
-
-
-def _described(error: Any, flags: dict[str, Any], toml: Path | None) -> ConfigError:
-    """One line for a validation error, naming where the value came from:
-    the TOML file and its key, else the environment variable."""
-    loc = tuple(str(p) for p in error["loc"] if not isinstance(p, int)) or ("settings",)
-    name = ".".join(loc)
-    in_file = toml is not None and _in_toml(toml, loc) and not _in_flags_or_env(flags, loc)
-    if error["type"] == "extra_forbidden" and in_file:
-        hint = did_you_mean(name, setting_names(Settings))
-        return ConfigError(f"unknown key {name} in {toml}: askd has no such setting{hint}")
-    field = _field(loc)
-    hint = f" (write {LIST_FORM})" if error["type"] == "list_type" and is_list(field) and not in_file else ""
-    where = f"in {toml}" if in_file else f"({env_name(loc)})"
-    return ConfigError(f"invalid setting {name} {where}: {error['msg']}{hint}")
-
-
-def _in_toml(toml: Path, loc: tuple[str, ...]) -> bool:
-    try:
-        node: Any = tomllib.loads(toml.read_text())
-    except (OSError, ValueError):
-        return False
-    for part in loc:
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
-
-
-def _in_flags_or_env(flags: dict[str, Any], loc: tuple[str, ...]) -> bool:
-    node: Any = flags
-    for i, part in enumerate(loc):
-        if env_name(loc[: i + 1]) in {k.upper() for k in os.environ}:
-            return True
-        node = node.get(part) if isinstance(node, dict) else None
-    return node is not None
-
-
-def _field(loc: tuple[str, ...]) -> Any:
-    model: Any = Settings
-    field = None
-    for part in loc:
-        field = getattr(model, "model_fields", {}).get(part)
-        if field is None:
-            return None
-        model = field.annotation
-    return field
 
 
 def _nest(flat: dict[str, Any]) -> dict[str, Any]:
