@@ -86,7 +86,7 @@ def describe_error(err: BaseException) -> tuple[str, int]:
         return str(err), EXIT_USAGE
     if isinstance(err, DaemonUnavailable):
         if err.reason.startswith("HTTP "):  # it is there, failing: say what it said
-            return f"askd at {err.url} kept failing: {err.reason}", EXIT_ERROR
+            return f"the daemon at {err.url} kept failing: {err.reason}", EXIT_ERROR
         return f"cannot reach askd at {err.url} ({err.reason}); is `askd serve` running?", EXIT_ERROR
     if isinstance(err, AuthError):
         # One "askd:" is printed before this already.

@@ -49,8 +49,8 @@ class QuestionLost(AskdClientError):
         # never saw (a withdraw by id), which says only what can be true.
         super().__init__(
             reason
-            or f"askd no longer knows question {request_id} of session {session_id} "
-            "(its result expired, or it restarted on a memory store)"
+            or f"question {request_id} of session {session_id} is no longer known "
+            "(its result expired, or the daemon restarted on a memory store)"
         )
         self.session_id, self.request_id = session_id, request_id
 

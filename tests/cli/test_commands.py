@@ -356,3 +356,20 @@ async def test_token_issue_mints_with_the_daemons_secret(local: RunningDaemon) -
     admin = (await askd("token", "issue", "--role", "admin")).stdout.strip()
     r3 = await local.http.get(f"{local.admin_url}/admin/v1/stats", headers={"Authorization": f"Bearer {admin}"})
     assert r3.status_code == 200
+
+
+def test_every_error_line_has_one_askd_prefix() -> None:
+    # The command wrapper prints "askd: " before each: the message must not say it again.
+    from askd.cli.clients import describe_error
+    from askd.client import QuestionLost
+    from askd.client.errors import AuthError, DaemonUnavailable
+
+    for err in (
+        DaemonUnavailable("http://127.0.0.1:8765", "HTTP 500"),
+        DaemonUnavailable("http://127.0.0.1:8765", "connection refused"),
+        AuthError(401, "unauthorized", "invalid token: it is not a valid askd token; it was cut or mistyped"),
+        AuthError(403, "forbidden", "this API needs a token of role admin, not agent"),
+        QuestionLost("s1", "r1"),
+    ):
+        message, _ = describe_error(err)
+        assert not message.lower().startswith("askd"), message
