@@ -144,6 +144,18 @@ def test_on_a_terminal_serve_says_what_to_do_next(tmp_path: Path) -> None:
     assert re.search(r"agents ask with POST http://127\.0\.0\.1:[1-9][0-9]*/v1/sessions/SESSION/questions$", line), line
 
 
+def test_the_next_step_names_askd_as_this_shell_can_run_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from askd.server.app import _askd_command
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no askd on it
+    monkeypatch.setattr("sys.argv", [".venv/bin/askd", "serve"])
+    assert _askd_command() == ".venv/bin/askd"  # as make serve started it
+    (tmp_path / "askd").write_text("#!/bin/sh\n")
+    (tmp_path / "askd").chmod(0o755)
+    monkeypatch.setattr("sys.argv", [str(tmp_path / "askd"), "serve"])
+    assert _askd_command() == "askd"  # the one on the PATH
+
+
 async def test_invalid_config_exits_2_with_one_line_naming_the_setting(tmp_path: Path) -> None:
     bad_syntax = tmp_path / "syntax.toml"
     bad_syntax.write_text("port = [\n")

@@ -11,6 +11,7 @@ import asyncio
 import gc
 import os
 import secrets
+import shutil
 import signal
 import socket
 import sys
@@ -69,7 +70,16 @@ def next_steps(settings: Any, scheme: str, port: int) -> str:
     default_dir = type(settings).model_fields["state_dir"].get_default(call_default_factory=True)
     here = "" if settings.state_dir == default_dir else f"ASKD_STATE_DIR={settings.state_dir} "
     agents = public_base(settings, scheme, port).rstrip("/") + "/v1/sessions/SESSION/questions"
-    return f"Next: `{here}askd open --user YOU` opens the inbox of user YOU; agents ask with POST {agents}"
+    return f"Next: `{here}{_askd_command()} open --user YOU` opens the inbox of user YOU; agents ask with POST {agents}"
+
+
+def _askd_command() -> str:
+    """``askd``, or the path this one was started by when ``askd`` on the
+    PATH is another or none (``make serve`` runs ``.venv/bin/askd``)."""
+    started = sys.argv[0]
+    if os.path.basename(started) != "askd" or shutil.which("askd") == os.path.abspath(started):
+        return "askd"
+    return started
 
 
 class Daemon:
