@@ -34,7 +34,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from askd.config.environment import ConfigError, EnvSource, check_environment
+from askd.config.environment import ConfigError, EnvSource, check_environment, env_name  # env_name: for packaging/gen_config.py
 from askd.config.errors import described
 
 _toml_file: ContextVar[Path | None] = ContextVar("askd_toml_file", default=None)
