@@ -3,7 +3,6 @@ spec's error envelope, and request-scoped log context."""
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -151,10 +150,8 @@ class ApiHandler(tornado.web.RequestHandler):
             raise ApiError("too_large", f"request body is over {limit} bytes")
         try:
             raw = codec.loads(self.request.body or b"null")
-        except json.JSONDecodeError as err:  # say where, as a person fixing a curl line needs
-            raise ApiError("invalid_request", f"request body is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
-        except (ValueError, RecursionError):
-            raise ApiError("invalid_request", "request body is not valid JSON") from None
+        except (ValueError, RecursionError) as err:
+            raise ApiError("invalid_request", f"request body is {codec.not_json(err)}") from None
         if not isinstance(raw, dict):
             raise ApiError("invalid_request", "request body must be a JSON object")
         try:

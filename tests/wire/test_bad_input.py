@@ -66,6 +66,14 @@ async def test_bad_frame_gets_an_error_and_nothing_is_lost(daemon: RunningDaemon
     assert (await tab.answer("s1", asked["requestId"], {"Kept?": "yes"}))["payload"] == {"accepted": True}
 
 
+async def test_a_frame_that_is_not_json_says_where_it_broke(daemon: RunningDaemon) -> None:
+    tab = await daemon.connect("alice")
+    await tab.send('{"type":"subscribe","sessionId":"*"')  # the closing brace forgotten, as a person types it
+    reply = await tab.recv()
+    assert reply["payload"]["message"] == "frame is not valid JSON: Expecting ',' delimiter at line 1 column 36"
+    await tab.works()
+
+
 async def test_unknown_fields_in_a_frame_are_ignored(daemon: RunningDaemon) -> None:
     tab = await daemon.connect("alice")
     await tab.send({"type": "ping", "id": 1, "extra": {"x": 1}})
