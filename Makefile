@@ -11,14 +11,23 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+SERVE_STAMP = $(VENV)/.installed-serve
+ARGS ?=
+
+# Serving needs only askd itself; the test extras (Playwright, hypothesis,
+# build...) are installed by the first `make test`.
+$(SERVE_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e .
+	touch $(SERVE_STAMP)
+
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
 install: $(STAMP)
 
-serve: $(STAMP)  ## run the daemon on its embedded defaults
-	$(BIN)/askd serve
+serve: $(SERVE_STAMP)  ## run the daemon (ARGS="--port 9000 --admin-port 9001"; ASKD_STATE_DIR=... for another state directory)
+	$(BIN)/askd serve $(ARGS)
 
 test: $(STAMP)  ## run the whole test suite
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -68,14 +68,27 @@ def _cache_key(secret: str, token: str) -> bytes:
     return hashlib.sha256(b"%d:%s%s" % (len(secret), secret.encode(), token.encode(errors="surrogatepass"))).digest()
 
 
+def _plain(err: jwt.InvalidTokenError) -> str:
+    """PyJWT's reason ("Not enough segments") in words a person acts on."""
+    if isinstance(err, jwt.InvalidSignatureError):
+        return "invalid token: it was not signed with this askd's secret (made for another askd, or the secret changed)"
+    if isinstance(err, jwt.ImmatureSignatureError):
+        return "invalid token: it is not valid yet (is this machine's clock right?)"
+    if isinstance(err, jwt.MissingRequiredClaimError):
+        return "invalid token: it is a JWT but not an askd token (it has no role)"
+    if isinstance(err, jwt.InvalidAlgorithmError):
+        return "invalid token: it is not signed with HS256 as askd's tokens are"
+    return "invalid token: it is not a valid askd token; it was cut or mistyped"
+
+
 def _verified(secret: str, token: str) -> tuple[Principal, int | None]:
     try:
         # algorithms pins HS256: "none" and every other algorithm are refused.
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["role"]})
     except jwt.ExpiredSignatureError:
-        raise TokenError("token expired") from None
+        raise TokenError("token expired: mint a new one") from None
     except jwt.InvalidTokenError as err:
-        raise TokenError(f"invalid token: {err}") from None
+        raise TokenError(_plain(err)) from None
     role, sub = claims.get("role"), claims.get("sub")
     if role not in ROLES:
         raise TokenError("invalid token: unknown role")

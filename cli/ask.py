@@ -36,18 +36,17 @@ def readable(result: Result) -> str:
 
 class _Waiting:
     """The status line's text, rendered afresh at each refresh of the
-    display, so the time left counts down by itself."""
+    display, so the time left counts down by itself. Cut to the terminal's
+    width, never wrapped: a wrapped live line leaves its copies behind."""
 
-    def __init__(self, user: str, expires_at: str | None, link: str) -> None:
-        self.user, self.expires, self.link = user, parse_time(expires_at or ""), link
+    def __init__(self, user: str, expires_at: str | None) -> None:
+        self.user, self.expires = user, parse_time(expires_at or "")
 
     def __rich__(self) -> Text:
-        text = Text(f"Waiting for {self.user} to answer")
+        text = Text(f"Waiting for {self.user} to answer", no_wrap=True, overflow="ellipsis")
         if self.expires is not None:
             left = (self.expires - datetime.now(timezone.utc)).total_seconds()
             text.append(f" · {duration(left)} left", style="bold")
-        text.append(" · answer at ")
-        text.append(self.link, style="underline")
         return text
 
 
@@ -62,9 +61,11 @@ def _inbox_base(agent_url: str, config: Path | None) -> str:
 
 @contextmanager
 def _status_line(user: str, result: Result, link: str) -> Iterator[None]:
-    """A live line on stderr while the ask waits, erased when it ends."""
+    """The link once on its own line (a URL is never cut), then a live line
+    on stderr while the ask waits, erased when it ends."""
     console = Console(stderr=True, highlight=False)
-    with console.status(_Waiting(user, result.expires_at, link), spinner="dots"):
+    console.print(Text.assemble("Answer at ", (link, "underline")), soft_wrap=True)
+    with console.status(_Waiting(user, result.expires_at), spinner="dots"):
         yield
 
 
@@ -94,8 +95,8 @@ def ask(
 ) -> None:
     """Ask a user a question and print the answer (exit 3 on timeout, 4 on cancel).
 
-    On a terminal, a status line on stderr shows whom it waits for, the time
-    left and the inbox link, until the answer comes."""
+    On a terminal, the inbox link once on stderr, then a status line of whom
+    it waits for and the time left, until the answer comes."""
     fields: dict[str, Any] = {"question": question}
     if header is not None:
         fields["header"] = header

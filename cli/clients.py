@@ -86,11 +86,12 @@ def describe_error(err: BaseException) -> tuple[str, int]:
         return str(err), EXIT_USAGE
     if isinstance(err, DaemonUnavailable):
         if err.reason.startswith("HTTP "):  # it is there, failing: say what it said
-            return f"askd at {err.url} kept failing: {err.reason}", EXIT_ERROR
+            return f"the daemon at {err.url} kept failing: {err.reason}", EXIT_ERROR
         return f"cannot reach askd at {err.url} ({err.reason}); is `askd serve` running?", EXIT_ERROR
     if isinstance(err, AuthError):
-        what = "refused the token" if err.status == 401 else "refused the token's role"
-        return f"askd {what}: {err.message} ({err.status})", EXIT_ERROR
+        # One "askd:" is printed before this already.
+        what = "the token was refused" if err.status == 401 else "the token's role was refused"
+        return f"{what} ({err.status}): {err.message}", EXIT_ERROR
     if isinstance(err, ApiError):
         return f"{err.message} ({err.status} {err.code})", EXIT_ERROR
     if isinstance(err, AskdClientError):

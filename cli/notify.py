@@ -102,7 +102,10 @@ def test(
         return
     if not got.ok:
         verb = "answered" if got.status is not None else "did not answer:"
-        eprint(f"askd: the webhook at {shown} {verb} {got.describe()}")
+        unsigned = ""
+        if got.status in (401, 403) and secret is None:  # the likeliest cause, which the receiver cannot say
+            unsigned = "; no notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET) is configured, so nothing was signed"
+        eprint(f"askd: the webhook at {shown} {verb} {got.describe()}{unsigned}")
         raise typer.Exit(EXIT_ERROR)
     signed = "signed" if secret else "unsigned"
     typer.echo(f"Sent a sample question ({n.format}, {signed}) to {shown}")

@@ -37,6 +37,8 @@ def status(
     host = admin.url.rsplit(":", 1)[0]
     typer.echo(f"askd {stats['version']} is up (for {duration(stats['uptimeSeconds'])})")
     typer.echo(f"  public   {host}:{stats['port']}   (agents, WebSocket, web page)")
+    if stats.get("publicUrl"):  # what people open: public_url behind a proxy, else the listener
+        typer.echo(f"  inbox    {stats['publicUrl']}")
     typer.echo(f"  admin    {admin.url}")
     degraded = "  (DEGRADED: it refuses writes)" if stats.get("storeStatus") == "degraded" else ""
     typer.echo(f"  node     {stats['node']}   store {stats['store']}{degraded}")

@@ -34,6 +34,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from askd.config.environment import ConfigError, EnvSource, check_environment, env_name  # env_name: for packaging/gen_config.py
+from askd.config.errors import described
+
 _toml_file: ContextVar[Path | None] = ContextVar("askd_toml_file", default=None)
 
 
@@ -254,19 +257,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, EnvSource(settings_cls)]
         toml = _toml_file.get()
         if toml is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
         return tuple(sources)
-
-
-class ConfigError(Exception):
-    """Invalid configuration, described in one line naming the setting."""
-
-
-def env_name(loc: tuple[Any, ...]) -> str:
-    return "ASKD_" + "__".join(str(p).upper() for p in loc)
 
 
 def load_settings(config_file: Path | str | None = None, **flags: Any) -> Settings:
@@ -278,14 +273,12 @@ def load_settings(config_file: Path | str | None = None, **flags: Any) -> Settin
         if not toml.is_file():
             raise ConfigError(f"config file {toml} does not exist")
     overrides = _nest({k: v for k, v in flags.items() if v is not None})
+    check_environment(Settings)
     token = _toml_file.set(toml)
     try:
         return Settings(**overrides)
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = tuple(p for p in first["loc"] if not isinstance(p, int)) or ("settings",)
-        name = ".".join(str(p) for p in loc)
-        raise ConfigError(f"invalid setting {name} ({env_name(loc)}): {first['msg']}") from None
+        raise described(Settings, err.errors()[0], overrides, toml) from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"config file {toml} is not valid TOML: {err}") from None
     except ValueError as err:  # an environment value that is not JSON, and the like

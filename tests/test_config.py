@@ -125,10 +125,11 @@ def test_priority_flags_then_env_then_toml_then_defaults(monkeypatch: pytest.Mon
         ({"ASKD_AUTH__SECRET": "short"}, ("auth.secret", "ASKD_AUTH__SECRET")),
         ({"ASKD_LOG__FORMAT": "xml"}, ("log.format",)),
         ({"ASKD_LOG__LEVEL": "loud"}, ("log.level",)),
-        ({"ASKD_ALLOWED_ORIGINS": "https://not-a-json-list"}, ("allowed_origins",)),
-        ({"ASKD_ALLOWED_ORIGINS": '{"a": 1}'}, ("allowed_origins",)),
+        ({"ASKD_ALLOWED_ORIGINS": '{"a": 1}'}, ("allowed_origins", "ASKD_ALLOWED_ORIGINS", "comma-separated")),
+        ({"ASKD_ALLOWED_ORIGINS": '["https://a.example",'}, ("ASKD_ALLOWED_ORIGINS", "line 1 column", "comma-separated")),
+        ({"ASKD_LIMITS": "{max_questions: 3}"}, ("limits", "ASKD_LIMITS", "JSON object")),
         ({"ASKD_TRUSTED_PROXIES": '["proxy.internal"]'}, ("trusted_proxies", "ASKD_TRUSTED_PROXIES", "proxy.internal")),
-        ({"ASKD_TRUSTED_PROXIES": "127.0.0.1"}, ("trusted_proxies",)),  # not a JSON list
+        ({"ASKD_TRUSTED_PROXIES": "127.0.0.1,proxy.internal"}, ("trusted_proxies", "proxy.internal")),
         ({"ASKD_PUBLIC_URL": "tools.example.com/askd"}, ("public_url", "ASKD_PUBLIC_URL")),
         ({"ASKD_PUBLIC_URL": "ftp://tools.example.com/"}, ("public_url",)),
         ({"ASKD_PUBLIC_URL": "https://tools.example.com/askd/?x=1"}, ("public_url", "no query")),
@@ -149,6 +150,64 @@ def test_invalid_environment_names_the_setting(monkeypatch: pytest.MonkeyPatch, 
 
 
 @pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("ASKD_QUESTION_TIMEOUT_SECOND", "ASKD_QUESTION_TIMEOUT_SECONDS"),
+        ("ASKD_QUESTION_TIMEOUT", "ASKD_QUESTION_TIMEOUT_SECONDS"),
+        ("ASKD_PUBLICURL", "ASKD_PUBLIC_URL"),
+        ("ASKD_WEBHOOK_SECRET", "ASKD_NOTIFY__WEBHOOK_SECRET"),
+        ("ASKD_NOTIFY__WEBHOOK_URLL", "ASKD_NOTIFY__WEBHOOK_URL"),
+        ("ASKD_NOTIFY__SURPRISE", None),
+        ("ASKD_CA_FIL", "ASKD_CA_FILE"),  # askd's own variables that are not settings count too
+        ("askd_portt", "ASKD_PORT"),  # pydantic-settings reads names without case
+    ],
+)
+def test_unknown_variable_is_refused_with_a_guess(monkeypatch: pytest.MonkeyPatch, name: str, meant: str | None) -> None:
+    monkeypatch.setenv(name, "60")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    message = str(err.value)
+    assert message.startswith(f"unknown variable {name}: askd has no such setting")
+    assert "\n" not in message
+    if meant is None:
+        assert "did you mean" not in message
+    else:
+        assert message.endswith(f"; did you mean {meant}?")
+
+
+def test_every_field_of_the_model_is_a_known_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Read from the model, so a field added tomorrow needs no list updated here.
+    from askd.config.environment import setting_variables
+    from askd.config.settings import Settings
+
+    names = setting_variables(Settings)
+    assert {"ASKD_PORT", "ASKD_LIMITS__MAX_QUESTIONS", "ASKD_NOTIFY__WEBHOOK_URL", "ASKD_LIMITS"} <= set(names)
+    monkeypatch.setenv("ASKD_LIMITS__MAX_QUESTIONS", "3")
+    for name in ("ASKD_URL", "ASKD_ADMIN_URL", "ASKD_AGENT_TOKEN", "ASKD_ADMIN_TOKEN", "ASKD_CA_FILE", "ASKD_DEBUG"):
+        monkeypatch.setenv(name, "x")
+    assert load_settings().limits.max_questions == 3
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("127.0.0.1", ["127.0.0.1/32"]),
+        ("127.0.0.1, 10.0.0.0/8", ["127.0.0.1/32", "10.0.0.0/8"]),
+        ('["127.0.0.1", "10.1.2.3/8"]', ["127.0.0.1/32", "10.0.0.0/8"]),
+        ("", []),
+    ],
+)
+def test_list_settings_from_the_environment_are_json_or_comma_separated(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: list[str]
+) -> None:
+    monkeypatch.setenv("ASKD_TRUSTED_PROXIES", value)
+    monkeypatch.setenv("ASKD_ALLOWED_ORIGINS", "https://a.example,https://b.example")
+    s = load_settings()
+    assert [str(n) for n in s.trusted_proxies] == expected
+    assert s.allowed_origins == ["https://a.example", "https://b.example"]
+
+
+@pytest.mark.parametrize(
     ("text", "name"),
     [
         ("port = 99999", "port"),
@@ -166,8 +225,22 @@ def test_invalid_toml_names_the_setting(toml, text: str, name: str) -> None:
     message = str(err.value)
     assert "\n" not in message
     assert name in message
-    if name == "TOML":
-        assert "askd.toml" in message  # which file to fix
+    assert "askd.toml" in message  # which file to fix
+    assert "ASKD_" not in message  # not a variable nobody set
+
+
+def test_toml_errors_name_the_file_and_key(toml) -> None:
+    path = toml("[limits]\nmax_message_bytes = 1\n")
+    with pytest.raises(ConfigError, match=rf"^invalid setting limits.max_message_bytes in {path}: "):
+        load_settings(path)
+    with pytest.raises(ConfigError, match=rf"^unknown key limits.max_mesage_bytes in {path}: .*did you mean limits.max_message_bytes\?$"):
+        load_settings(toml("[limits]\nmax_mesage_bytes = 1\n"))
+
+
+def test_a_bad_value_from_the_environment_names_the_variable_not_the_file(monkeypatch: pytest.MonkeyPatch, toml) -> None:
+    monkeypatch.setenv("ASKD_LIMITS__MAX_MESSAGE_BYTES", "1")
+    with pytest.raises(ConfigError, match=r"^invalid setting limits.max_message_bytes \(ASKD_LIMITS__MAX_MESSAGE_BYTES\): "):
+        load_settings(toml("[limits]\nmax_message_bytes = 2048\n"))
 
 
 def test_missing_config_file_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

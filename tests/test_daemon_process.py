@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import stat
 import time
@@ -18,7 +19,7 @@ import pytest
 import websockets
 
 from askd import state, tokens
-from tests.askd_process import ASKD, START_TIMEOUT, ServeProcess, spawn
+from tests.askd_process import ASKD, START_TIMEOUT, STOP_TIMEOUT, ServeProcess, spawn
 from tests.conftest import FRAME_TIMEOUT, WsClient
 
 
@@ -104,6 +105,7 @@ async def test_serve_announces_mints_serves_and_stops_gracefully(serve, tmp_path
     assert not (state_dir / "askd.json").exists()
 
     logs = daemon.log_text()
+    assert "Next: " not in logs  # the hint is for a terminal; collected logs stay JSON lines
     for secret_text in (user_token, agent_token, admin_token, secret):
         assert secret_text not in logs
     assert "token=[REDACTED]" in logs  # the /ws access line was logged, redacted
@@ -115,12 +117,52 @@ async def test_serve_announces_mints_serves_and_stops_gracefully(serve, tmp_path
     assert daemon.named("stopped")
 
 
+def test_on_a_terminal_serve_says_what_to_do_next(tmp_path: Path) -> None:
+    import pty
+    import select
+    import subprocess
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [*ASKD, "serve", "--port", "0", "--admin-port", "0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower,
+    )  # ASKD_STATE_DIR: tmp_path/"state", from the autouse fixture
+    os.close(follower)
+    seen = b""
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while b"\nNext: " not in seen or not seen.endswith(b"\n"):
+            assert time.monotonic() < deadline, seen.decode(errors="replace")
+            if select.select([leader], [], [], 0.5)[0]:
+                seen += os.read(leader, 65536)
+    finally:
+        proc.terminate()
+        proc.wait(STOP_TIMEOUT)
+        os.close(leader)
+    line = seen.decode().split("\nNext: ", 1)[1].splitlines()[0]
+    assert f"ASKD_STATE_DIR={tmp_path / 'state'} askd open --user YOU" in line
+    assert re.search(r"agents ask with POST http://127\.0\.0\.1:[1-9][0-9]*/v1/sessions/SESSION/questions$", line), line
+
+
+def test_the_next_step_names_askd_as_this_shell_can_run_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from askd.server.app import _askd_command
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no askd on it
+    monkeypatch.setattr("sys.argv", [".venv/bin/askd", "serve"])
+    assert _askd_command() == ".venv/bin/askd"  # as make serve started it
+    (tmp_path / "askd").write_text("#!/bin/sh\n")
+    (tmp_path / "askd").chmod(0o755)
+    monkeypatch.setattr("sys.argv", [str(tmp_path / "askd"), "serve"])
+    assert _askd_command() == "askd"  # the one on the PATH
+
+
 async def test_invalid_config_exits_2_with_one_line_naming_the_setting(tmp_path: Path) -> None:
     bad_syntax = tmp_path / "syntax.toml"
     bad_syntax.write_text("port = [\n")
     cases = {  # what must be named: (args, env); every other bad value is in test_config.py
         "ASKD_PORT": ([], {"ASKD_PORT": "99999"}),
         "syntax.toml": (["--config", str(bad_syntax)], {}),
+        "did you mean ASKD_QUESTION_TIMEOUT_SECONDS?": ([], {"ASKD_QUESTION_TIMEOUT": "60"}),  # a typo never starts silently
     }
     # concurrently: each is a cold interpreter start
     results = await asyncio.gather(*(run_cli("serve", *args, env=env) for args, env in cases.values()))

@@ -64,7 +64,6 @@ def test_links_default_to_the_public_listener(host: str, expected: str) -> None:
         ({"ASKD_NOTIFY__AFTER_SECONDS": "-1"}, "notify.after_seconds (ASKD_NOTIFY__AFTER_SECONDS)"),
         ({"ASKD_NOTIFY__TIMEOUT_SECONDS": "0"}, "notify.timeout_seconds (ASKD_NOTIFY__TIMEOUT_SECONDS)"),
         ({"ASKD_NOTIFY__WEBHOOK_SECRET": ""}, "notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET)"),
-        ({"ASKD_NOTIFY__SURPRISE": "1"}, "notify.surprise"),
         ({"ASKD_PUBLIC_URL": "askd.example.com"}, "public_url (ASKD_PUBLIC_URL)"),
     ],
 )

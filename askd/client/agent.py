@@ -119,12 +119,19 @@ class _Flows:
         call = Call("DELETE", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}")
         response = yield from self._send(call)
         if response.status_code == 404:
-            raise QuestionLost(session, request_id)
+            raise QuestionLost(session, request_id, _message(response))
         return Result.from_json(json_or_raise(response))
 
     def cancel_session(self, session: str) -> Flow[int]:
         response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
         return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
+
+
+def _message(response: httpx.Response) -> str | None:
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _setup(

@@ -44,10 +44,13 @@ class QuestionLost(AskdClientError):
     restarted on ``store = memory`` (which keeps nothing), or the result outlived
     ``result_ttl_seconds``."""
 
-    def __init__(self, session_id: str, request_id: str) -> None:
+    def __init__(self, session_id: str, request_id: str, reason: str | None = None) -> None:
+        # ``reason``: the daemon's own 404 sentence, for a question this client
+        # never saw (a withdraw by id), which says only what can be true.
         super().__init__(
-            f"askd no longer knows question {request_id} of session {session_id} "
-            "(its result expired, or it restarted on a memory store)"
+            reason
+            or f"question {request_id} of session {session_id} is no longer known "
+            "(its result expired, or the daemon restarted on a memory store)"
         )
         self.session_id, self.request_id = session_id, request_id
 

@@ -37,6 +37,14 @@ def dumps(obj: Any) -> bytes:
             return json.dumps(obj, separators=(",", ":")).encode()
 
 
+def not_json(err: BaseException) -> str:
+    """Why ``loads`` refused a text, with where it broke when known, as a
+    person fixing a line typed by hand needs it."""
+    if isinstance(err, json.JSONDecodeError):
+        return f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
+    return "not valid JSON"
+
+
 def loads(data: bytes | str) -> Any:
     """Parse JSON text; raises ``ValueError`` (or ``RecursionError``) when it is not."""
     try:

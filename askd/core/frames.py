@@ -72,8 +72,8 @@ def validation_details(err: ValidationError) -> list[dict[str, Any]]:
 def parse_frame(text: str | bytes) -> Frame:
     try:
         data = codec.loads(text)
-    except (ValueError, RecursionError):
-        raise FrameError("bad_json", "frame is not valid JSON") from None
+    except (ValueError, RecursionError) as err:
+        raise FrameError("bad_json", f"frame is {codec.not_json(err)}") from None
     if not isinstance(data, dict):
         raise FrameError("invalid_request", "a frame must be a JSON object")
     frame_id = data.get("id")

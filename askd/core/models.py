@@ -18,6 +18,7 @@ from pydantic import (
     StrictStr,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from askd.core.lifecycle import Status
@@ -34,6 +35,14 @@ class Option(BaseModel):
 
     label: NonEmpty = Field(description="The choice as the user sees it, and as the answer gives it back.")
     description: StrictStr | None = Field(default=None, description="A line explaining the choice.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_a_plain_string(cls, v: Any) -> Any:
+        # The likeliest first try is ["yes", "no"]: say the fix, not only "a dictionary".
+        if isinstance(v, str):
+            raise ValueError('an option is an object: write {"label": "..."}, not a plain string')
+        return v
 
 
 class Question(BaseModel):

@@ -11,6 +11,7 @@ from askd.core import NotPending
 from askd.core.models import AnswerBody, Id
 from askd.server.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
+from askd.server.proxy import public_base
 
 
 class _AdminHandler(ApiHandler):
@@ -93,6 +94,7 @@ class StatsHandler(_AdminHandler):
                 "uptimeSeconds": round(time.time() - hub.started_at, 3),
                 "port": self.ctx.ports.get("port"),
                 "adminPort": self.ctx.ports.get("admin_port"),
+                "publicUrl": public_base(self.ctx.settings, "https" if self.ctx.settings.tls.enabled else "http", self.ctx.ports.get("port", 0)),
             }
         )
 

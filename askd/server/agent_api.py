@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import quote
 
 import structlog
 
@@ -39,7 +40,10 @@ class _AgentHandler(ApiHandler):
             if self.ctx.hub.store.kind == "memory":
                 fate = "the question is lost (store = memory keeps nothing across a restart)"
             else:
-                fate = f"the question is kept: ask again for {req.request_id} with ?wait= once askd is back"
+                # The exact call: a second POST would ask twice (without an Idempotency-Key).
+                wait = f"{self.ctx.settings.limits.max_wait_seconds:g}"
+                path = f"/v1/sessions/{quote(req.session_id, safe='')}/questions/{quote(req.request_id, safe='')}"
+                fate = f"the question is kept: once askd is back, GET {path}?wait={wait} for its result (do not POST it again)"
             raise ApiError("shutting_down", f"askd is stopping; {fate}") from None
 
     def session_arg(self, session_id: str) -> str:
@@ -100,8 +104,12 @@ class QuestionsHandler(_AgentHandler):
         self.send_json({"sessionId": sid, "pending": pending})
 
 
-def _not_found(sid: str, rid: str) -> ApiError:
-    return ApiError("not_found", f"no question {rid} in session {sid} (never asked, or its result expired)")
+def _not_found(settings: Any, sid: str, rid: str) -> ApiError:
+    # Only the guesses that can be true of this daemon.
+    why = f"it was never asked there, or it ended more than {settings.result_ttl_seconds:g} s ago and its result was forgotten"
+    if settings.store == "memory":
+        why += ", or askd restarted since (store = memory keeps nothing)"
+    return ApiError("not_found", f"unknown question {rid} in session {sid}: {why}")
 
 
 class ResultHandler(_AgentHandler):
@@ -120,7 +128,7 @@ class ResultHandler(_AgentHandler):
         # must not answer pending for a question another node just ended.
         req = await self.ctx.hub.lookup(sid, rid, fresh=not wait)
         if req is None:
-            raise _not_found(sid, rid)
+            raise _not_found(self.ctx.settings, sid, rid)
         if wait and req.pending:
             await self.wait_for(req, wait)
         self.send_json(req.result())
@@ -129,7 +137,7 @@ class ResultHandler(_AgentHandler):
         sid, rid = self.ids(session_id, request_id)
         req = await self.ctx.hub.withdraw(sid, rid)
         if req is None:
-            raise _not_found(sid, rid)
+            raise _not_found(self.ctx.settings, sid, rid)
         self.send_json(req.result())
 
 

@@ -11,8 +11,10 @@ import asyncio
 import gc
 import os
 import secrets
+import shutil
 import signal
 import socket
+import sys
 import time
 from typing import Any
 
@@ -21,7 +23,6 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
-from askd.client.discovery import _connect_host
 from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
@@ -29,7 +30,7 @@ from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.notify import Notifier
 from askd.server.pinger import Pinger
-from askd.server.proxy import Application, origin_of
+from askd.server.proxy import Application, origin_of, public_base
 from askd.server.ws import WsHandler
 from askd.store import open_store
 
@@ -63,11 +64,22 @@ def notify_policy(settings: Any) -> NotifyPolicy | None:
     return NotifyPolicy(n.after_seconds, n.only_offline) if n.webhook_url is not None else None
 
 
-def public_base(settings: Any, scheme: str, port: int) -> str:
-    """Where people open the inbox: ``public_url``, else the public listener."""
-    if settings.public_url is not None:
-        return str(settings.public_url)
-    return f"{scheme}://{_connect_host(settings.host)}:{port}/"
+def next_steps(settings: Any, scheme: str, port: int) -> str:
+    """The one line a person who just ran ``askd serve`` needs: how to open
+    an inbox and where agents ask."""
+    default_dir = type(settings).model_fields["state_dir"].get_default(call_default_factory=True)
+    here = "" if settings.state_dir == default_dir else f"ASKD_STATE_DIR={settings.state_dir} "
+    agents = public_base(settings, scheme, port).rstrip("/") + "/v1/sessions/SESSION/questions"
+    return f"Next: `{here}{_askd_command()} open --user YOU` opens the inbox of user YOU; agents ask with POST {agents}"
+
+
+def _askd_command() -> str:
+    """``askd``, or the path this one was started by when ``askd`` on the
+    PATH is another or none (``make serve`` runs ``.venv/bin/askd``)."""
+    started = sys.argv[0]
+    if os.path.basename(started) != "askd" or shutil.which("askd") == os.path.abspath(started):
+        return "askd"
+    return started
 
 
 class Daemon:
@@ -134,6 +146,10 @@ class Daemon:
 
     async def start(self) -> None:
         loaded = await self.hub.load()
+        # What came back, as people count it: questions still waiting (those
+        # overdue end as the timer starts) and results kept for agents.
+        pending = self.hub.registry.stats()["pending"]
+        kept = {"pending": pending, "results": loaded - pending}
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port)
@@ -171,7 +187,7 @@ class Daemon:
             pid=os.getpid(),
             node=self.hub.node_id,
             store=self.hub.store.kind,
-            restored=loaded,
+            **kept,
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
 
@@ -244,6 +260,8 @@ async def serve(settings: Any) -> None:
     daemon = Daemon(settings)
     await daemon.start()
     settle_gc()
+    if sys.stderr.isatty():  # for a person at a terminal; logs collected elsewhere stay pure
+        print(next_steps(settings, daemon.scheme, daemon.port), file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -150,16 +150,17 @@ class ApiHandler(tornado.web.RequestHandler):
             raise ApiError("too_large", f"request body is over {limit} bytes")
         try:
             raw = codec.loads(self.request.body or b"null")
-        except (ValueError, RecursionError):
-            raise ApiError("invalid_request", "request body is not valid JSON") from None
+        except (ValueError, RecursionError) as err:
+            raise ApiError("invalid_request", f"request body is {codec.not_json(err)}") from None
         if not isinstance(raw, dict):
             raise ApiError("invalid_request", "request body must be a JSON object")
         try:
             return model.model_validate(raw, context=context), raw
         except ValidationError as err:
             details = validation_details(err)
-            where = ", ".join(d["loc"] or "body" for d in details[:5])
-            raise ApiError("invalid_request", f"invalid request body: {where}", details) from None
+            first = details[0]
+            more = f" (and {len(details) - 1} more in details)" if len(details) > 1 else ""
+            raise ApiError("invalid_request", f"invalid request body: {first['loc'] or 'body'}: {first['msg']}{more}", details) from None
 
     def wait_seconds(self) -> float:
         """``?wait=SEC``: 0 when absent, at most ``limits.max_wait_seconds``."""

@@ -18,12 +18,21 @@ from typing import Any
 import tornado.web
 from tornado.httputil import HTTPServerRequest, split_host_and_port
 
+from askd.client.discovery import _connect_host
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # A host name, IPv4 address or [IPv6] literal, with an optional port: the only
 # X-Forwarded-Host values taken (it ends up in the Origin check).
 _HOST = re.compile(r"(?:[A-Za-z0-9._~-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
+
+
+def public_base(settings: Any, scheme: str, port: int) -> str:
+    """Where people open the inbox: ``public_url``, else the public listener."""
+    if settings.public_url is not None:
+        return str(settings.public_url)
+    return f"{scheme}://{_connect_host(settings.host)}:{port}/"
 
 
 def parse_ip(text: str) -> Address | None:

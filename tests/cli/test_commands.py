@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from askd import __version__
+from askd import __version__, tokens
 from askd.cli.main import app
 from tests.client.waiting import pending_on_daemon
 from tests.conftest import SECRET, RunningDaemon, q
@@ -197,7 +197,17 @@ async def test_withdraw(local: RunningDaemon) -> None:
     await answer_via_admin(local, {"Deploy?": "yes"})
     r = await askd("withdraw", "s1", b["requestId"])
     assert r.stdout == f"Question {b['requestId']} of session s1: answered.\n"
-    assert "no longer knows question nope" in one_error_line(await askd("withdraw", "s1", "nope"))
+    # An id that never existed: unknown, with only the guesses that can be true (no memory store here).
+    assert one_error_line(await askd("withdraw", "s1", "nope")) == (
+        "askd: unknown question nope in session s1: it was never asked there,"
+        " or it ended more than 600 s ago and its result was forgotten"
+    )
+
+
+async def test_a_group_command_typed_without_its_group_is_pointed_to() -> None:
+    r = await askd("answer", "s1", "r1", "--answer", "Deploy?=yes")
+    assert r.exit_code == 2
+    assert "No such command 'answer'. Did you mean `askd pending answer`?" in r.stderr
 
 
 # ---- ask ------------------------------------------------------------------
@@ -267,11 +277,13 @@ async def test_status_up(local: RunningDaemon) -> None:
     assert f":{local.daemon.port}" in r.stdout and local.admin_url in r.stdout
     assert "1 connection of 1 user" in r.stdout and "1 pending" in r.stdout
     assert f"node     {local.daemon.hub.node_id}   store sqlite\n" in r.stdout
+    assert f"  inbox    http://127.0.0.1:{local.daemon.port}/\n" in r.stdout
     data = json.loads((await askd("status", "--json")).stdout)
     assert data["up"] is True and data["version"] == __version__
     assert (data["port"], data["adminPort"], data["pending"], data["connections"]) == (local.daemon.port, local.daemon.admin_port, 1, 1)
     assert data["uptimeSeconds"] >= 0
     assert (data["node"], data["store"], data["storeStatus"]) == (local.daemon.hub.node_id, "sqlite", "ok")
+    assert data["publicUrl"] == f"http://127.0.0.1:{local.daemon.port}/"
     local.daemon.hub.store._db.execute("PRAGMA query_only = ON")  # type: ignore[attr-defined]
     await local.ask("s2", "alice", [q("Refused?")], expect=503)  # the store fails: degraded
     local.daemon.hub.store._db.execute("PRAGMA query_only = OFF")  # type: ignore[attr-defined]
@@ -314,7 +326,12 @@ async def test_flags_win_over_discovery(daemon: RunningDaemon) -> None:
 
 async def test_wrong_token_down_daemon_and_debug(local: RunningDaemon) -> None:
     line = one_error_line(await askd("pending", "list", "--token", "not-a-token"))
-    assert "refused the token" in line and "401" in line
+    assert line == "askd: the token was refused (401): invalid token: it is not a valid askd token; it was cut or mistyped"
+    forged = tokens.issue("another askd's secret, 32 characters or more", "admin")
+    line = one_error_line(await askd("pending", "list", "--token", forged))
+    assert line.startswith("askd: the token was refused (401): invalid token: it was not signed with this askd's secret")
+    expired = tokens.issue(SECRET, "admin", ttl=-60)
+    assert one_error_line(await askd("pending", "list", "--token", expired)) == "askd: the token was refused (401): token expired: mint a new one"
     line = one_error_line(await askd("connections", "list", "--token", local.token("agent")))
     assert "role" in line and "403" in line
     line = one_error_line(await askd("cancel", "s1", "--admin-url", "http://127.0.0.1:1"))
@@ -339,3 +356,20 @@ async def test_token_issue_mints_with_the_daemons_secret(local: RunningDaemon) -
     admin = (await askd("token", "issue", "--role", "admin")).stdout.strip()
     r3 = await local.http.get(f"{local.admin_url}/admin/v1/stats", headers={"Authorization": f"Bearer {admin}"})
     assert r3.status_code == 200
+
+
+def test_every_error_line_has_one_askd_prefix() -> None:
+    # The command wrapper prints "askd: " before each: the message must not say it again.
+    from askd.cli.clients import describe_error
+    from askd.client import QuestionLost
+    from askd.client.errors import AuthError, DaemonUnavailable
+
+    for err in (
+        DaemonUnavailable("http://127.0.0.1:8765", "HTTP 500"),
+        DaemonUnavailable("http://127.0.0.1:8765", "connection refused"),
+        AuthError(401, "unauthorized", "invalid token: it is not a valid askd token; it was cut or mistyped"),
+        AuthError(403, "forbidden", "this API needs a token of role admin, not agent"),
+        QuestionLost("s1", "r1"),
+    ):
+        message, _ = describe_error(err)
+        assert not message.lower().startswith("askd"), message

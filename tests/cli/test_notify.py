@@ -53,6 +53,17 @@ async def test_a_4xx_is_one_line_and_exit_1(receiver: Receiver, env: dict[str, s
     assert len(receiver.got) == 1  # one attempt, never retried
 
 
+@pytest.mark.parametrize("status", [401, 403])
+async def test_a_refusal_without_a_secret_says_nothing_was_signed(receiver: Receiver, env: dict[str, str], status: int) -> None:
+    receiver.script = [status]
+    unsigned = {k: v for k, v in env.items() if k != "ASKD_NOTIFY__WEBHOOK_SECRET"}
+    line = one_error_line(await askd("notify", "test", env=unsigned))
+    assert line.endswith("; no notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET) is configured, so nothing was signed")
+    receiver.script = [status]
+    signed = one_error_line(await askd("notify", "test", env=env))
+    assert "nothing was signed" not in signed  # signed, and refused anyway: another cause
+
+
 async def test_a_receiver_that_hangs_times_out(receiver: Receiver, env: dict[str, str]) -> None:
     receiver.script = [HANG]
     line = one_error_line(await askd("notify", "test", env=env))

@@ -154,7 +154,7 @@ def test_exit_codes(served: Served) -> None:
 
     wrong = served.run("pending", "list", "--token", "not-a-token")
     assert wrong.returncode == 1 and wrong.stdout == ""
-    assert wrong.stderr.count("\n") == 1 and "refused the token" in wrong.stderr
+    assert wrong.stderr.count("\n") == 1 and wrong.stderr.startswith("askd: the token was refused (401): ")
 
     usage = served.run("pending", "answer", "s1")
     assert usage.returncode == 2

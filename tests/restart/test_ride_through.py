@@ -75,7 +75,9 @@ async def test_waiting_agents_return_the_answer_given_after_a_restart(tmp_path: 
         assert r.status_code == 503, r.text
         error = r.json()["error"]
         assert error["code"] == "shutting_down"
-        assert "the question is kept" in error["message"] and asked["raw"] in error["message"]
+        assert "the question is kept" in error["message"]
+        # The exact call to make, never "ask again" (a second POST would ask twice).
+        assert f"GET /v1/sessions/raw/questions/{asked['raw']}?wait=300 for its result" in error["message"]
 
         await svc.start()
         tab = await d.connect("alice")

@@ -161,6 +161,12 @@ async def test_stats_count_connections_users_and_outcomes(daemon: RunningDaemon)
     }
     assert (stats["port"], stats["adminPort"]) == (daemon.daemon.port, daemon.daemon.admin_port)
     assert stats["version"] and stats["uptimeSeconds"] >= 0
+    assert stats["publicUrl"] == f"http://127.0.0.1:{daemon.daemon.port}/"
+
+
+@pytest.mark.parametrize("settings_overrides", [{"public_url": "https://tools.example.com/askd/"}])
+async def test_stats_name_the_url_people_use(daemon: RunningDaemon) -> None:
+    assert (await daemon.admin("GET", "/admin/v1/stats")).json()["publicUrl"] == "https://tools.example.com/askd/"
 
 
 async def test_metrics_are_prometheus_text(daemon: RunningDaemon) -> None:

@@ -66,6 +66,14 @@ async def test_bad_frame_gets_an_error_and_nothing_is_lost(daemon: RunningDaemon
     assert (await tab.answer("s1", asked["requestId"], {"Kept?": "yes"}))["payload"] == {"accepted": True}
 
 
+async def test_a_frame_that_is_not_json_says_where_it_broke(daemon: RunningDaemon) -> None:
+    tab = await daemon.connect("alice")
+    await tab.send('{"type":"subscribe","sessionId":"*"')  # the closing brace forgotten, as a person types it
+    reply = await tab.recv()
+    assert reply["payload"]["message"] == "frame is not valid JSON: Expecting ',' delimiter at line 1 column 36"
+    await tab.works()
+
+
 async def test_unknown_fields_in_a_frame_are_ignored(daemon: RunningDaemon) -> None:
     tab = await daemon.connect("alice")
     await tab.send({"type": "ping", "id": 1, "extra": {"x": 1}})
@@ -174,6 +182,27 @@ async def test_ask_body_that_is_not_json_is_400_with_details(daemon: RunningDaem
     error = r.json()["error"]
     assert error["code"] == "invalid_request" and error["details"]
     assert (await daemon.result("s1", kept["requestId"])).json()["status"] == "pending"
+
+
+async def test_a_body_that_is_not_json_says_where_it_broke(daemon: RunningDaemon) -> None:
+    raw = b'{"userId": "alice",\n "questions": [{"question": "Which?"}],\n "timeoutSeconds": 60,}'  # a trailing comma
+    r = await daemon.http.post(
+        f"{daemon.url}/v1/sessions/s1/questions", content=raw, headers={**daemon.agent_headers, "Content-Type": "application/json"}
+    )
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == "request body is not valid JSON: Expecting property name enclosed in double quotes at line 3 column 23"
+
+
+async def test_options_as_plain_strings_say_to_use_label_objects(daemon: RunningDaemon) -> None:
+    body = {"userId": "alice", "questions": [{"question": "Which database?", "options": ["PostgreSQL", "SQLite"]}]}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert error["message"] == (
+        'invalid request body: questions.0.options.0: Value error, an option is an object: write {"label": "..."},'
+        " not a plain string (and 1 more in details)"
+    )
+    assert [d["loc"] for d in error["details"]] == ["questions.0.options.0", "questions.0.options.1"]
 
 
 async def test_unknown_fields_inside_questions_pass_through(daemon: RunningDaemon) -> None:

@@ -48,11 +48,15 @@ async def test_withdraw_of_an_ended_question_returns_its_real_result_and_changes
     assert (await daemon.admin("GET", "/admin/v1/stats")).json()["cancelled"] == 0
 
 
-async def test_withdraw_of_an_unknown_question_is_404(daemon: RunningDaemon) -> None:
+async def test_withdraw_of_an_unknown_question_is_404(daemon: RunningDaemon, store: str) -> None:
     await daemon.ask("s1", "alice")
     for sid, rid in (("s1", "nope"), ("never", "nope")):
         status, body = await withdraw(daemon, sid, rid)
         assert status == 404 and body["error"]["code"] == "not_found"
+        # Unknown, with only the guesses that can be true of this daemon.
+        message = body["error"]["message"]
+        assert message.startswith(f"unknown question nope in session {sid}: it was never asked there, or it ended more than 600 s ago")
+        assert ("store = memory keeps nothing" in message) == (store == "memory")
 
 
 async def test_withdraw_needs_an_agent_token(daemon: RunningDaemon) -> None:

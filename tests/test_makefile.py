@@ -1,0 +1,35 @@
+"""``make serve`` on a fresh clone: it installs what serving needs (askd
+itself, not the test extras) and passes ``ARGS`` to ``askd serve``. Read
+with ``make -n``, which prints the commands without running them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def dry_run(*args: str, venv: Path) -> list[str]:
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    done = subprocess.run(
+        ["make", "-n", "--no-print-directory", "-C", str(ROOT), f"VENV={venv}", *args], capture_output=True, text=True, timeout=30, check=True
+    )
+    return done.stdout.splitlines()
+
+
+def test_serve_installs_askd_without_the_test_extras_and_takes_args(tmp_path: Path) -> None:
+    venv = tmp_path / "fresh"  # no venv yet: a fresh clone
+    commands = dry_run("serve", "ARGS=--port 9000 --admin-port 9001", venv=venv)
+    installs = [c for c in commands if "pip install" in c and "--upgrade pip" not in c]
+    assert installs == [f"{venv}/bin/pip install --quiet -e ."], commands
+    assert commands[-1] == f"{venv}/bin/askd serve --port 9000 --admin-port 9001"
+
+
+def test_test_installs_the_test_extras(tmp_path: Path) -> None:
+    commands = dry_run("test", venv=tmp_path / "fresh")
+    assert any("pip install --quiet -e '.[test]'" in c for c in commands), commands
