@@ -8,32 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer._click.exceptions import UsageError  # typer vendors click: what resolve_command raises
-from typer.core import TyperGroup
 
 from askd import __version__
 from askd.cli import ask, connections, mcp, notify, pending, serve, sessions, status, token, withdraw
 from askd.cli import open as open_command
+from askd.cli.commands import Commands
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, remember_globals
 from askd.cli.common import CliError, debug_enabled, eprint
 
-class _Commands(TyperGroup):
-    """A command that lives in a group (``askd answer`` is ``askd pending
-    answer``) is named where it is, instead of only "No such command"."""
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        try:
-            return super().resolve_command(ctx, args)
-        except UsageError as err:
-            name = args[0] if args else ""
-            homes = [f"askd {group} {name}" for group, cmd in self.commands.items() if name in getattr(cmd, "commands", {})]
-            if homes:
-                err.message = f"No such command {name!r}. Did you mean `{' or '.join(homes)}`?"
-            raise
-
-
 app = typer.Typer(
-    cls=_Commands,
+    cls=Commands,
     name="askd",
     help="askd: let AI agents ask a human a question and wait for the answer.",
     no_args_is_help=True,
