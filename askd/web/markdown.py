@@ -88,3 +88,8 @@ def _parser() -> MarkdownIt:
 def render(text: str) -> str:
     """Markdown source to safe HTML (no script, nothing that loads)."""
     return _parser().render(text)
+
+
+def parse(text: str) -> list[Token]:
+    """The tokens ``render`` renders (for other renderers, e.g. a terminal's)."""
+    return _parser().parse(text)

@@ -74,6 +74,7 @@ async def test_on_a_terminal_a_live_status_line_until_the_answer(daemon: Running
     try:
         first = await screen_shows(r"Waiting for alice to answer · 14m 5\ds left · answer at \S+")
         assert f"answer at {daemon.url}/?session=s1" in first
+        assert "Deploy?" in first[: first.index("Waiting for")]  # what was asked, above the status
         secs = int(re.findall(r"14m (5\d)s left", first)[-1])
         await screen_shows(rf"14m {secs - 1}s left")  # it counts down by itself
         await answer_it(daemon)
