@@ -191,10 +191,11 @@ async def test_one_preview_follows_focus_and_choice_beside_or_under_the_options(
             assert shown["y"] >= options["y"] + options["height"]
 
         keyboard = tab.page.keyboard
-        await panel.get_by_role("radio", name="Patch A").focus()
+        await panel.get_by_label("Patch A").focus()
         await keyboard.press("ArrowDown")  # chooses and focuses B
         await expect(preview).to_contain_text("+b")
-        await expect(preview).to_have_attribute("aria-label", "Preview: Patch B")
+        await expect(panel.get_by_role("region", name="Preview: Patch B")).to_be_visible()
+        await expect(panel.get_by_label("Patch B")).to_have_count(1)  # the input alone
         await keyboard.press("ArrowDown")  # Neither: no preview to show
         await expect(preview).to_be_hidden()
         await keyboard.press("ArrowUp")

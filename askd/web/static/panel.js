@@ -72,7 +72,9 @@ class QuestionField {
    */
   _withPreview(options) {
     this.previewBody = h('div', { class: 'preview-body md' });
-    this.preview = h('section', { class: 'preview', tabindex: '0' }, this.previewBody);
+    this.previewCaption = h('div', { class: 'preview-caption', 'aria-hidden': 'true' });
+    // Named by title, not aria-label: an option's label then names only its input.
+    this.preview = h('section', { class: 'preview', role: 'region', tabindex: '0' }, this.previewCaption, this.previewBody);
     this.shown = undefined;
     const chosen = () => this.choices.findLast((c) => c.input.checked && c.preview) ?? this.choices.find((c) => c.preview);
     const box = h('div', { class: 'with-preview' }, options, this.preview);
@@ -100,7 +102,8 @@ class QuestionField {
     // Rendered once per option, on first show: a long diff costs nothing until looked at.
     choice.nodes ??= h('div', {}, renderNodes(choice.preview, { tabbable: false }));
     this.previewBody.replaceChildren(choice.nodes);
-    this.preview.setAttribute('aria-label', t('preview.label', { option: choice.label }));
+    this.preview.title = t('preview.label', { option: choice.label });
+    this.previewCaption.textContent = this.preview.title;
     this.preview.scrollTop = 0;
   }
 
