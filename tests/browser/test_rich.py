@@ -219,6 +219,7 @@ async def test_the_page_speaks_chinese_when_asked_or_when_the_browser_does(
         await expect(tab.page.locator("#conn-text")).to_have_text("已连接")
         await expect(tab.page.locator(f'.session[data-session-id="{session}"] .count')).to_have_text("1 个待回答")
         assert (await tab.page.title()).endswith(") askd 收件箱")
+        await tab.shot(f"chinese-{session}")
 
     await chinese(await inbox("alice", query="lang=zh-CN"), "s1")
     for locale in ("zh-CN", "zh-SG"):
