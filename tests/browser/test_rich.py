@@ -4,7 +4,6 @@ scroll in their box, and the page in English or Chinese."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -254,4 +253,3 @@ async def test_the_waiting_count_uses_plural_rules(daemon: RunningDaemon, inbox:
     await expect(tab.page.locator(".session .count")).to_have_text("1 waiting")
     await daemon.ask("s1", "alice", [q("Two?", "a")])
     await expect(tab.page.locator(".session .count")).to_have_text("2 waiting")
-    await asyncio.sleep(0)
