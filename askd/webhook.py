@@ -21,6 +21,7 @@ import httpx
 
 from askd import __version__
 from askd.core.events import encode
+from askd.mrkdwn import escape, to_mrkdwn
 
 EVENT = "question.asked"
 SIGNATURE_HEADER = "X-Askd-Signature"
@@ -54,22 +55,17 @@ def event(description: dict[str, Any], url: str) -> dict[str, Any]:
     }
 
 
-def _mrkdwn(text: str) -> str:
-    """Slack's escaping: user text must not become a link or a mention."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def slack_text(ev: dict[str, Any]) -> str:
     """One short message for a chat incoming webhook (Slack's mrkdwn)."""
     until = str(ev["expiresAt"])[11:16]
-    lines = [f"An agent is waiting for *{_mrkdwn(ev['userId'])}* to answer (session {_mrkdwn(ev['sessionId'])}, until {until} UTC):"]
+    lines = [f"An agent is waiting for *{escape(ev['userId'])}* to answer (session {escape(ev['sessionId'])}, until {until} UTC):"]
     for q in ev["questions"]:
         header = q.get("header")
-        line = f"*{_mrkdwn(header)}*: " if isinstance(header, str) and header else ""
-        line += _mrkdwn(str(q.get("question", "")))
+        line = f"*{escape(header)}*: " if isinstance(header, str) and header else ""
+        line += to_mrkdwn(str(q.get("question", "")))  # Markdown, as far as mrkdwn goes
         labels = [str(o.get("label", "")) for o in q.get("options") or [] if isinstance(o, dict)]
         if labels:
-            line += " (" + " / ".join(_mrkdwn(label) for label in labels) + ")"
+            line += " (" + " / ".join(escape(label) for label in labels) + ")"
         lines.append("• " + line)
     lines.append(f"<{ev['url']}|Open the askd inbox to answer>")
     return "\n".join(lines)

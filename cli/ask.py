@@ -15,7 +15,7 @@ from rich.text import Text
 
 from askd.cli.clients import CaCertOption, TokenOption, UrlOption, agent_client, command
 from askd.cli.common import ConfigOption, eprint, print_json
-from askd.cli.output import duration, parse_time
+from askd.cli.output import QuestionMarkdown, duration, parse_time
 from askd.client import AgentClient, Result, Status
 from askd.client.agent import DEFAULT_POLL_SECONDS
 from askd.config import ConfigError, load_settings
@@ -70,6 +70,8 @@ def _status_line(user: str, result: Result, link: str) -> Iterator[None]:
 
 
 def _ask_on_a_terminal(agent: AgentClient, session: str, user: str, q: Question, timeout: float | None, config: Path | None) -> Result:
+    # What was asked, as the person will read it, above the status line.
+    Console(stderr=True, highlight=False).print(QuestionMarkdown(q.question))
     result = agent.submit(session, user, [q], timeout=timeout)
     if not result.pending:
         return result
@@ -81,7 +83,7 @@ def _ask_on_a_terminal(agent: AgentClient, session: str, user: str, q: Question,
 def ask(
     user: str = typer.Option(..., "--user", help="The user to ask."),
     session: str = typer.Option(..., "--session", help="The session (yours to choose)."),
-    question: str = typer.Option(..., "--question", help="The question text."),
+    question: str = typer.Option(..., "--question", help="The question text (Markdown)."),
     options: list[str] = typer.Option([], "--option", help="A choice; repeat for several (none: free text)."),
     multi: bool = typer.Option(False, "--multi", help="The user may pick several choices."),
     header: str | None = typer.Option(None, "--header", help="A short title shown above the question."),

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
+
+from askd.web.markdown import parse
+
+# C0 and C1 controls but newline and tab: an escape sequence in a question
+# must not drive the reader's terminal.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def console() -> Console:
@@ -23,6 +31,29 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[str]], no_wrap: Sequen
     for row in rows:
         t.add_row(*(Text(cell) for cell in row))  # user text is never rich markup
     console().print(t)
+
+
+def terminal_safe(text: str) -> str:
+    return _CONTROLS.sub("", text)
+
+
+class QuestionMarkdown(Markdown):
+    """Question Markdown in a terminal, read as the page reads it: raw HTML
+    is text and only http/https/mailto links are links (askd.web.markdown's
+    parser), shown with their address rather than as terminal hyperlinks."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(terminal_safe(text), hyperlinks=False)
+        self.parsed = parse(self.markup)
+
+
+def one_line(text: str, limit: int = 100) -> str:
+    """A Markdown text's first non-blank line, for a table cell."""
+    lines = [line.strip() for line in terminal_safe(text).splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    if len(lines) > 1 or len(first) > limit:
+        first = first[:limit].rstrip() + " …"
+    return first
 
 
 def parse_time(iso: str) -> datetime | None:

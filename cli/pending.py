@@ -8,17 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.padding import Padding
+from rich.text import Text
 
 from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
-from askd.cli.output import ago, table, until
+from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until
 
 app = typer.Typer(help="See and answer pending questions.", no_args_is_help=True)
 
 
 def _summary(questions: list[dict[str, Any]]) -> str:
     first = questions[0]
-    text = first.get("question", "")
+    text = one_line(first.get("question", ""))
     labels = [o.get("label", "") for o in first.get("options") or []]
     if labels:
         text += f" [{'/'.join(labels)}]"
@@ -55,6 +57,37 @@ def list_(
         ),
         no_wrap=("REQUEST",),
     )
+
+
+@app.command("show")
+@command
+def show(
+    session: str = typer.Argument(..., help="The question's session id."),
+    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
+    as_json: bool = JsonOption,
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Show one pending request in full: its questions, options,
+    descriptions and previews, with their Markdown rendered."""
+    with admin_client(admin_url, token, config, cacert) as admin:
+        found = admin.question(session, request)
+    if as_json:
+        print_json(found)
+        return
+    out = console()
+    for q in found["questions"]:
+        if q.get("header"):
+            out.print(Text(terminal_safe(q["header"]), style="bold reverse"))
+        out.print(QuestionMarkdown(q.get("question", "")))
+        for o in q.get("options") or []:
+            out.print(Text("• ", style="bold").append(terminal_safe(o.get("label", "")), style="bold"))
+            for field in ("description", "preview"):
+                if o.get(field):
+                    out.print(Padding(QuestionMarkdown(o[field]), (0, 0, 0, 2)))
+        out.print()
 
 
 def _key_for(arg: str, questions: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:

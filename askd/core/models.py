@@ -26,6 +26,9 @@ from askd.core.lifecycle import Status
 # Ids name sessions in URLs and frames: printable, bounded.
 Id = Annotated[StrictStr, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 NonEmpty = Annotated[StrictStr, Field(min_length=1)]
+# An option's preview (a diff, a file): long, but bounded; the request body
+# limit (limits.max_request_bytes) applies as well.
+MAX_PREVIEW_CHARS = 100_000
 AnswerValue = Union[StrictStr, list[StrictStr]]
 Answers = dict[StrictStr, AnswerValue]
 
@@ -33,8 +36,17 @@ Answers = dict[StrictStr, AnswerValue]
 class Option(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    label: NonEmpty = Field(description="The choice as the user sees it, and as the answer gives it back.")
-    description: StrictStr | None = Field(default=None, description="A line explaining the choice.")
+    label: NonEmpty = Field(
+        description="The choice as the user sees it (plain text), and as the answer gives it back."
+    )
+    description: StrictStr | None = Field(default=None, description="A line explaining the choice (Markdown).")
+    preview: Annotated[StrictStr, Field(max_length=MAX_PREVIEW_CHARS)] | None = Field(
+        default=None,
+        description=(
+            "Markdown shown beside the choice while it is focused or chosen, e.g. a code block or a "
+            "```diff block; at most 100,000 characters."
+        ),
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -48,8 +60,8 @@ class Option(BaseModel):
 class Question(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    question: NonEmpty = Field(description="The question text; the answer is keyed by it.")
-    header: StrictStr | None = Field(default=None, description="A short title shown above the question.")
+    question: NonEmpty = Field(description="The question text (Markdown); the answer is keyed by it.")
+    header: StrictStr | None = Field(default=None, description="A short title shown above the question (plain text).")
     options: list[Option] | None = Field(
         default=None, description="Choices to offer (none: a free-text question); the user may still type their own."
     )

@@ -1,1 +1,7 @@
-"""The built-in web page's static files (served by ``askd.server.web``)."""
+"""The built-in web page's static files (served by ``askd.server.web``),
+and what pages rendered on the server share with it: Markdown
+(``askd.web.markdown``) and the choice of language (``askd.web.languages``)."""
+
+from pathlib import Path
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"

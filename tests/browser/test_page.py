@@ -118,6 +118,22 @@ async def test_a_question_that_ended_while_offline_closes_after_the_reconnect(da
     await expect(tab.panel(kept["requestId"])).to_be_visible()
 
 
+README_DIFF = """```diff
+--- a/billing/settings.py
++++ b/billing/settings.py
+@@ -12,6 +12,8 @@ DATABASES = {
+     "default": {
+-        "ENGINE": "django.db.backends.sqlite3",
+-        "NAME": BASE_DIR / "billing.sqlite3",
++        "ENGINE": "django.db.backends.postgresql",
++        "NAME": "billing",
++        "HOST": env("BILLING_DB_HOST"),
++        "CONN_MAX_AGE": 60,
+     }
+ }
+```"""
+
+
 async def test_readme_screenshot(daemon: RunningDaemon, inbox: OpenInbox) -> None:
     """A realistic inbox; ASKD_UPDATE_SCREENSHOT=1 also writes docs/img/inbox.png."""
     tab = await inbox("alice")
@@ -129,8 +145,12 @@ async def test_readme_screenshot(daemon: RunningDaemon, inbox: OpenInbox) -> Non
                 "question": "Which database should the new billing service use?",
                 "header": "Database",
                 "options": [
-                    {"label": "PostgreSQL", "description": "Already runs in production; one more schema and a migration."},
-                    {"label": "SQLite", "description": "Zero setup, a single file; fine while it runs on one node."},
+                    {
+                        "label": "PostgreSQL",
+                        "description": "Already runs in production; one more schema and a migration.",
+                        "preview": README_DIFF,
+                    },
+                    {"label": "SQLite", "description": "Zero setup, a single file; fine while it runs on `one node`."},
                 ],
             },
             {
@@ -154,7 +174,7 @@ async def test_readme_screenshot(daemon: RunningDaemon, inbox: OpenInbox) -> Non
     await panel.get_by_label("Integration tests").check()
     await expect(tab.page.locator("form.panel")).to_have_count(2)
     await tab.page.mouse.move(0, 0)
-    await tab.page.set_viewport_size({"width": 900, "height": 1080})
+    await tab.page.set_viewport_size({"width": 900, "height": 1400})  # all of it: no sticky footer over a panel
     path = await tab.shot("inbox")
     assert path.stat().st_size > 10_000
     if UPDATE_README_SHOT:

@@ -75,7 +75,9 @@ async def test_on_a_terminal_a_live_status_line_until_the_answer(daemon: Running
 
     try:
         first = await screen_shows(r"Waiting for alice to answer · 14m 5\ds left")
-        assert first.startswith(f"Answer at {daemon.url}/?session=s1\r\n")  # the link once, on its own line
+        link_line = f"Answer at {daemon.url}/?session=s1\r\n"
+        assert link_line in first  # the link once, on its own line
+        assert "Deploy?" in first[: first.index(link_line)]  # what was asked, above the link and the status
         secs = int(re.findall(r"14m (5\d)s left", first)[-1])
         await screen_shows(rf"14m {secs - 1}s left")  # it counts down by itself
         await answer_it(daemon)

@@ -71,6 +71,31 @@ async def test_pending_list_table_and_json(local: RunningDaemon) -> None:
         assert [i["requestId"] for i in json.loads(r.stdout)] == [e["requestId"] for e in expected]
 
 
+async def test_pending_shows_markdown_readably(local: RunningDaemon) -> None:
+    question = "Apply **this** patch?\n\nIt touches `db.py` <b>and</b> \x1b[31mnothing else."
+    options = [
+        {"label": "Apply", "description": "Runs *now*.", "preview": "```diff\n-POOL = 5\n+POOL = 20\n```"},
+        {"label": "Skip", "description": "[docs](https://docs.example/x) [bad](javascript:alert(1))"},
+    ]
+    a = await local.ask("s1", "alice", [{"question": question, "header": "Patch", "options": options}])
+    r = await askd("pending", "list")
+    assert "Apply **this** patch? … [Apply/Skip]" in r.stdout  # one line of the source per question
+
+    r = await askd("pending", "show", "s1", a["requestId"])
+    assert r.exit_code == 0, r.stdout
+    out = r.stdout
+    assert "Apply this patch?" in out and "**" not in out  # rendered, not raw
+    assert "<b>and</b>" in out  # raw HTML stays text, as on the page
+    assert "\x1b" not in out  # no escape sequence reaches the terminal
+    assert "-POOL = 5" in out and "+POOL = 20" in out and "Runs now." in out
+    assert "docs (https://docs.example/x)" in out  # a link shows where it goes
+    assert "[bad](javascript:alert(1))" in out  # a refused link stays text
+    assert out.index("Patch") < out.index("Apply this") < out.index("• Apply") < out.index("• Skip")
+
+    r = await askd("pending", "show", "s1", a["requestId"], "--json")
+    assert json.loads(r.stdout)["questions"][0]["options"][0]["preview"] == options[0]["preview"]
+
+
 async def test_pending_answer_with_answer_flags(local: RunningDaemon) -> None:
     asked = await local.ask("s1", "alice", [q("Is x=1 ok?", "yes", "no"), q("Extras", "a", "b", "c", multi=True, header="Pick")])
     rid = asked["requestId"]

@@ -138,6 +138,7 @@ BAD_BODIES: list[tuple[str, Any]] = [
     ("options-not-a-list", body_with(questions=[{"question": "A?", "options": "x"}])),
     ("multiselect-not-bool", body_with(questions=[{"question": "A?", "multiSelect": "yes"}])),
     ("header-not-string", body_with(questions=[{"question": "A?", "header": 1}])),
+    ("preview-not-string", body_with(questions=[{"question": "A?", "options": [{"label": "x", "preview": ["a"]}]}])),
     ("no-user", {"questions": GOOD["questions"]}),
     ("empty-user", body_with(userId="")),
     ("user-not-string", body_with(userId=7)),
@@ -226,3 +227,18 @@ async def test_bad_wait_or_idempotency_key_is_400(daemon: RunningDaemon, params:
     body = await daemon.ask("s1", "alice", params=params, headers=headers, expect=400)
     assert body["error"]["code"] == "invalid_request" and body["error"]["details"]
     assert (await daemon.admin("GET", "/admin/v1/stats")).json()["asked"] == 0
+
+
+@pytest.mark.parametrize("settings_overrides", [{"limits": {"max_request_bytes": 1 << 20}}])
+async def test_a_preview_is_pushed_as_sent_up_to_its_limit(daemon: RunningDaemon) -> None:
+    tab = await daemon.connect("alice")
+    longest = "```diff\n" + "+" * (100_000 - 12) + "\n```"
+    assert len(longest) == 100_000
+    questions = [{"question": "Apply?", "options": [{"label": "yes", "preview": longest}, {"label": "no"}]}]
+    await daemon.ask("s1", "alice", questions)
+    assert (await tab.expect("ask_user_questions"))["payload"]["questions"] == questions
+    questions[0]["options"][0]["preview"] += "+"
+    r = await daemon.http.post(
+        f"{daemon.url}/v1/sessions/s1/questions", json={"userId": "alice", "questions": questions}, headers=daemon.agent_headers
+    )
+    assert r.status_code == 400 and "preview" in str(r.json()["error"]["details"])

@@ -95,6 +95,13 @@ async def test_slack_body_without_a_secret_has_no_signature(daemon: RunningDaemo
     assert f"<{daemon.url}/?session=s%3C1%3E|Open the askd inbox to answer>" in text
 
 
+@pytest.mark.parametrize("notify_settings", [{"webhook_secret": None, "format": "slack"}])
+async def test_slack_body_turns_question_markdown_into_mrkdwn(daemon: RunningDaemon, receiver: Receiver) -> None:
+    await daemon.ask("s1", "alice", [q("Merge **now**? See [the PR](https://git.example/pr/1) and `main`.", "yes")])
+    [got] = await receiver.wait_for(1)
+    assert "• Merge *now*? See <https://git.example/pr/1|the PR> and `main`. (yes)" in got.json()["text"]
+
+
 async def test_a_receiver_that_fails_then_succeeds_gets_retries(daemon: RunningDaemon, receiver: Receiver) -> None:
     receiver.script = [500, 503, 429, 200]
     asked = await daemon.ask("s1", "alice")

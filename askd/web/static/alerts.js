@@ -5,6 +5,8 @@
 // in any tab and before any refresh, never raises another one: a re-push
 // after a reconnect or a refresh is not news.
 
+import { t } from './i18n.js';
+
 const PREF_KEY = 'askd.notifications'; // 'on' | 'off'
 const SEEN_KEY = 'askd.seen'; // requestIds this browser showed, newest last
 const SEEN_MAX = 500; // a bound: requestIds are random, old ones never come back
@@ -88,12 +90,9 @@ export class Alerts {
     const denied = Notification.permission === 'denied';
     b.disabled = denied;
     b.setAttribute('aria-pressed', String(this.enabled));
-    b.textContent = denied ? 'Notifications blocked' : this.enabled ? 'Notifications on' : 'Turn on notifications';
-    b.title = denied
-      ? 'This browser blocks notifications from this page; allow them in its site settings.'
-      : this.enabled
-        ? 'Click to stop notifications in this browser.'
-        : 'Get a system notification when a question arrives while this tab is in the background.';
+    const key = denied ? 'alerts.blocked' : this.enabled ? 'alerts.on' : 'alerts.off';
+    b.textContent = t(key);
+    b.title = t(`${key}Help`);
   }
 
   seen(requestId) {

@@ -9,18 +9,13 @@ import { showCount } from './badge.js';
 import { Connection } from './connection.js';
 import { Panel } from './panel.js';
 import { h } from './dom.js';
+import { loadLanguage, t, translatePage } from './i18n.js';
 
 const TOKEN_KEY = 'askd.token';
 const NOTE_MS = 20_000;
 
-const NOTES = {
-  answered: 'Answered in another tab.',
-  answeredHere: 'Answered. The agent has your answer.',
-  timeout: 'Timed out. The agent was told.',
-  cancelled: 'Cancelled by the agent.',
-  not_pending: 'Already closed (answered elsewhere, timed out or cancelled).',
-  gone: 'Closed while this page was offline.',
-};
+// Why a panel closed: each has a catalogue text `note.<reason>`.
+const NOTES = new Set(['answered', 'answeredHere', 'timeout', 'cancelled', 'not_pending', 'gone']);
 
 const $ = (id) => document.getElementById(id);
 
@@ -48,8 +43,8 @@ function wsUrl(token) {
 async function probeToken(token) {
   try {
     const r = await fetch('ws', { headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' });
-    if (r.status === 401) return 'The daemon refused this token (invalid or expired). Run “askd open --user YOU” for a fresh link, or paste a new token.';
-    if (r.status === 403) return 'This is not a user token. Mint one with “askd token issue --role user --sub YOU”.';
+    if (r.status === 401) return t('token.refused');
+    if (r.status === 403) return t('token.notUser');
   } catch {
     // the daemon is unreachable: keep retrying
   }
@@ -94,7 +89,7 @@ class Inbox {
     this.replay = { id, seen: new Set() };
     this.conn.send({ type: 'subscribe', sessionId: this.focus ?? '*', id });
     for (const [requestId, frame] of this.outbox) {
-      if (this.conn.send(frame)) this.panels.get(requestId)?.setState('sending', 'Sending…');
+      if (this.conn.send(frame)) this.panels.get(requestId)?.setState('sending', t('panel.sending'));
     }
   }
 
@@ -103,7 +98,7 @@ class Inbox {
     if (s.state !== 'connected') {
       this.replay = null;
       for (const requestId of this.outbox.keys()) {
-        this.panels.get(requestId)?.setState('queued', 'Not connected. Your answer will be sent when the connection is back.');
+        this.panels.get(requestId)?.setState('queued', t('panel.queued'));
       }
     }
     if (s.state === 'rejected') showTokenForm(s.message);
@@ -138,11 +133,11 @@ class Inbox {
     this.panels.set(requestId, panel);
     const group = this.group(sessionId);
     group.list.append(panel.form);
-    $('announce').textContent = `New question: ${panel.title}`;
+    $('announce').textContent = t('announce.new', { title: panel.title });
     this.render();
     const [first] = Array.isArray(payload.questions) ? payload.questions : [];
-    const more = panel.fields.length > 1 ? ` (+${panel.fields.length - 1} more)` : '';
-    const header = first && typeof first.header === 'string' && first.header ? first.header : 'New question';
+    const more = panel.fields.length > 1 ? t('alert.more', { n: panel.fields.length - 1 }) : '';
+    const header = first && typeof first.header === 'string' && first.header ? first.header : t('alert.newQuestion');
     this.alerts.question(requestId, header, `${panel.title}${more}`);
   }
 
@@ -171,7 +166,7 @@ class Inbox {
     if (!panel) return;
     if (payload.accepted === true) {
       panel.answeredHere = true;
-      panel.setState('accepted', 'Answer accepted.');
+      panel.setState('accepted', t('panel.accepted'));
     } else {
       this.close(requestId, 'not_pending');
     }
@@ -185,13 +180,13 @@ class Inbox {
       const panel = this.panels.get(requestId);
       if (panel) {
         panel.setState('editing');
-        panel.showStatus(`Not accepted: ${message}`, true);
+        panel.showStatus(t('panel.refused', { message }), true);
       }
       return;
     }
     if (this.replay && frame.id === this.replay.id) {
       this.replay = null;
-      showBanner(`Cannot show session “${this.focus}”: ${message}`);
+      showBanner(t('focus.error', { session: this.focus, message }));
       return;
     }
     console.warn('askd:', payload.code, message);
@@ -221,8 +216,8 @@ class Inbox {
     // Kept until acknowledged: onOpen resends it after a reconnect. A
     // duplicate is harmless, the daemon answers it with not_pending.
     this.outbox.set(panel.requestId, frame);
-    if (this.conn.send(frame)) panel.setState('sending', 'Sending…');
-    else panel.setState('queued', 'Not connected. Your answer will be sent when the connection is back.');
+    if (this.conn.send(frame)) panel.setState('sending', t('panel.sending'));
+    else panel.setState('queued', t('panel.queued'));
   }
 
   close(requestId, reason) {
@@ -235,15 +230,15 @@ class Inbox {
     const key = reason === 'answered' && panel.answeredHere ? 'answeredHere' : reason;
     const note = h(
       'div',
-      { class: `note note-${reason in NOTES ? reason : 'cancelled'}`, role: 'status', tabindex: '-1', dataset: { requestId } },
+      { class: `note note-${NOTES.has(reason) ? reason : 'cancelled'}`, role: 'status', tabindex: '-1', dataset: { requestId } },
       h('span', { class: 'note-q', text: panel.title }),
-      h('span', { class: 'note-text', text: NOTES[key] ?? NOTES.cancelled }),
+      h('span', { class: 'note-text', text: t(`note.${NOTES.has(key) ? key : 'cancelled'}`) }),
     );
     const dismiss = () => {
       note.remove();
       this.render();
     };
-    note.append(h('button', { type: 'button', class: 'link-button', text: 'Dismiss', onclick: dismiss }));
+    note.append(h('button', { type: 'button', class: 'link-button', text: t('note.dismiss'), onclick: dismiss }));
     const hadFocus = panel.form.contains(document.activeElement);
     panel.form.replaceWith(note);
     if (hadFocus) note.focus();
@@ -261,7 +256,7 @@ class Inbox {
     const list = h('div', { class: 'session-list' });
     const link =
       this.focus === null
-        ? h('a', { class: 'focus-link', href: `./?session=${encodeURIComponent(sessionId)}`, text: 'Only this session' })
+        ? h('a', { class: 'focus-link', href: `./?session=${encodeURIComponent(sessionId)}`, text: t('focus.only') })
         : null;
     const section = h(
       'section',
@@ -269,7 +264,7 @@ class Inbox {
       h(
         'div',
         { class: 'session-head' },
-        h('h2', { id: headingId }, h('span', { class: 'session-word', text: 'Session' }), h('code', { text: sessionId })),
+        h('h2', { id: headingId }, h('span', { class: 'session-word', text: t('session') }), h('code', { text: sessionId })),
         count,
         link,
       ),
@@ -289,7 +284,7 @@ class Inbox {
         this.groups.delete(sessionId);
         continue;
       }
-      group.count.textContent = waiting ? `${waiting} waiting` : '';
+      group.count.textContent = waiting ? t('session.waiting', { n: waiting }) : '';
     }
     const n = this.panels.size;
     $('empty').hidden = this.groups.size > 0;
@@ -300,16 +295,9 @@ class Inbox {
     const { state, retryAt } = this.connState;
     const box = $('conn');
     box.dataset.state = state;
-    const label = {
-      connecting: 'Connecting…',
-      connected: 'Connected',
-      waiting: 'Reconnecting',
-      rejected: 'Not connected',
-      stopped: 'Not connected',
-    }[state];
-    $('conn-text').textContent = label;
+    $('conn-text').textContent = t(`conn.${state === 'rejected' ? 'stopped' : state}`);
     const secs = state === 'waiting' ? Math.max(0, Math.ceil((retryAt - Date.now()) / 1000)) : null;
-    $('conn-wait').textContent = secs === null ? '' : ` in ${secs} s`;
+    $('conn-wait').textContent = secs === null ? '' : t('conn.wait', { n: secs });
     $('retry').hidden = state !== 'waiting';
   }
 
@@ -353,11 +341,13 @@ function backoffFrom(params) {
   return Number.isFinite(base) && base >= 10 && base <= 5000 ? { base } : {};
 }
 
-function main() {
+async function main() {
   const params = new URLSearchParams(location.search);
   const focus = params.get('session') || null;
   const backoff = backoffFrom(params);
   const token = takeToken(params);
+  await loadLanguage(params);
+  translatePage();
 
   if (focus !== null) {
     $('focus-name').textContent = focus;
@@ -388,7 +378,7 @@ function main() {
   $('signout').hidden = false;
   if (typeof exp === 'number' && exp * 1000 < Date.now()) {
     $('conn').dataset.state = 'rejected';
-    showTokenForm('This link’s token has expired. Run “askd open --user YOU” for a fresh one, or paste a new token.');
+    showTokenForm(t('token.expired'));
     return;
   }
   $('empty').hidden = false;

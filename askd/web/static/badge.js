@@ -2,7 +2,8 @@
 // tab's title and drawn on its favicon. The badge is painted on a canvas
 // and set as a data: URL, which the page's CSP allows for images.
 
-const TITLE = 'askd inbox';
+import { t } from './i18n.js';
+
 const ICON = new URL('./favicon.svg', import.meta.url).href; // relative: works under a proxy's prefix
 const SIZE = 64;
 
@@ -49,7 +50,8 @@ function draw() {
 
 /** Show `n` waiting questions in the title and on the favicon. */
 export function showCount(n) {
-  document.title = n ? `(${n}) ${TITLE}` : TITLE;
+  const title = t('page.title');
+  document.title = n ? `(${n}) ${title}` : title;
   if (n === count) return;
   count = n;
   if (base === null && n && !loading) {

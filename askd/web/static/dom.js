@@ -23,18 +23,3 @@ export function uid(prefix) {
   counter += 1;
   return `${prefix}${counter}`;
 }
-
-/** "4:05", "1:02:09": the time left, for a countdown. */
-export function formatLeft(ms) {
-  const total = Math.max(0, Math.ceil(ms / 1000));
-  const s = total % 60;
-  const m = Math.floor(total / 60) % 60;
-  const hours = Math.floor(total / 3600);
-  const ss = String(s).padStart(2, '0');
-  return hours ? `${hours}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
-}
-
-/** "14:02": a local clock time. */
-export function formatClock(date) {
-  return date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-}

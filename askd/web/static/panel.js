@@ -1,8 +1,12 @@
 // One pending request as a form: its questions (radio buttons, or
 // checkboxes for multiSelect, each with a real <label for>), an "Other"
 // free-text answer, a countdown to expiresAt and one Submit button.
+// Question text, descriptions and previews are Markdown (markdown.js);
+// header and label stay plain text.
 
-import { h, uid, formatLeft, formatClock } from './dom.js';
+import { h, uid } from './dom.js';
+import { formatClock, formatLeft, t } from './i18n.js';
+import { renderNodes } from './markdown.js';
 
 const URGENT_MS = 60_000;
 
@@ -21,8 +25,8 @@ class QuestionField {
       'legend',
       { id: legendId },
       text(q.header) ? h('span', { class: 'chip', text: q.header }) : null,
-      h('span', { class: 'qtext', text: this.question }),
-      this.multi && options.length ? h('span', { class: 'qhint', text: 'Choose any' }) : null,
+      h('div', { class: 'qtext md' }, renderNodes(this.question)),
+      this.multi && options.length ? h('span', { class: 'qhint', text: t('panel.chooseAny') }) : null,
     );
     this.legendId = legendId;
     this.choices = [];
@@ -32,21 +36,22 @@ class QuestionField {
     if (options.length) {
       const name = uid('group');
       const type = this.multi ? 'checkbox' : 'radio';
-      const rows = options.map((o) => this._option(type, name, text(o.label), text(o.description)));
+      const rows = options.map((o) => this._option(type, name, text(o.label), text(o.description), text(o.preview)));
       rows.push(this._otherRow(type, name));
       body = h('div', { class: 'options' }, rows);
+      if (this.choices.some((c) => c.preview)) body = this._withPreview(body);
     } else {
       const id = uid('free');
-      this.freeText = h('textarea', { id, rows: 2, placeholder: 'Type your answer', autocomplete: 'off' });
-      body = h('div', { class: 'free' }, h('label', { for: id, class: 'free-label', text: 'Your answer' }), this.freeText);
+      this.freeText = h('textarea', { id, rows: 2, placeholder: t('panel.freePlaceholder'), autocomplete: 'off' });
+      body = h('div', { class: 'free' }, h('label', { for: id, class: 'free-label', text: t('panel.freeLabel') }), this.freeText);
     }
     this.fieldset = h('fieldset', { class: 'question' }, legend, body);
   }
 
-  _option(type, name, label, description) {
+  _option(type, name, label, description, preview) {
     const id = uid('opt');
     const input = h('input', { type, name, id, value: label });
-    this.choices.push({ input, label });
+    this.choices.push({ input, label, preview, nodes: null });
     return h(
       'div',
       { class: 'option' },
@@ -55,9 +60,51 @@ class QuestionField {
         'label',
         { for: id },
         h('span', { class: 'opt-label', text: label }),
-        description ? h('span', { class: 'opt-desc', text: description }) : null,
+        description ? h('div', { class: 'opt-desc md' }, renderNodes(description)) : null,
       ),
     );
+  }
+
+  /**
+   * One preview box per question, showing the focused option's preview, or
+   * else the chosen one's (the first option's before any is chosen). It is
+   * a focusable region, so a keyboard user scrolls it after the options.
+   */
+  _withPreview(options) {
+    this.previewBody = h('div', { class: 'preview-body md' });
+    this.previewCaption = h('div', { class: 'preview-caption', 'aria-hidden': 'true' });
+    // Named by title, not aria-label: an option's label then names only its input.
+    this.preview = h('section', { class: 'preview', role: 'region', tabindex: '0' }, this.previewCaption, this.previewBody);
+    this.shown = undefined;
+    const chosen = () => this.choices.findLast((c) => c.input.checked && c.preview) ?? this.choices.find((c) => c.preview);
+    const box = h('div', { class: 'with-preview' }, options, this.preview);
+    box.addEventListener('focusin', (event) => {
+      const choice = this.choices.find((c) => c.input === event.target);
+      if (choice) this._show(choice);
+    });
+    box.addEventListener('focusout', (event) => {
+      if (!box.contains(event.relatedTarget)) this._show(chosen());
+    });
+    box.addEventListener('change', (event) => {
+      const choice = this.choices.find((c) => c.input === event.target);
+      if (choice?.input.checked) this._show(choice);
+      else if (choice) this._show(chosen());
+    });
+    this._show(chosen());
+    return box;
+  }
+
+  _show(choice) {
+    if (choice === this.shown) return;
+    this.shown = choice;
+    this.preview.hidden = !choice?.preview;
+    if (!choice?.preview) return;
+    // Rendered once per option, on first show: a long diff costs nothing until looked at.
+    choice.nodes ??= h('div', {}, renderNodes(choice.preview, { tabbable: false }));
+    this.previewBody.replaceChildren(choice.nodes);
+    this.preview.title = t('preview.label', { option: choice.label });
+    this.previewCaption.textContent = this.preview.title;
+    this.preview.scrollTop = 0;
   }
 
   _otherRow(type, name) {
@@ -68,7 +115,7 @@ class QuestionField {
       type: 'text',
       id: textId,
       class: 'other-text',
-      placeholder: 'Type your own answer',
+      placeholder: t('panel.otherPlaceholder'),
       autocomplete: 'off',
     });
     // Typing an answer of one's own selects "Other"; clearing it unselects.
@@ -80,8 +127,8 @@ class QuestionField {
       'div',
       { class: 'option other' },
       input,
-      h('label', { for: id }, h('span', { class: 'opt-label', text: 'Other' })),
-      h('label', { for: textId, class: 'sr-only', text: `Other answer to: ${this.question}` }),
+      h('label', { for: id }, h('span', { class: 'opt-label', text: t('panel.other') })),
+      h('label', { for: textId, class: 'sr-only', text: t('panel.otherLabel', { question: this.question }) }),
       field,
     );
   }
@@ -97,7 +144,7 @@ class QuestionField {
     let own = null;
     if (this.other.input.checked) {
       own = this.other.field.value.trim();
-      if (!own) return { error: 'Type your answer next to “Other”, or pick an option.', focus: this.other.field };
+      if (!own) return { error: t('panel.needOther'), focus: this.other.field };
     }
     if (this.multi) {
       const all = own ? [...picked, own] : picked;
@@ -124,14 +171,13 @@ export class Panel {
 
     const created = Date.parse(payload.createdAt);
     this.timeEl = h('time', { datetime: text(payload.expiresAt) });
-    this.leftEl = h('span', { class: 'time-left' }, h('span', { class: 'sr-only', text: 'Time left: ' }), this.timeEl);
+    this.leftEl = h('span', { class: 'time-left' }, h('span', { class: 'sr-only', text: t('panel.timeLeftLabel') }), this.timeEl);
     this.statusEl = h('p', { class: 'status', role: 'status' });
-    const plural = this.fields.length > 1;
-    this.submitEl = h('button', { type: 'submit', class: 'submit', text: plural ? 'Submit answers' : 'Submit answer' });
+    this.submitEl = h('button', { type: 'submit', class: 'submit', text: t('panel.submit', { n: this.fields.length }) });
     const head = h(
       'div',
       { class: 'panel-head' },
-      Number.isNaN(created) ? null : h('span', { class: 'asked', text: `Asked ${formatClock(new Date(created))}` }),
+      Number.isNaN(created) ? null : h('span', { class: 'asked', text: t('panel.asked', { time: formatClock(new Date(created)) }) }),
       this.leftEl,
     );
     this.form = h(
@@ -149,7 +195,7 @@ export class Panel {
         'div',
         { class: 'panel-foot' },
         this.statusEl,
-        h('span', { class: 'hint', 'aria-hidden': 'true' }, h('kbd', { text: 'Ctrl' }), '+', h('kbd', { text: 'Enter' })),
+        h('span', { class: 'hint', 'aria-hidden': 'true' }, h('kbd', { text: t('key.ctrl') }), '+', h('kbd', { text: t('key.enter') })),
         this.submitEl,
       ),
     );
@@ -176,7 +222,7 @@ export class Panel {
       answers[field.question] = value;
     }
     if (!Object.keys(answers).length) {
-      return { error: 'Choose or type an answer first.', focus: this.fields[0]?.firstInput };
+      return { error: t('panel.needAnswer'), focus: this.fields[0]?.firstInput };
     }
     return { answers };
   }
@@ -203,7 +249,7 @@ export class Panel {
   tick(now) {
     if (Number.isNaN(this.expiresAt)) return;
     const left = this.expiresAt - now;
-    this.timeEl.textContent = left > 0 ? `${formatLeft(left)} left` : 'time is up';
+    this.timeEl.textContent = left > 0 ? t('panel.timeLeft', { time: formatLeft(left) }) : t('panel.timeUp');
     this.leftEl.classList.toggle('urgent', left <= URGENT_MS);
   }
 }

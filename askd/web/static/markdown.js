@@ -1,0 +1,109 @@
+// Question Markdown to safe DOM. The rules match the server's
+// askd/web/markdown.py (markdown-it-py ports this markdown-it), so one text
+// renders to one HTML on both: CommonMark with tables and strikethrough,
+// raw HTML shown as text, links only to http/https/mailto (new tab, no
+// opener, no referrer), images as links never loaded, diff lines marked.
+// DOMPurify then checks the output against a short allowlist: a second
+// lock in case a rule above is ever wrong.
+
+import './vendor/markdown-it.min.js'; // sets globalThis.markdownit
+import DOMPurify from './vendor/purify.es.js';
+import { h } from './dom.js';
+import { t } from './i18n.js';
+
+const SAFE_URL = /^(?:https?|mailto):/i;
+const LINK_REL = 'noopener noreferrer';
+
+function diffLine(line, escape) {
+  let kind = null;
+  if (line.startsWith('+++') || line.startsWith('---')) kind = 'diff-file';
+  else if (line.startsWith('+')) kind = 'diff-add';
+  else if (line.startsWith('-')) kind = 'diff-del';
+  else if (line.startsWith('@@')) kind = 'diff-hunk';
+  return kind ? `<span class="${kind}">${escape(line)}</span>` : escape(line);
+}
+
+function parser() {
+  const md = globalThis.markdownit('commonmark', {
+    html: false,
+    // '' lets markdown-it escape the text as it is.
+    highlight: (content, lang) =>
+      lang.toLowerCase() === 'diff' ? content.split('\n').map((l) => diffLine(l, md.utils.escapeHtml)).join('\n') : '',
+  }).enable(['table', 'strikethrough']);
+  md.validateLink = (url) => SAFE_URL.test(url.trim());
+  md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+    tokens[idx].attrSet('target', '_blank');
+    tokens[idx].attrSet('rel', LINK_REL);
+    return self.renderToken(tokens, idx, options);
+  };
+  // Table alignment comes as style="text-align:…", which the page's CSP
+  // (no inline style) refuses: a class says it instead.
+  md.renderer.rules.th_open = md.renderer.rules.td_open = (tokens, idx, options, env, self) => {
+    const token = tokens[idx];
+    const style = token.attrGet('style');
+    if (style) {
+      token.attrs = token.attrs.filter(([name]) => name !== 'style');
+      token.attrJoin('class', `align-${style.slice('text-align:'.length)}`);
+    }
+    return self.renderToken(tokens, idx, options);
+  };
+  md.renderer.rules.image = (tokens, idx, options, env, self) => {
+    const token = tokens[idx];
+    const src = token.attrGet('src') ?? '';
+    const alt = self.renderInlineAsText(token.children ?? [], options, env) || src;
+    const esc = md.utils.escapeHtml;
+    return `<a href="${esc(src)}" target="_blank" rel="${LINK_REL}" class="md-image">${esc(alt)}</a>`;
+  };
+  return md;
+}
+
+const md = parser();
+
+/** Markdown source to an HTML string (what the server's renderer gives). */
+export function renderHtml(text) {
+  return md.render(text);
+}
+
+const PURIFY = {
+  ALLOWED_TAGS: [
+    'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'ul', 'ol', 'li', 'pre', 'code',
+    'em', 'strong', 's', 'a', 'span', 'table', 'thead', 'tbody', 'tr', 'th', 'td',
+  ],
+  ALLOWED_ATTR: ['href', 'title', 'target', 'rel', 'class', 'start'],
+  ALLOWED_URI_REGEXP: SAFE_URL,
+  RETURN_DOM_FRAGMENT: true,
+};
+
+function copyButton(pre) {
+  const button = h('button', { type: 'button', class: 'copy', text: t('code.copy') });
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(pre.textContent);
+      button.textContent = t('code.copied');
+    } catch {
+      // No clipboard outside a secure context: select the text instead.
+      getSelection().selectAllChildren(pre);
+      button.textContent = t('code.copyFailed');
+    }
+    setTimeout(() => {
+      button.textContent = t('code.copy');
+    }, 2000);
+  });
+  return button;
+}
+
+/**
+ * Markdown source as a sanitised fragment, code blocks with a copy button.
+ * `tabbable`: code blocks take keyboard focus to scroll their long lines
+ * (not inside a preview, which scrolls as a whole).
+ */
+export function renderNodes(text, { tabbable = true } = {}) {
+  const fragment = DOMPurify.sanitize(renderHtml(text), PURIFY);
+  for (const pre of fragment.querySelectorAll('pre')) {
+    const box = h('div', { class: 'code' });
+    pre.replaceWith(box);
+    if (tabbable) pre.tabIndex = 0;
+    box.append(copyButton(pre), pre);
+  }
+  return fragment;
+}
