@@ -1,4 +1,4 @@
-/* Generated from askd's models by 'make js-types' (askd schema | json2ts). Do not edit. */
+/* Generated from askd's models by `make js-types` (askd schema, then json-schema-to-typescript). Do not edit. */
 
 /**
  * This interface was referenced by `Askd`'s JSON-Schema
