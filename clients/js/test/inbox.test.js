@@ -21,6 +21,16 @@ async function inbox(user = 'alice', options = {}) {
   return box;
 }
 
+/** Ask `user` one QUESTION in a new session; resolves once `tab` shows it. */
+async function askAndShow(tab, user = 'alice') {
+  const sid = newSession();
+  const shown = next(tab, 'asked', (q) => q.sessionId === sid);
+  const pending = await agent.submit(sid, { userId: user, questions: [QUESTION] });
+  assert.equal(pending.status, 'pending');
+  assert.equal((await shown).requestId, pending.requestId);
+  return { sid, pending };
+}
+
 async function stats() {
   return askd.admin('GET', '/admin/v1/stats');
 }
@@ -38,11 +48,7 @@ describe('against askd serve', () => {
     t.after(() => tab.close());
     const asked = [];
     tab.on('asked', (q) => asked.push(q));
-    const sid = newSession();
-    const shown = next(tab, 'asked');
-    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION] });
-    assert.equal(pending.status, 'pending');
-    assert.equal((await shown).requestId, pending.requestId);
+    const { sid, pending } = await askAndShow(tab);
     const waiting = agent.wait(sid, pending.requestId);
 
     const repushedBefore = (await stats()).repushed;
@@ -70,10 +76,7 @@ describe('against askd serve', () => {
     assert.equal(connections.length, 1);
     const other = await inbox('carol');
     t.after(() => (tab.close(), other.close()));
-    const sid = newSession();
-    const shown = next(tab, 'asked');
-    const pending = await agent.submit(sid, { userId: 'carol', questions: [QUESTION] });
-    await shown;
+    const { sid, pending } = await askAndShow(tab, 'carol');
     const answeredBefore = (await stats()).answered;
     const otherClosed = [];
     other.on('closed', (c) => otherClosed.push(c));
@@ -123,10 +126,7 @@ describe('against askd serve', () => {
   test('a question that ended while the inbox was paused closes as ended on resume', async (t) => {
     const tab = await inbox();
     t.after(() => tab.close());
-    const sid = newSession();
-    const shown = next(tab, 'asked');
-    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION] });
-    await shown;
+    const { sid, pending } = await askAndShow(tab);
     tab.pause();
     assert.equal(tab.state.state, 'paused');
     assert.equal((await agent.withdraw(sid, pending.requestId)).status, 'cancelled');
@@ -138,10 +138,7 @@ describe('against askd serve', () => {
   test('withdraw closes the question in the inbox as cancelled', async (t) => {
     const tab = await inbox();
     t.after(() => tab.close());
-    const sid = newSession();
-    const shown = next(tab, 'asked');
-    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION] });
-    await shown;
+    const { sid, pending } = await askAndShow(tab);
     const closed = next(tab, 'closed');
     const result = await agent.withdraw(sid, pending.requestId);
     assert.equal(result.status, 'cancelled');
@@ -152,10 +149,7 @@ describe('against askd serve', () => {
   test('invalid answers reject with askd\'s invalid_answer and leave the question pending', async (t) => {
     const tab = await inbox();
     t.after(() => tab.close());
-    const sid = newSession();
-    const shown = next(tab, 'asked');
-    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION] });
-    await shown;
+    const { sid, pending } = await askAndShow(tab);
     await assert.rejects(tab.answer(pending.requestId, { 'No such question?': 'x' }), (err) => err instanceof AskdError && err.code === 'invalid_answer');
     assert.equal((await agent.result(sid, pending.requestId)).status, 'pending');
     await agent.withdraw(sid, pending.requestId);
@@ -167,10 +161,7 @@ describe('against askd serve', () => {
   test('extend and decline reject with the refusal of an askd that lacks them', async (t) => {
     const tab = await inbox();
     t.after(() => tab.close());
-    const sid = newSession();
-    const shown = next(tab, 'asked');
-    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION] });
-    await shown;
+    const { sid, pending } = await askAndShow(tab);
     const unknownType = (err) => err instanceof AskdError && err.code === 'unknown_type';
     await assert.rejects(tab.extend(pending.requestId, 60), unknownType);
     await assert.rejects(tab.decline(pending.requestId, 'not mine to decide'), unknownType);
