@@ -210,21 +210,21 @@ export class Inbox {
    * was the one askd took. Rejects with AskdError `invalid_answer` when the
    * answers do not fit the question.
    */
-  answer(requestId: string, answers: Record<string, string | string[]>, options: { sessionId?: string } = {}): Promise<AnswerVerdict> {
+  async answer(requestId: string, answers: Record<string, string | string[]>, options: { sessionId?: string } = {}): Promise<AnswerVerdict> {
     const frame = { type: 'ask_user_questions_result', sessionId: this.sessionOf(requestId, options), requestId, answers };
-    return this.call(frame) as Promise<AnswerVerdict>;
+    return (await this.call(frame)) as AnswerVerdict;
   }
 
   /** Ask for `seconds` more (askd 1.2; an older askd rejects with AskdError `unknown_type`). */
-  extend(requestId: string, seconds: number, options: { sessionId?: string } = {}): Promise<ExtendVerdict> {
+  async extend(requestId: string, seconds: number, options: { sessionId?: string } = {}): Promise<ExtendVerdict> {
     const frame = { type: 'extend', sessionId: this.sessionOf(requestId, options), requestId, seconds };
-    return this.call(frame) as Promise<ExtendVerdict>;
+    return (await this.call(frame)) as ExtendVerdict;
   }
 
   /** Refuse to answer, with an optional reason (askd 1.2; an older askd rejects with `unknown_type`). */
-  decline(requestId: string, reason?: string, options: { sessionId?: string } = {}): Promise<AnswerVerdict> {
+  async decline(requestId: string, reason?: string, options: { sessionId?: string } = {}): Promise<AnswerVerdict> {
     const frame = { type: 'decline', sessionId: this.sessionOf(requestId, options), requestId, ...(reason === undefined ? {} : { reason }) };
-    return this.call(frame) as Promise<AnswerVerdict>;
+    return (await this.call(frame)) as AnswerVerdict;
   }
 
   /** Skip the rest of the backoff wait (a "Reconnect now" button). */
@@ -245,6 +245,7 @@ export class Inbox {
 
   // ---- calls that wait for an ack ------------------------------------------
 
+  /** The question's session: given, or known from its ask; an unknown question without one is an error. */
   private sessionOf(requestId: string, options: { sessionId?: string }): string {
     const sessionId = options.sessionId ?? this.known.get(requestId)?.question.sessionId;
     if (sessionId === undefined) throw new Error(`unknown question ${requestId}: pass options.sessionId`);

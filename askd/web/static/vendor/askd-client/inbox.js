@@ -122,19 +122,19 @@ export class Inbox {
      * was the one askd took. Rejects with AskdError `invalid_answer` when the
      * answers do not fit the question.
      */
-    answer(requestId, answers, options = {}) {
+    async answer(requestId, answers, options = {}) {
         const frame = { type: 'ask_user_questions_result', sessionId: this.sessionOf(requestId, options), requestId, answers };
-        return this.call(frame);
+        return (await this.call(frame));
     }
     /** Ask for `seconds` more (askd 1.2; an older askd rejects with AskdError `unknown_type`). */
-    extend(requestId, seconds, options = {}) {
+    async extend(requestId, seconds, options = {}) {
         const frame = { type: 'extend', sessionId: this.sessionOf(requestId, options), requestId, seconds };
-        return this.call(frame);
+        return (await this.call(frame));
     }
     /** Refuse to answer, with an optional reason (askd 1.2; an older askd rejects with `unknown_type`). */
-    decline(requestId, reason, options = {}) {
+    async decline(requestId, reason, options = {}) {
         const frame = { type: 'decline', sessionId: this.sessionOf(requestId, options), requestId, ...(reason === undefined ? {} : { reason }) };
-        return this.call(frame);
+        return (await this.call(frame));
     }
     /** Skip the rest of the backoff wait (a "Reconnect now" button). */
     retryNow() {
@@ -151,6 +151,7 @@ export class Inbox {
         this.resumeFor('app');
     }
     // ---- calls that wait for an ack ------------------------------------------
+    /** The question's session: given, or known from its ask; an unknown question without one is an error. */
     sessionOf(requestId, options) {
         const sessionId = options.sessionId ?? this.known.get(requestId)?.question.sessionId;
         if (sessionId === undefined)
