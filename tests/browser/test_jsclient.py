@@ -4,6 +4,7 @@ over the browser's own WebSocket."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -48,5 +49,33 @@ async def test_the_readme_inbox_answers_with_the_served_build(daemon: RunningDae
         assert result["status"] == "answered"
         assert result["answers"] == {"Which database?": "SQLite"}
         assert errors == []
+    finally:
+        await context.close()
+
+
+async def test_an_inbox_that_pauses_while_offline_comes_back_online(daemon: RunningDaemon[Any], browser: Any) -> None:
+    context = await browser.new_context(bypass_csp=True)
+    try:
+        page = await context.new_page()
+        await page.goto(f"{daemon.url}/static/vendor/")
+        token = daemon.token("user", "alice")
+        await page.set_content(
+            f"""<!doctype html><title>states</title><script type="module">
+            import {{ Inbox }} from './askd-client/index.js';
+            const inbox = new Inbox({{ url: location.origin, token: {token!r}, pauseWhileOffline: true, backoff: {{ base: 50, cap: 100 }} }});
+            inbox.on('state', (s) => document.title = s.state);
+            inbox.start();
+            </script>"""
+        )
+        await expect(page).to_have_title("connected", timeout=WAIT_MS)
+        await context.set_offline(True)
+        await expect(page).to_have_title("paused", timeout=WAIT_MS)
+        # Paused: the socket is closed and no attempt follows while offline.
+        deadline = asyncio.get_running_loop().time() + WAIT_MS / 1000
+        while (await daemon.admin("GET", "/admin/v1/connections?userId=alice")).json()["connections"]:
+            assert asyncio.get_running_loop().time() < deadline, "the paused inbox still holds a connection"
+            await asyncio.sleep(0.02)
+        await context.set_offline(False)
+        await expect(page).to_have_title("connected", timeout=WAIT_MS)
     finally:
         await context.close()
