@@ -70,7 +70,7 @@ async def test_an_inbox_that_pauses_while_offline_comes_back_online(daemon: Runn
         await expect(page).to_have_title("connected", timeout=WAIT_MS)
         await context.set_offline(True)
         await expect(page).to_have_title("paused", timeout=WAIT_MS)
-        # Paused: the socket is closed and no attempt follows while offline.
+        # Paused: the inbox closed its socket (askd no longer lists it).
         deadline = asyncio.get_running_loop().time() + WAIT_MS / 1000
         while (await daemon.admin("GET", "/admin/v1/connections?userId=alice")).json()["connections"]:
             assert asyncio.get_running_loop().time() < deadline, "the paused inbox still holds a connection"
