@@ -35,7 +35,7 @@ async function stats() {
   return askd.admin('GET', '/admin/v1/stats');
 }
 
-describe('against askd serve', () => {
+describe('against askd serve', { timeout: 120_000 }, () => {
   before(async () => {
     askd = await Askd.create();
     await askd.start();
@@ -193,7 +193,7 @@ describe('against askd serve', () => {
   });
 });
 
-test("the agent's wait rides a restart of askd (SQLite store)", async (t) => {
+test("the agent's wait rides a restart of askd (SQLite store)", { timeout: 60_000 }, async (t) => {
   const service = await Askd.create('--store', 'sqlite');
   t.after(() => service.close());
   await service.start();
