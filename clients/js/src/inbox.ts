@@ -127,6 +127,7 @@ export class Inbox {
   private subscribeId = '';
   private calls = 0;
   private started = false;
+  private busy = false; // between sockets: resolving the token, or probing why one never opened
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private beat: ReturnType<typeof setInterval> | undefined;
@@ -229,7 +230,7 @@ export class Inbox {
 
   /** Skip the rest of the backoff wait (a "Reconnect now" button). */
   retryNow(): void {
-    if (this.stopped || !this.started || this.ws !== null || this.pausedFor.size) return;
+    if (this.stopped || !this.started || this.ws !== null || this.busy || this.pausedFor.size) return;
     clearTimeout(this.timer);
     void this.connect();
   }
@@ -268,12 +269,13 @@ export class Inbox {
 
   private async connect(): Promise<void> {
     this.timer = undefined;
-    if (this.stopped || this.ws !== null || this.pausedFor.size) return;
+    if (this.stopped || this.ws !== null || this.busy || this.pausedFor.size) return;
     this.setState({ state: 'connecting' });
     let ws: SocketLike;
+    this.busy = true;
     try {
       const [factory, token] = await Promise.all([this.factory, resolveToken(this.token)]);
-      if (this.stopped || this.ws !== null || this.pausedFor.size) return;
+      if (this.stopped || this.pausedFor.size) return;
       ws = factory(this.url, token);
     } catch (err) {
       if (err instanceof NoWebSocket) {
@@ -283,6 +285,8 @@ export class Inbox {
         this.schedule(); // the token function failed: try again later
       }
       return;
+    } finally {
+      this.busy = false;
     }
     this.ws = ws;
     this.gen += 1;
@@ -310,8 +314,9 @@ export class Inbox {
     this.detach();
     if (this.stopped || this.pausedFor.size) return;
     if (!opened) {
-      const refused = await this.probe();
-      if (this.stopped) return;
+      this.busy = true;
+      const refused = await this.probe().finally(() => (this.busy = false));
+      if (this.stopped || this.pausedFor.size) return;
       if (refused) {
         this.stopped = true;
         this.setState({ state: 'rejected', error: refused });
@@ -514,7 +519,7 @@ export class Inbox {
   }
 
   private resumeFor(why: string): void {
-    if (!this.pausedFor.delete(why) || this.pausedFor.size || this.stopped || !this.started) return;
+    if (!this.pausedFor.delete(why) || this.pausedFor.size || this.stopped || !this.started || this.busy) return;
     this.backoff.reset();
     void this.connect();
   }

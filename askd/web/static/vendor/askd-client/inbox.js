@@ -37,6 +37,7 @@ export class Inbox {
     subscribeId = '';
     calls = 0;
     started = false;
+    busy = false; // between sockets: resolving the token, or probing why one never opened
     stopped = false;
     timer;
     beat;
@@ -138,7 +139,7 @@ export class Inbox {
     }
     /** Skip the rest of the backoff wait (a "Reconnect now" button). */
     retryNow() {
-        if (this.stopped || !this.started || this.ws !== null || this.pausedFor.size)
+        if (this.stopped || !this.started || this.ws !== null || this.busy || this.pausedFor.size)
             return;
         clearTimeout(this.timer);
         void this.connect();
@@ -174,13 +175,14 @@ export class Inbox {
     // ---- the connection --------------------------------------------------------
     async connect() {
         this.timer = undefined;
-        if (this.stopped || this.ws !== null || this.pausedFor.size)
+        if (this.stopped || this.ws !== null || this.busy || this.pausedFor.size)
             return;
         this.setState({ state: 'connecting' });
         let ws;
+        this.busy = true;
         try {
             const [factory, token] = await Promise.all([this.factory, resolveToken(this.token)]);
-            if (this.stopped || this.ws !== null || this.pausedFor.size)
+            if (this.stopped || this.pausedFor.size)
                 return;
             ws = factory(this.url, token);
         }
@@ -193,6 +195,9 @@ export class Inbox {
                 this.schedule(); // the token function failed: try again later
             }
             return;
+        }
+        finally {
+            this.busy = false;
         }
         this.ws = ws;
         this.gen += 1;
@@ -221,8 +226,9 @@ export class Inbox {
         if (this.stopped || this.pausedFor.size)
             return;
         if (!opened) {
-            const refused = await this.probe();
-            if (this.stopped)
+            this.busy = true;
+            const refused = await this.probe().finally(() => (this.busy = false));
+            if (this.stopped || this.pausedFor.size)
                 return;
             if (refused) {
                 this.stopped = true;
@@ -435,7 +441,7 @@ export class Inbox {
             this.setState({ state: 'paused' });
     }
     resumeFor(why) {
-        if (!this.pausedFor.delete(why) || this.pausedFor.size || this.stopped || !this.started)
+        if (!this.pausedFor.delete(why) || this.pausedFor.size || this.stopped || !this.started || this.busy)
             return;
         this.backoff.reset();
         void this.connect();
