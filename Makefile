@@ -29,7 +29,7 @@ install: $(STAMP)
 serve: $(SERVE_STAMP)  ## run the daemon (ARGS="--port 9000 --admin-port 9001"; ASKD_STATE_DIR=... for another state directory)
 	$(BIN)/askd serve $(ARGS)
 
-test: $(STAMP)  ## run the whole test suite
+test: $(STAMP) test-js  ## run the whole test suite
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:
@@ -50,3 +50,20 @@ BENCH_ARGS ?=
 bench: $(STAMP)  ## run the benchmarks of docs/performance.md (BENCH_ARGS="b1 --size 1000", "--quick", "sweep --charts docs/img")
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The JavaScript client (clients/js, npm package askd-client). Its types are
+# generated from askd's models and the page's copy is its build: after a
+# model changes, `make js-types` regenerates both (tests/jsclient checks).
+.PHONY: test-js js-types
+
+JS        = clients/js
+JS_VENDOR = askd/web/static/vendor/askd-client
+
+test-js: $(STAMP)  ## the JavaScript client's own tests, against a real askd (npm ci && npm test)
+	cd $(JS) && npm ci --no-audit --no-fund && ASKD_BIN="$(abspath $(BIN))/askd" npm test
+
+js-types: $(STAMP)  ## regenerate clients/js's schema, types and the page's built copy from the models
+	$(BIN)/askd schema > $(JS)/schema/askd.schema.json
+	cd $(JS) && npm ci --no-audit --no-fund && npm run types && npm run build
+	rm -rf $(JS_VENDOR) && mkdir -p $(JS_VENDOR)
+	cp $(JS)/dist/*.js $(JS)/LICENSE $(JS_VENDOR)/

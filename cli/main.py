@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from askd import __version__
-from askd.cli import ask, connections, mcp, notify, pending, serve, sessions, status, token, withdraw
+from askd.cli import ask, connections, mcp, notify, pending, schema, serve, sessions, status, token, withdraw
 from askd.cli import open as open_command
 from askd.cli.commands import Commands
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, remember_globals
@@ -61,6 +61,7 @@ app.command("status")(status.status)
 app.command("open")(open_command.open_page)
 app.add_typer(notify.app, name="notify")
 app.command("mcp")(mcp.mcp)
+app.command("schema")(schema.schema)
 
 
 def main() -> None:

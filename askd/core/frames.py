@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator
 
 from askd.core import codec
-from askd.core.models import Id
+from askd.core.models import Id, json_number
 
 FrameId = Union[StrictStr, StrictInt, None]
 
@@ -52,6 +52,27 @@ class AnswerFrame(_Frame):
 
 class Ping(_Frame):
     type: Literal["ping"]
+
+
+class ExtendFrame(_Frame):
+    """More time for a question (v1.2 section I). Not parsed yet: listed so
+    that clients' types come from here; FRAME_TYPES gains it with the server side."""
+
+    type: Literal["extend"]
+    sessionId: Id
+    requestId: Id
+    seconds: float = Field(gt=0, le=86400)
+
+    _number = field_validator("seconds", mode="before")(json_number)
+
+
+class DeclineFrame(_Frame):
+    """The user refuses to answer (v1.2 section I). Not parsed yet, as ExtendFrame."""
+
+    type: Literal["decline"]
+    sessionId: Id
+    requestId: Id
+    reason: StrictStr | None = Field(default=None, max_length=1000)
 
 
 Frame = Union[Subscribe, Unsubscribe, AnswerFrame, Ping]

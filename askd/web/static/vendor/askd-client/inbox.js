@@ -1,0 +1,464 @@
+// The user side: one reconnecting WebSocket that shows a person every
+// question waiting for them, each once.
+//
+// What it does for the application (askd's protocol, section 3):
+// - subscribes (`*` by default) on every connection, so askd re-pushes
+//   whatever is pending, and de-duplicates by requestId;
+// - after each re-subscribe, closes (reason `ended`) the questions it knew
+//   that askd no longer re-pushes: they ended while the link was down;
+// - keeps every answer, extend and decline until askd replies to it,
+//   resending after each reconnect (a resend of something already taken
+//   gets `not_pending`, so resending is harmless);
+// - reconnects with capped exponential backoff and full jitter, checks the
+//   link with pings, and may pause while the browser is offline or hidden.
+import { Backoff } from './backoff.js';
+import { AskdError, InboxClosed } from './errors.js';
+import { NoWebSocket, OPEN, socketFactory } from './socket.js';
+import { resolveToken, wsUrl } from './urls.js';
+export class Inbox {
+    url;
+    sessionId;
+    token;
+    backoff;
+    heartbeatMs;
+    remember;
+    factory;
+    listeners = new Map();
+    known = new Map();
+    ended = new Map(); // insertion-ordered: oldest dropped first
+    outbox = new Map();
+    pausedFor = new Set();
+    unhook = [];
+    current = { state: 'closed' };
+    ws = null;
+    live = false; // the socket is open and subscribed to
+    gen = 0; // +1 per socket
+    replayed = new Set();
+    subscribeId = '';
+    calls = 0;
+    started = false;
+    busy = false; // between sockets: resolving the token, or probing why one never opened
+    stopped = false;
+    timer;
+    beat;
+    awaitingPong = false;
+    constructor(options) {
+        this.url = wsUrl(options.url);
+        this.sessionId = options.sessionId ?? '*';
+        this.token = options.token;
+        this.backoff = new Backoff(options.backoff);
+        this.heartbeatMs = options.heartbeatMs ?? 25_000;
+        this.remember = options.remember ?? 10_000;
+        this.factory = socketFactory(options.WebSocket);
+        this.factory.catch(() => { }); // reported by start()'s first connect
+        this.watchBrowser(options);
+    }
+    // ---- the application's side -------------------------------------------
+    /** Start connecting; the inbox then stays connected until close(). */
+    start() {
+        if (!this.started && !this.stopped) {
+            this.started = true;
+            void this.connect();
+        }
+        return this;
+    }
+    /** Disconnect for good: pending calls reject with InboxClosed. */
+    close() {
+        if (this.stopped)
+            return;
+        this.stopped = true;
+        clearTimeout(this.timer);
+        this.detach();
+        for (const off of this.unhook)
+            off();
+        const err = new InboxClosed();
+        for (const entry of this.outbox.values())
+            entry.reject(err);
+        this.outbox.clear();
+        this.setState({ state: 'closed' });
+    }
+    /** Listen to an event; returns the function that stops listening. */
+    on(type, listener) {
+        let set = this.listeners.get(type);
+        if (!set)
+            this.listeners.set(type, (set = new Set()));
+        set.add(listener);
+        return () => set.delete(listener);
+    }
+    get state() {
+        return this.current;
+    }
+    /** The questions waiting, as far as this inbox knows, oldest first. */
+    get questions() {
+        return [...this.known.values()].map((k) => k.question);
+    }
+    /** Resolves once connected and subscribed (at once if it is); rejects if the inbox stops first. */
+    ready() {
+        if (this.current.state === 'connected')
+            return Promise.resolve();
+        if (this.current.state === 'rejected')
+            return Promise.reject(this.current.error);
+        if (this.stopped)
+            return Promise.reject(new InboxClosed());
+        return new Promise((resolve, reject) => {
+            const off = this.on('state', (s) => {
+                if (s.state === 'connected')
+                    resolve();
+                else if (s.state === 'rejected')
+                    reject(s.error);
+                else if (s.state === 'closed')
+                    reject(new InboxClosed());
+                else
+                    return;
+                off();
+            });
+        });
+    }
+    /**
+     * Answer a question: `answers` keyed by question text, a string each (a
+     * list of strings for a multiSelect question). Resolves with askd's
+     * verdict; `{accepted: false, reason: 'not_pending'}` when it had ended
+     * (answered in another tab, timed out, cancelled). After a dropped link
+     * the verdict on a resend may be `not_pending` although the first copy
+     * was the one askd took. Rejects with AskdError `invalid_answer` when the
+     * answers do not fit the question.
+     */
+    async answer(requestId, answers, options = {}) {
+        const frame = { type: 'ask_user_questions_result', sessionId: this.sessionOf(requestId, options), requestId, answers };
+        return (await this.call(frame));
+    }
+    /** Ask for `seconds` more (askd 1.2; an older askd rejects with AskdError `unknown_type`). */
+    async extend(requestId, seconds, options = {}) {
+        const frame = { type: 'extend', sessionId: this.sessionOf(requestId, options), requestId, seconds };
+        return (await this.call(frame));
+    }
+    /** Refuse to answer, with an optional reason (askd 1.2; an older askd rejects with `unknown_type`). */
+    async decline(requestId, reason, options = {}) {
+        const frame = { type: 'decline', sessionId: this.sessionOf(requestId, options), requestId, ...(reason === undefined ? {} : { reason }) };
+        return (await this.call(frame));
+    }
+    /** Skip the rest of the backoff wait (a "Reconnect now" button). */
+    retryNow() {
+        if (this.stopped || !this.started || this.ws !== null || this.busy || this.pausedFor.size)
+            return;
+        clearTimeout(this.timer);
+        void this.connect();
+    }
+    /** Disconnect until resume(); answers asked meanwhile wait in the outbox. */
+    pause() {
+        this.pauseFor('app');
+    }
+    resume() {
+        this.resumeFor('app');
+    }
+    // ---- calls that wait for an ack ------------------------------------------
+    /** The question's session: given, or known from its ask; an unknown question without one is an error. */
+    sessionOf(requestId, options) {
+        const sessionId = options.sessionId ?? this.known.get(requestId)?.question.sessionId;
+        if (sessionId === undefined)
+            throw new Error(`unknown question ${requestId}: pass options.sessionId`);
+        return sessionId;
+    }
+    call(body) {
+        if (this.stopped)
+            return Promise.reject(new InboxClosed());
+        this.calls += 1;
+        const id = `call-${this.calls}`;
+        const frame = { ...body, id };
+        return new Promise((resolve, reject) => {
+            this.outbox.set(id, { frame, resolve, reject });
+            // Not live: the next connection sends it, after its subscribe.
+            if (this.live)
+                this.send(frame);
+        });
+    }
+    // ---- the connection --------------------------------------------------------
+    async connect() {
+        this.timer = undefined;
+        if (this.stopped || this.ws !== null || this.busy || this.pausedFor.size)
+            return;
+        this.setState({ state: 'connecting' });
+        let ws;
+        this.busy = true;
+        try {
+            const [factory, token] = await Promise.all([this.factory, resolveToken(this.token)]);
+            if (this.stopped || this.pausedFor.size)
+                return;
+            ws = factory(this.url, token);
+        }
+        catch (err) {
+            if (err instanceof NoWebSocket) {
+                this.stopped = true; // retrying cannot help
+                this.setState({ state: 'rejected', error: new AskdError('no_websocket', err.message) });
+            }
+            else {
+                this.schedule(); // the token function failed: try again later
+            }
+            return;
+        }
+        finally {
+            this.busy = false;
+        }
+        this.ws = ws;
+        this.gen += 1;
+        let opened = false;
+        ws.onopen = () => {
+            opened = true;
+            this.opened();
+        };
+        ws.onmessage = (event) => this.frame(typeof event.data === 'string' ? event.data : String(event.data));
+        ws.onerror = () => { }; // onclose follows
+        ws.onclose = () => void this.lost(ws, opened);
+    }
+    opened() {
+        this.replayed = new Set();
+        this.subscribeId = `subscribe-${this.gen}`;
+        this.live = true;
+        this.send({ type: 'subscribe', sessionId: this.sessionId, id: this.subscribeId });
+        for (const entry of this.outbox.values())
+            this.send(entry.frame);
+        this.startHeartbeat();
+    }
+    async lost(ws, opened) {
+        if (ws !== this.ws)
+            return;
+        this.detach();
+        if (this.stopped || this.pausedFor.size)
+            return;
+        if (!opened) {
+            this.busy = true;
+            const refused = await this.probe().finally(() => (this.busy = false));
+            if (this.stopped || this.pausedFor.size)
+                return;
+            if (refused) {
+                this.stopped = true;
+                this.setState({ state: 'rejected', error: refused });
+                return;
+            }
+        }
+        this.schedule();
+    }
+    /** After a socket that never opened: was the token the reason? (A browser cannot see the upgrade's status.) */
+    async probe() {
+        if (typeof fetch !== 'function')
+            return null;
+        const url = new URL(this.url);
+        url.protocol = url.protocol === 'wss:' ? 'https:' : 'http:';
+        try {
+            const response = await fetch(url, { headers: { Authorization: `Bearer ${await resolveToken(this.token)}` }, cache: 'no-store' });
+            if (response.status !== 401 && response.status !== 403)
+                return null;
+            const body = await response.json().catch(() => ({}));
+            const code = body?.error?.code ?? (response.status === 401 ? 'unauthorized' : 'forbidden');
+            return new AskdError(code, body?.error?.message ?? 'askd refused the token', response.status);
+        }
+        catch {
+            return null; // unreachable: keep retrying
+        }
+    }
+    schedule() {
+        const delay = this.backoff.next();
+        this.setState({ state: 'waiting', retryAt: Date.now() + delay });
+        this.timer = setTimeout(() => void this.connect(), delay);
+    }
+    startHeartbeat() {
+        if (!this.heartbeatMs)
+            return;
+        this.awaitingPong = false;
+        this.beat = setInterval(() => {
+            const ws = this.ws;
+            if (ws === null)
+                return;
+            if (this.awaitingPong) {
+                // No pong for a whole interval: the link is dead even if the socket has not noticed.
+                void this.lost(ws, true);
+                return;
+            }
+            this.awaitingPong = this.send({ type: 'ping', id: 'heartbeat' });
+        }, this.heartbeatMs);
+    }
+    send(frame) {
+        const ws = this.ws;
+        if (ws === null || ws.readyState !== OPEN)
+            return false;
+        try {
+            ws.send(JSON.stringify(frame));
+            return true;
+        }
+        catch {
+            return false; // closing: the next connection resends what matters
+        }
+    }
+    detach() {
+        clearInterval(this.beat);
+        this.beat = undefined;
+        this.live = false;
+        const ws = this.ws;
+        this.ws = null;
+        if (ws === null)
+            return;
+        ws.onopen = ws.onmessage = ws.onclose = null;
+        ws.onerror = () => { }; // `ws` throws an error event nobody listens to
+        try {
+            ws.close();
+        }
+        catch {
+            // already closing
+        }
+    }
+    // ---- frames ---------------------------------------------------------------------
+    frame(text) {
+        let frame;
+        try {
+            frame = JSON.parse(text);
+        }
+        catch {
+            return;
+        }
+        if (frame === null || typeof frame !== 'object')
+            return;
+        switch (frame.type) {
+            case 'ask_user_questions':
+                return this.asked(frame.sessionId, frame.payload);
+            case 'ask_user_questions_cancelled':
+                return this.end(frame.payload.requestId, frame.payload.reason, frame.payload.answeredBy);
+            case 'ask_user_questions_extended':
+                return this.extended(frame.payload.requestId, frame.payload.expiresAt);
+            case 'ack':
+                return this.ack(frame.id, frame.payload ?? {});
+            case 'error':
+                return this.error(frame.id, frame.payload);
+            case 'pong':
+                this.awaitingPong = false;
+                return;
+            default:
+                return; // session_snapshot, and types from newer daemons
+        }
+    }
+    asked(sessionId, payload) {
+        if (this.sessionId !== '*' && sessionId !== this.sessionId)
+            return; // live events come for every session
+        const requestId = payload.requestId;
+        this.replayed.add(requestId);
+        if (this.known.has(requestId) || this.ended.has(requestId))
+            return; // a re-push: shown already
+        const question = {
+            sessionId,
+            requestId,
+            questions: payload.questions,
+            metadata: payload.metadata ?? {},
+            createdAt: payload.createdAt,
+            expiresAt: payload.expiresAt,
+            payload,
+        };
+        this.known.set(requestId, { question, gen: this.gen });
+        this.emit('asked', question);
+    }
+    end(requestId, reason, answeredBy) {
+        const known = this.known.get(requestId);
+        this.known.delete(requestId);
+        this.ended.set(requestId, true);
+        while (this.ended.size > this.remember)
+            this.ended.delete(this.ended.keys().next().value);
+        if (known === undefined)
+            return; // never shown here
+        const closed = { sessionId: known.question.sessionId, requestId, reason };
+        if (answeredBy !== undefined)
+            closed.answeredBy = answeredBy;
+        this.emit('closed', closed);
+    }
+    extended(requestId, expiresAt) {
+        const known = this.known.get(requestId);
+        if (known === undefined)
+            return;
+        known.question.expiresAt = expiresAt;
+        this.emit('extended', { sessionId: known.question.sessionId, requestId, expiresAt });
+    }
+    ack(id, payload) {
+        if (id === this.subscribeId)
+            return this.subscribed(true);
+        const entry = typeof id === 'string' ? this.outbox.get(id) : undefined;
+        if (entry === undefined)
+            return;
+        this.outbox.delete(id);
+        entry.resolve(payload);
+    }
+    error(id, payload) {
+        const err = new AskdError(payload.code, payload.message, undefined, payload.details);
+        const entry = typeof id === 'string' ? this.outbox.get(id) : undefined;
+        if (entry !== undefined) {
+            this.outbox.delete(id);
+            entry.reject(err);
+            return;
+        }
+        this.emit('error', err);
+        if (id === this.subscribeId)
+            this.subscribed(false);
+    }
+    /** The subscribe's re-push is complete: what it did not re-push ended while the link was down. */
+    subscribed(replayed) {
+        if (replayed) {
+            for (const [requestId, { gen }] of [...this.known]) {
+                if (gen < this.gen && !this.replayed.has(requestId))
+                    this.end(requestId, 'ended');
+            }
+        }
+        this.backoff.reset();
+        this.setState({ state: 'connected' });
+    }
+    // ---- browsers: offline and hidden ----------------------------------------
+    watchBrowser(options) {
+        const win = globalThis;
+        if (typeof win.addEventListener !== 'function' || typeof win.removeEventListener !== 'function')
+            return;
+        const listen = (target, type, fn) => {
+            target.addEventListener(type, fn);
+            this.unhook.push(() => target.removeEventListener(type, fn));
+        };
+        listen(globalThis, 'online', () => {
+            this.resumeFor('offline');
+            this.retryNow();
+        });
+        if (options.pauseWhileOffline && win.navigator) {
+            listen(globalThis, 'offline', () => this.pauseFor('offline'));
+            if (win.navigator.onLine === false)
+                this.pausedFor.add('offline');
+        }
+        const doc = win.document;
+        if (options.pauseWhileHidden && doc) {
+            listen(doc, 'visibilitychange', () => (doc.hidden ? this.pauseFor('hidden') : this.resumeFor('hidden')));
+            if (doc.hidden)
+                this.pausedFor.add('hidden');
+        }
+    }
+    pauseFor(why) {
+        if (this.stopped)
+            return;
+        this.pausedFor.add(why);
+        clearTimeout(this.timer);
+        this.detach();
+        if (this.started)
+            this.setState({ state: 'paused' });
+    }
+    resumeFor(why) {
+        if (!this.pausedFor.delete(why) || this.pausedFor.size || this.stopped || !this.started || this.busy)
+            return;
+        this.backoff.reset();
+        void this.connect();
+    }
+    // ---- events ------------------------------------------------------------------
+    setState(state) {
+        this.current = state;
+        this.emit('state', state);
+    }
+    emit(type, event) {
+        for (const listener of [...(this.listeners.get(type) ?? [])]) {
+            try {
+                listener(event);
+            }
+            catch (err) {
+                console.error('askd-client: a listener failed', err);
+            }
+        }
+    }
+}

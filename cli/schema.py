@@ -1,0 +1,14 @@
+"""``askd schema``: print the JSON Schema of askd's frames, bodies and results."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from askd.core.schema import protocol_schema
+
+
+def schema() -> None:
+    """Print the JSON Schema of the WebSocket frames and the agent API's bodies and results."""
+    typer.echo(json.dumps(protocol_schema(), indent=2, sort_keys=True))

@@ -1,0 +1,22 @@
+// askd-client: the user's inbox and the agent's calls, typed from askd's own models.
+
+export { Inbox } from './inbox.js';
+export type {
+  AnswerVerdict,
+  AskedQuestion,
+  ClosedQuestion,
+  CloseReason,
+  ConnectionState,
+  ExtendedQuestion,
+  ExtendVerdict,
+  InboxEvents,
+  InboxOptions,
+} from './inbox.js';
+export { Agent, randomKey } from './agent.js';
+export type { AgentOptions, AskOptions, CallOptions, WaitOptions } from './agent.js';
+export { AskdError, AskdUnavailable, InboxClosed } from './errors.js';
+export { Backoff } from './backoff.js';
+export type { BackoffOptions } from './backoff.js';
+export type { SocketLike, WebSocketClass } from './socket.js';
+export type { TokenSource } from './urls.js';
+export type * from './protocol.js';

@@ -1,0 +1,405 @@
+/* Generated from askd's models by `make js-types` (askd schema, then json-schema-to-typescript). Do not edit. */
+
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Status".
+ */
+export type Status = "pending" | "answered" | "timeout" | "cancelled";
+/**
+ * Any frame the daemon sends on ``/ws``.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ServerEvent".
+ */
+export type ServerEvent =
+  AskedEvent | CancelledEvent | ExtendedEvent | SnapshotEvent | AckEvent | ErrorEvent | PongEvent;
+
+export interface Askd {
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "AckEvent".
+ */
+export interface AckEvent {
+  id?: string | number | null;
+  payload: AckPayload;
+  sessionId?: string | null;
+  type: "ack";
+}
+/**
+ * One of ``{"accepted", "reason"?}`` (answer, decline), ``{"repushed",
+ * "sessionId"}`` (subscribe), ``{"extended", "expiresAt"?, "reason"?}``
+ * (extend), ``{}`` (unsubscribe).
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "AckPayload".
+ */
+export interface AckPayload {
+  accepted?: boolean | null;
+  expiresAt?: string | null;
+  extended?: boolean | null;
+  /**
+   * Why not: not_pending, not_allowed.
+   */
+  reason?: string | null;
+  repushed?: number | null;
+  sessionId?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * ``POST /admin/v1/sessions/{S}/questions/{R}/answer``.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "AnswerBody".
+ */
+export interface AnswerBody {
+  answers: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "AnswerFrame".
+ */
+export interface AnswerFrame {
+  answers: {
+    [k: string]: unknown;
+  };
+  id?: string | number | null;
+  requestId: string;
+  sessionId: string;
+  type: "ask_user_questions_result";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ApiError".
+ */
+export interface ApiError {
+  code: string;
+  details?: ErrorDetail[] | null;
+  message: string;
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ErrorDetail".
+ */
+export interface ErrorDetail {
+  /**
+   * The dotted path of the field at fault; empty for the whole request.
+   */
+  loc: string;
+  msg: string;
+}
+/**
+ * ``POST /v1/sessions/{S}/questions``. Validate with a context giving
+ * ``max_questions`` and ``max_timeout``.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "AskBody".
+ */
+export interface AskBody {
+  /**
+   * Any JSON object, passed to the user's client untouched.
+   */
+  metadata?: {
+    [k: string]: unknown;
+  } | null;
+  parentSessionId?: string | null;
+  /**
+   * The questions, asked together; each needs a unique 'question' text.
+   */
+  questions: Question[];
+  requireOnline?: boolean;
+  /**
+   * Seconds the user has to answer (default: the daemon's, 900).
+   */
+  timeoutSeconds?: number | null;
+  userId: string;
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Question".
+ */
+export interface Question {
+  /**
+   * A short title shown above the question (plain text).
+   */
+  header?: string | null;
+  /**
+   * The user may pick several options; the answer is then a list.
+   */
+  multiSelect?: boolean;
+  /**
+   * Choices to offer (none: a free-text question); the user may still type their own.
+   */
+  options?: Option[] | null;
+  /**
+   * The question text (Markdown); the answer is keyed by it.
+   */
+  question: string;
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Option".
+ */
+export interface Option {
+  /**
+   * A line explaining the choice (Markdown).
+   */
+  description?: string | null;
+  /**
+   * The choice as the user sees it (plain text), and as the answer gives it back.
+   */
+  label: string;
+  /**
+   * Markdown shown beside the choice while it is focused or chosen, e.g. a code block or a ```diff block; at most 100,000 characters.
+   */
+  preview?: string | null;
+  [k: string]: unknown;
+}
+/**
+ * ``ask_user_questions``: a question for this user, live or re-pushed by a subscribe.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "AskedEvent".
+ */
+export interface AskedEvent {
+  payload: AskedPayload;
+  sessionId: string;
+  type: "ask_user_questions";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "AskedPayload".
+ */
+export interface AskedPayload {
+  createdAt: string;
+  expiresAt: string;
+  metadata: {
+    [k: string]: unknown;
+  };
+  /**
+   * As the agent sent them, unknown fields included.
+   */
+  questions: Question[];
+  requestId: string;
+  [k: string]: unknown;
+}
+/**
+ * ``ask_user_questions_cancelled``: the question ended.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "CancelledEvent".
+ */
+export interface CancelledEvent {
+  payload: CancelledPayload;
+  sessionId: string;
+  type: "ask_user_questions_cancelled";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "CancelledPayload".
+ */
+export interface CancelledPayload {
+  /**
+   * Who answered, when the daemon says.
+   */
+  answeredBy?: string | null;
+  /**
+   * How the question ended: answered, timeout, cancelled.
+   */
+  reason: string;
+  requestId: string;
+  [k: string]: unknown;
+}
+/**
+ * The user refuses to answer (v1.2 section I). Not parsed yet, as ExtendFrame.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "DeclineFrame".
+ */
+export interface DeclineFrame {
+  id?: string | number | null;
+  reason?: string | null;
+  requestId: string;
+  sessionId: string;
+  type: "decline";
+}
+/**
+ * Every HTTP error: ``{"error": {"code", "message", "details"?}}``.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ErrorBody".
+ */
+export interface ErrorBody {
+  error: ApiError;
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ErrorEvent".
+ */
+export interface ErrorEvent {
+  id?: string | number | null;
+  payload: ErrorPayload;
+  sessionId?: string | null;
+  type: "error";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ErrorPayload".
+ */
+export interface ErrorPayload {
+  code: string;
+  details?: ErrorDetail[] | null;
+  message: string;
+}
+/**
+ * ``POST /v1/sessions/{S}/questions/{R}/extend``: the agent moves its
+ * own deadline by ``seconds``.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ExtendBody".
+ */
+export interface ExtendBody {
+  seconds: number;
+}
+/**
+ * More time for a question (v1.2 section I). Not parsed yet: listed so
+ * that clients' types come from here; FRAME_TYPES gains it with the server side.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ExtendFrame".
+ */
+export interface ExtendFrame {
+  id?: string | number | null;
+  requestId: string;
+  seconds: number;
+  sessionId: string;
+  type: "extend";
+}
+/**
+ * ``ask_user_questions_extended``: the question's deadline moved.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ExtendedEvent".
+ */
+export interface ExtendedEvent {
+  payload: ExtendedPayload;
+  sessionId: string;
+  type: "ask_user_questions_extended";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ExtendedPayload".
+ */
+export interface ExtendedPayload {
+  expiresAt: string;
+  requestId: string;
+}
+/**
+ * The ``201`` reply to an ask: the question is pending.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "PendingBody".
+ */
+export interface PendingBody {
+  createdAt: string;
+  expiresAt: string;
+  requestId: string;
+  sessionId: string;
+  status: "pending";
+}
+/**
+ * A pending question as listings show it (``GET .../questions``, admin ``pending``).
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "PendingQuestion".
+ */
+export interface PendingQuestion {
+  createdAt: string;
+  expiresAt: string;
+  metadata: {
+    [k: string]: unknown;
+  };
+  questions: Question[];
+  requestId: string;
+  sessionId: string;
+  userId: string;
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Ping".
+ */
+export interface Ping {
+  id?: string | number | null;
+  type: "ping";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "PongEvent".
+ */
+export interface PongEvent {
+  id?: string | number | null;
+  type: "pong";
+}
+/**
+ * A question's state as the agent API reports it (``GET
+ * .../questions/{R}``): ``answers`` once answered, ``error`` once it timed
+ * out or was cancelled. The MCP tools' output schema is generated from it.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "QuestionResult".
+ */
+export interface QuestionResult {
+  /**
+   * Keyed by question text; a list for multiSelect.
+   */
+  answers?: {
+    [k: string]: string | string[];
+  } | null;
+  error?: string | null;
+  requestId: string;
+  sessionId: string;
+  status: Status;
+}
+/**
+ * ``session_snapshot``: sent on subscribe, before the re-pushed questions.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "SnapshotEvent".
+ */
+export interface SnapshotEvent {
+  id?: string | number | null;
+  payload: SnapshotPayload;
+  sessionId: string;
+  type: "session_snapshot";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "SnapshotPayload".
+ */
+export interface SnapshotPayload {
+  active: boolean;
+  pending: number;
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Subscribe".
+ */
+export interface Subscribe {
+  id?: string | number | null;
+  sessionId: string;
+  type: "subscribe";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Unsubscribe".
+ */
+export interface Unsubscribe {
+  id?: string | number | null;
+  sessionId: string;
+  type: "unsubscribe";
+}

@@ -1,0 +1,224 @@
+// The inbox and the agent against a real askd over real sockets.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { Agent, AskdError, Inbox } from '../dist/index.js';
+import { Askd, next, nextState } from './askd.js';
+
+const QUESTION = { question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
+const FAST = { base: 50, cap: 200 }; // reconnect quickly: these tests cut links on purpose
+
+let askd;
+let agent;
+let session = 0;
+const newSession = () => `js-${process.pid}-${++session}`;
+
+async function inbox(user = 'alice', options = {}) {
+  const box = new Inbox({ url: askd.url, token: await askd.token('user', user), backoff: FAST, ...options });
+  box.start();
+  await box.ready();
+  return box;
+}
+
+/** Ask `user` one QUESTION in a new session; resolves once `tab` shows it. */
+async function askAndShow(tab, user = 'alice') {
+  const sid = newSession();
+  const shown = next(tab, 'asked', (q) => q.sessionId === sid);
+  const pending = await agent.submit(sid, { userId: user, questions: [QUESTION] });
+  assert.equal(pending.status, 'pending');
+  assert.equal((await shown).requestId, pending.requestId);
+  return { sid, pending };
+}
+
+async function stats() {
+  return askd.admin('GET', '/admin/v1/stats');
+}
+
+describe('against askd serve', { timeout: 120_000 }, () => {
+  before(async () => {
+    askd = await Askd.create();
+    await askd.start();
+    agent = new Agent({ url: askd.url, token: await askd.token('agent') });
+  });
+  after(() => askd.close());
+
+  test('pushed, link cut, re-pushed once and shown once, answered; the agent gets the answer', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const asked = [];
+    tab.on('asked', (q) => asked.push(q));
+    const { sid, pending } = await askAndShow(tab);
+    const waiting = agent.wait(sid, pending.requestId);
+
+    const repushedBefore = (await stats()).repushed;
+    const back = nextState(tab, 'connected');
+    assert.equal((await askd.admin('POST', '/admin/v1/disconnect', { userId: 'alice' })).disconnected, 1);
+    await back;
+    assert.equal((await stats()).repushed, repushedBefore + 1, 'the re-subscribe re-pushed the question');
+    assert.deepEqual(asked.map((q) => q.requestId), [pending.requestId], 'shown once');
+    assert.deepEqual(asked[0].questions, [QUESTION]);
+    assert.equal(asked[0].sessionId, sid);
+
+    const closed = next(tab, 'closed');
+    assert.deepEqual(await tab.answer(pending.requestId, { 'Which database?': 'SQLite' }), { accepted: true });
+    assert.equal((await closed).reason, 'answered');
+    const result = await waiting;
+    assert.equal(result.status, 'answered');
+    assert.deepEqual(result.answers, { 'Which database?': 'SQLite' });
+    assert.deepEqual(tab.questions, []);
+  });
+
+  test('an answer given while the link is down is sent after the reconnect and taken once', async (t) => {
+    // carol's only connection, until the other tab opens: the one to cut.
+    const tab = await inbox('carol');
+    const { connections } = await askd.admin('GET', '/admin/v1/connections?userId=carol');
+    assert.equal(connections.length, 1);
+    const other = await inbox('carol');
+    t.after(() => (tab.close(), other.close()));
+    const { sid, pending } = await askAndShow(tab, 'carol');
+    const answeredBefore = (await stats()).answered;
+    const otherClosed = [];
+    other.on('closed', (c) => otherClosed.push(c));
+
+    // Answer in the moment the link is known down: nothing can carry it until the reconnect.
+    const verdict = new Promise((resolve, reject) => {
+      const off = tab.on('state', (s) => {
+        if (s.state !== 'waiting') return;
+        off();
+        tab.answer(pending.requestId, { 'Which database?': 'PostgreSQL' }).then(resolve, reject);
+      });
+    });
+    await askd.admin('POST', '/admin/v1/disconnect', { connectionId: connections[0].connectionId });
+    assert.deepEqual(await verdict, { accepted: true });
+
+    const result = await agent.result(sid, pending.requestId);
+    assert.equal(result.status, 'answered');
+    assert.deepEqual(result.answers, { 'Which database?': 'PostgreSQL' });
+    assert.equal((await stats()).answered, answeredBefore + 1);
+    await until(() => otherClosed.length === 1);
+    assert.equal(otherClosed[0].reason, 'answered');
+  });
+
+  test("another tab's answer closes the question here", async (t) => {
+    const here = await inbox();
+    const there = await inbox();
+    t.after(() => (here.close(), there.close()));
+    const sid = newSession();
+    const shownHere = next(here, 'asked');
+    const shownThere = next(there, 'asked');
+    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION] });
+    await Promise.all([shownHere, shownThere]);
+
+    const closed = next(here, 'closed');
+    assert.deepEqual(await there.answer(pending.requestId, { 'Which database?': 'SQLite' }), { accepted: true });
+    const event = await closed;
+    assert.equal(event.reason, 'answered');
+    assert.equal(event.requestId, pending.requestId);
+    // askd 1.2 names who answered; a daemon that does not leaves it out.
+    if (event.answeredBy !== undefined) assert.equal(event.answeredBy, 'alice');
+    assert.deepEqual(await here.answer(pending.requestId, { 'Which database?': 'PostgreSQL' }, { sessionId: sid }), {
+      accepted: false,
+      reason: 'not_pending',
+    });
+  });
+
+  test('a question that ended while the inbox was paused closes as ended on resume', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const { sid, pending } = await askAndShow(tab);
+    tab.pause();
+    assert.equal(tab.state.state, 'paused');
+    assert.equal((await agent.withdraw(sid, pending.requestId)).status, 'cancelled');
+    const closed = next(tab, 'closed');
+    tab.resume();
+    assert.deepEqual(await closed, { sessionId: sid, requestId: pending.requestId, reason: 'ended' });
+  });
+
+  test('withdraw closes the question in the inbox as cancelled', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const { sid, pending } = await askAndShow(tab);
+    const closed = next(tab, 'closed');
+    const result = await agent.withdraw(sid, pending.requestId);
+    assert.equal(result.status, 'cancelled');
+    assert.equal(result.error, 'Withdrawn by agent');
+    assert.equal((await closed).reason, 'cancelled');
+  });
+
+  test('invalid answers reject with askd\'s invalid_answer and leave the question pending', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const { sid, pending } = await askAndShow(tab);
+    await assert.rejects(tab.answer(pending.requestId, { 'No such question?': 'x' }), (err) => err instanceof AskdError && err.code === 'invalid_answer');
+    assert.equal((await agent.result(sid, pending.requestId)).status, 'pending');
+    await agent.withdraw(sid, pending.requestId);
+  });
+
+  // extend and decline (askd 1.2 section I) are not served by this askd yet:
+  // what can be checked today is that the client sends them, waits for the
+  // reply and hands back askd's refusal.
+  test('extend and decline reject with the refusal of an askd that lacks them', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const { sid, pending } = await askAndShow(tab);
+    const unknownType = (err) => err instanceof AskdError && err.code === 'unknown_type';
+    await assert.rejects(tab.extend(pending.requestId, 60), unknownType);
+    await assert.rejects(tab.decline(pending.requestId, 'not mine to decide'), unknownType);
+    await assert.rejects(agent.extend(sid, pending.requestId, 60), (err) => err instanceof AskdError && err.status === 404);
+    assert.equal((await agent.result(sid, pending.requestId)).status, 'pending');
+    await agent.withdraw(sid, pending.requestId);
+  });
+
+  test('a refused token stops the inbox as rejected', async () => {
+    const tab = new Inbox({ url: askd.url, token: 'not-a-token', backoff: FAST });
+    const rejected = nextState(tab, 'rejected');
+    tab.start();
+    const { error } = await rejected;
+    assert.equal(error.status, 401);
+    await assert.rejects(tab.ready(), (err) => err.status === 401);
+    tab.close();
+  });
+
+  test('ask waits for the answer and returns the result', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    tab.on('asked', (q) => void tab.answer(q.requestId, { 'Which database?': ['SQLite'] }).catch(() => {}));
+    const result = await agent.ask(newSession(), {
+      userId: 'alice',
+      questions: [{ ...QUESTION, multiSelect: true }],
+    });
+    assert.equal(result.status, 'answered');
+    assert.deepEqual(result.answers, { 'Which database?': ['SQLite'] });
+  });
+});
+
+test("the agent's wait rides a restart of askd (SQLite store)", { timeout: 60_000 }, async (t) => {
+  const service = await Askd.create('--store', 'sqlite');
+  t.after(() => service.close());
+  await service.start();
+  const waiter = new Agent({ url: service.url, token: await service.token('agent'), pollSeconds: 5, backoff: { base: 100, cap: 500 } });
+  const sid = newSession();
+  const pending = await waiter.submit(sid, { userId: 'bob', questions: [QUESTION] });
+  let settled = false;
+  const waiting = waiter.wait(sid, pending.requestId).finally(() => (settled = true));
+
+  assert.equal(await service.stop(), 0);
+  await service.start();
+  assert.equal(settled, false, 'the wait outlived the daemon it started on');
+  const answered = await service.admin('POST', `/admin/v1/sessions/${sid}/questions/${pending.requestId}/answer`, {
+    answers: { 'Which database?': 'SQLite' },
+  });
+  assert.deepEqual(answered, { accepted: true });
+  const result = await waiting;
+  assert.equal(result.status, 'answered');
+  assert.deepEqual(result.answers, { 'Which database?': 'SQLite' });
+});
+
+async function until(check, ms = 5_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

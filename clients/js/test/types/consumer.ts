@@ -1,0 +1,41 @@
+// Compiled (never run) by `npm test`: the published types as an app sees
+// them, imported by the package's name. A line marked @ts-expect-error
+// must fail to compile, so the types are not just `any`.
+
+import { Agent, AskdError, Inbox, type AskedQuestion, type QuestionResult, type ServerEvent } from 'askd-client';
+
+const inbox = new Inbox({ url: 'http://127.0.0.1:8765', token: () => 'token' });
+inbox.on('asked', (q: AskedQuestion) => {
+  const text: string = q.questions[0].question;
+  const labels: string[] = (q.questions[0].options ?? []).map((o) => o.label);
+  void inbox.answer(q.requestId, { [text]: labels[0] ?? 'free text' }).then((verdict) => {
+    if (!verdict.accepted) {
+      const reason: string = verdict.reason;
+      void reason;
+    }
+  });
+});
+inbox.on('closed', (c) => {
+  const by: string | null | undefined = c.answeredBy;
+  void by;
+});
+// @ts-expect-error: no such event
+inbox.on('answered', () => {});
+// @ts-expect-error: an answer is a string or a list of strings
+void inbox.answer('r', { 'Which?': 3 });
+
+const agent = new Agent({ url: 'http://127.0.0.1:8765', token: 'token' });
+export async function ask(): Promise<QuestionResult> {
+  try {
+    return await agent.ask('session', { userId: 'alice', questions: [{ question: 'Ship?' }], timeoutSeconds: 60 });
+  } catch (err) {
+    if (err instanceof AskdError) console.log(err.code, err.status);
+    throw err;
+  }
+}
+// @ts-expect-error: an ask needs questions
+void agent.submit('session', { userId: 'alice' });
+
+export function requestOf(event: ServerEvent): string | undefined {
+  return event.type === 'ask_user_questions' ? event.payload.requestId : undefined;
+}
