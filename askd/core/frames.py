@@ -72,8 +72,13 @@ def validation_details(err: ValidationError) -> list[dict[str, Any]]:
 def parse_frame(text: str | bytes) -> Frame:
     try:
         data = codec.loads(text)
-    except (ValueError, RecursionError):
+        deep = codec.too_deep(data)
+    except RecursionError:  # deeper than even the parser goes
+        deep = True
+    except ValueError:
         raise FrameError("bad_json", "frame is not valid JSON") from None
+    if deep:
+        raise FrameError("invalid_request", f"frame is nested deeper than {codec.MAX_DEPTH} levels")
     if not isinstance(data, dict):
         raise FrameError("invalid_request", "a frame must be a JSON object")
     frame_id = data.get("id")

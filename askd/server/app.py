@@ -24,7 +24,8 @@ from askd import __version__, state
 from askd.client.discovery import _connect_host
 from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, tls, web
-from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
+from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
+from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.notify import Notifier
@@ -90,16 +91,22 @@ class Daemon:
         self.ctx = Context(
             hub=self.hub, secret=secret, settings=settings, version=__version__, pinger=pinger, public_origin=public_origin
         )
+        self.ctx.not_before = settings.auth.not_before
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
+        self.caps = ConnectionCaps(settings.limits.max_connections, settings.limits.max_connections_per_address)
 
     def _apps(self) -> tuple[tornado.web.Application, tornado.web.Application]:
         s, ctx = self.settings, self.ctx
+        public_host = [s.public_url.host] if s.public_url is not None and s.public_url.host else []
         common: dict[str, Any] = {
             "default_handler_class": NotFoundHandler,
             "default_handler_args": {"ctx": ctx},
             "log_function": access_log,
             "trusted": s.trusted_proxies,
+            "hosts": HostRule([s.host, s.admin_host], [*public_host, *s.allowed_hosts]),
+            "wrong_host": (WrongHostHandler, {"ctx": ctx}),
+            "hsts": self.ssl is not None,
         }
         public = Application(
             [
@@ -112,7 +119,7 @@ class Daemon:
             **common,
         )
         admin = Application(
-            [(r"/healthz", HealthHandler, {"ctx": ctx}), *admin_api.routes(ctx)],
+            [(r"/healthz", HealthHandler, {"ctx": ctx, "detailed": True}), *admin_api.routes(ctx)],
             **common,
         )
         return public, admin
@@ -122,11 +129,16 @@ class Daemon:
             sockets = tornado.netutil.bind_sockets(port, host, backlog=LISTEN_BACKLOG)
         except OSError as err:
             raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
-        # Bodies between max_request_bytes and this get a 413 from the handler;
-        # larger ones are cut off by Tornado before they are read.
-        cap = max(8 * self.settings.limits.max_request_bytes, 1024 * 1024)
-        server = tornado.httpserver.HTTPServer(
-            app, max_body_size=cap, idle_connection_timeout=120, ssl_options=self.ssl
+        # A body declared over max_request_bytes gets a 413 from the handler
+        # before it is read; a chunked one is cut off by Tornado at the limit.
+        limits = self.settings.limits
+        server = CappedHTTPServer(
+            app,
+            caps=self.caps,
+            max_body_size=limits.max_request_bytes,
+            body_timeout=limits.body_timeout_seconds,
+            idle_connection_timeout=limits.idle_timeout_seconds,
+            ssl_options=self.ssl,
         )
         server.add_sockets(sockets)
         self._servers.append(server)

@@ -8,6 +8,8 @@ from typing import Any
 
 import tornado.web
 
+from askd.server.base import house_headers
+
 STATIC_DIR = Path(__file__).resolve().parent.parent / "web" / "static"
 
 SECURITY_HEADERS = {
@@ -25,6 +27,7 @@ SECURITY_HEADERS = {
 def _secure(handler: tornado.web.RequestHandler) -> None:
     for name, value in SECURITY_HEADERS.items():
         handler.set_header(name, value)
+    house_headers(handler)
 
 
 class StaticHandler(tornado.web.StaticFileHandler):
@@ -36,8 +39,9 @@ class StaticHandler(tornado.web.StaticFileHandler):
 
 
 class PageHandler(tornado.web.RequestHandler):
-    """``/``: the inbox page. The token arrives in ``?token=`` and the page's
-    own script moves it out of the address bar."""
+    """``/``: the inbox page. The token arrives in the fragment (``#token=``,
+    never sent here) or as a one-time code (``#code=``); the page's own
+    script takes it out of the address bar."""
 
     def set_default_headers(self) -> None:
         _secure(self)

@@ -16,7 +16,7 @@ from askd.core import Forbidden, InvalidAnswer, NotPending
 from askd.core import events as ev
 from askd.core.events import Event
 from askd.core.frames import AnswerFrame, FrameError, Ping, Subscribe, Unsubscribe, parse_frame
-from askd.server.base import ApiError, ApiHandler, Context, authenticate
+from askd.server.base import ApiError, ApiHandler, Context, authenticate, house_headers
 from askd.server.logs import get_logger
 from askd.store import StoreUnavailable
 
@@ -51,6 +51,9 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
 
     # ---- before the upgrade -------------------------------------------
+
+    def set_default_headers(self) -> None:
+        house_headers(self)
 
     # The error envelope and exception mapping are the API's.
     write_error = ApiHandler.write_error  # type: ignore[assignment]
