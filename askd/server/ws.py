@@ -4,7 +4,6 @@ then parse each frame, hand it to the hub and reply."""
 from __future__ import annotations
 
 import time
-import urllib.parse
 from collections.abc import Awaitable
 from typing import Any
 
@@ -18,6 +17,7 @@ from askd.core.events import Event
 from askd.core.frames import AnswerFrame, FrameError, Ping, Subscribe, Unsubscribe, parse_frame
 from askd.server.base import ApiError, ApiHandler, Context, authenticate, house_headers
 from askd.server.logs import get_logger
+from askd.server.proxy import origin_of
 from askd.store import StoreUnavailable
 
 log = get_logger("askd.ws")
@@ -79,9 +79,12 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             return True
         if self.ctx.public_origin is not None and origin.lower() == self.ctx.public_origin:
             return True
-        # The daemon's own origin: the same host:port as the request (its
-        # Host, or a trusted proxy's X-Forwarded-Host).
-        return urllib.parse.urlsplit(origin).netloc.lower() == self.request.host.lower()
+        # The daemon's own origin: the same scheme, host and port as the
+        # request (its Host, or a trusted proxy's X-Forwarded-Host and -Proto).
+        try:
+            return origin_of(origin) == origin_of(f"{self.request.protocol}://{self.request.host}")
+        except ValueError:  # a port that is not a number
+            return False
 
     # ---- the connection -----------------------------------------------
 

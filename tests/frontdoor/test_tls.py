@@ -52,6 +52,8 @@ async def test_both_listeners_serve_https_and_askd_json_says_so(daemon: RunningD
         assert base.startswith("https://")
         r = await daemon.http.get(f"{base}/healthz")
         assert r.status_code == 200 and r.json()["status"] == "ok"
+        # Browsers that once reached askd over TLS never try plain HTTP again.
+        assert r.headers["Strict-Transport-Security"] == "max-age=31536000"
     async with httpx.AsyncClient() as untrusting:  # the system's CAs only
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             await untrusting.get(f"{daemon.url}/healthz")
