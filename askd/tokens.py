@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -23,6 +24,16 @@ class TokenError(Exception):
 class Principal:
     role: Role
     sub: str | None
+    iat: float | None = None  # issued at (seconds since the epoch), checked against auth.not_before
+    exp: float | None = None  # when it stops being good: askd closes a WebSocket that used it then
+
+
+# A user id is shown on the page and written to logs: no control characters.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def bad_sub(sub: str) -> bool:
+    return not sub or len(sub) > 256 or _CONTROL.search(sub) is not None
 
 
 def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = None) -> str:
@@ -30,6 +41,8 @@ def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = N
         raise ValueError(f"role must be one of {', '.join(ROLES)}")
     if role == "user" and not sub:
         raise ValueError("a user token needs a sub (the user id)")
+    if sub is not None and bad_sub(sub):
+        raise ValueError("a sub is 1 to 256 characters, none of them control characters")
     claims: dict[str, object] = {"role": role, "iat": int(time.time())}
     if sub:
         claims["sub"] = sub
@@ -79,9 +92,10 @@ def _verified(secret: str, token: str) -> tuple[Principal, int | None]:
     role, sub = claims.get("role"), claims.get("sub")
     if role not in ROLES:
         raise TokenError("invalid token: unknown role")
-    if sub is not None and (not isinstance(sub, str) or not sub or len(sub) > 256):
+    if sub is not None and (not isinstance(sub, str) or bad_sub(sub)):
         raise TokenError("invalid token: bad sub")
     if role == "user" and not sub:
         raise TokenError("invalid token: a user token needs a sub")
-    exp = claims.get("exp")
-    return Principal(role, sub), (int(exp) if exp is not None else None)
+    exp, iat = claims.get("exp"), claims.get("iat")
+    exp = int(exp) if exp is not None else None
+    return Principal(role, sub, float(iat) if isinstance(iat, (int, float)) else None, exp), exp

@@ -3,6 +3,7 @@ then parse each frame, hand it to the hub and reply."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -21,6 +22,9 @@ from askd.server.proxy import origin_of
 from askd.store import StoreUnavailable
 
 log = get_logger("askd.ws")
+
+# The close code when the socket's token expires or is revoked (spec M).
+TOKEN_ENDED_CODE = 4001
 
 
 class _TokenBucket:
@@ -46,6 +50,9 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self.ctx = ctx
         self.conn_id: str | None = None
         self.user_id = ""
+        self.issued_at: float | None = None  # the token's iat, for auth.not_before
+        self._expires: asyncio.TimerHandle | None = None  # closes it when the token's exp passes
+        self._exp: float | None = None
         self._ping_group = -1  # while open: its group in ctx.pinger
         limits = ctx.settings.limits
         self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
@@ -63,6 +70,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         structlog.contextvars.clear_contextvars()
         principal = authenticate(self.ctx, self.request, "user", allow_query=True)
         self.user_id = principal.sub or ""
+        self.issued_at, self._exp = principal.iat, principal.exp
         # Checked here too (Tornado checks again after prepare) so that the
         # 403 carries the JSON error envelope instead of Tornado's plain text.
         origin = self.request.headers.get("Origin")
@@ -95,8 +103,20 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             stream.max_write_buffer_size = self.ctx.settings.limits.max_buffered_bytes
         self.conn_id = self.ctx.hub.connect(self, self.user_id, self.request.remote_ip or "")
         self._ping_group = self.ctx.pinger.add(self)
+        if self._exp is not None:
+            loop = asyncio.get_running_loop()
+            # The loop's clock is monotonic; exp is wall-clock time.
+            delay = max(0.0, self._exp - time.time())
+            self._expires = loop.call_at(loop.time() + delay, self.token_ended, "token expired")
         self._bind()
         log.info("ws.connected", remote=self.request.remote_ip)
+
+    def token_ended(self, reason: str) -> None:
+        """The token this socket opened with expired or was revoked: close
+        with 4001, and the page asks for a new one."""
+        self._bind()
+        log.info("ws.token_ended", reason=reason)
+        self.close(TOKEN_ENDED_CODE, reason)
 
     def _bind(self) -> None:
         structlog.contextvars.clear_contextvars()
@@ -106,6 +126,9 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         if self.conn_id is None:
             return
         self._bind()
+        if self._expires is not None:
+            self._expires.cancel()
+            self._expires = None
         self.ctx.pinger.discard(self, self._ping_group)
         self.ctx.hub.disconnect(self.conn_id)
         log.info("ws.disconnected", code=self.close_code, reason=self.close_reason)
