@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Awaitable
 from typing import Any
 
@@ -25,6 +26,9 @@ log = get_logger("askd.ws")
 
 # The close code when the socket's token expires or is revoked (spec M).
 TOKEN_ENDED_CODE = 4001
+# Bytes a connection may have in Tornado's write buffer at once while more
+# waits to be sent (send_frame): a few large questions.
+FLIGHT_BYTES = 256 * 1024
 
 
 class _TokenBucket:
@@ -54,7 +58,16 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self._expires: asyncio.TimerHandle | None = None  # closes it when the token's exp passes
         self._exp: float | None = None
         self._ping_group = -1  # while open: its group in ctx.pinger
+        self._subscriptions: set[str] = set()  # sessions held, for limits.max_subscriptions_per_connection
+        # Flow control (see send_frame): bytes handed to the stream and not
+        # yet flushed to the kernel, and what waits for them to drain.
+        self._in_flight = 0
+        self._waiting: deque[tuple[bytes, bool]] | None = None  # (frame, live), made when first needed
+        self._live_waiting = 0  # bytes of live events among them
+        self._replaying = False
         limits = ctx.settings.limits
+        # Never near the stream's own cap (max_buffered_bytes), which drops.
+        self._flight = min(FLIGHT_BYTES, limits.max_buffered_bytes // 2)
         self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
 
     # ---- before the upgrade -------------------------------------------
@@ -172,11 +185,24 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             self._reply(Event(ev.PONG, id=frame.id))
         elif isinstance(frame, Subscribe):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId)
-            pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
-            if frame.id is not None:  # tells the client the replay is complete
-                self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
+            cap = self.ctx.settings.limits.max_subscriptions_per_connection
+            if frame.sessionId not in self._subscriptions and len(self._subscriptions) >= cap:
+                message = f"this connection already holds {cap} subscriptions (limits.max_subscriptions_per_connection); unsubscribe first"
+                self._reply(Event(ev.ERROR, frame.sessionId, {"code": "too_many_subscriptions", "message": message}, frame.id))
+                return None
+            # The replay is paced by the socket's drain (send_frame), so a
+            # slow reader gets every pending question.
+            self._replaying = True
+            try:
+                pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
+                self._subscriptions.add(frame.sessionId)
+                if frame.id is not None:  # tells the client the replay is complete
+                    self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
+            finally:
+                self._replaying = False
         elif isinstance(frame, Unsubscribe):
             hub.unsubscribe(conn_id, frame.sessionId)
+            self._subscriptions.discard(frame.sessionId)
             self._reply(Event(ev.ACK, frame.sessionId, {}, frame.id))
         elif isinstance(frame, AnswerFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
@@ -208,20 +234,65 @@ class WsHandler(tornado.websocket.WebSocketHandler):
     # ---- the hub's Peer -----------------------------------------------
 
     def send_frame(self, frame: bytes) -> None:
+        """Send ``frame``, in order with every earlier one.
+
+        A subscribe's replay may be hundreds of large questions: it is
+        written only as fast as the socket drains (``FLIGHT_BYTES`` or less
+        at a time in Tornado's buffer, the rest waiting here as references to
+        frames the hub holds anyway), so a slow reader gets all of it and
+        only the ping timeout drops one that reads nothing. Live events
+        still count against ``limits.max_buffered_bytes``: a peer that
+        leaves that much of them unread is dropped.
+        """
         if self.ws_connection is None or self.ws_connection.is_closing():
             return
+        live = not self._replaying
+        if self._waiting or (not live and self._in_flight >= self._flight):
+            if self._waiting is None:
+                self._waiting = deque()
+            self._waiting.append((frame, live))
+            if live:
+                self._live_waiting += len(frame)
+                if self._live_waiting > self.ctx.settings.limits.max_buffered_bytes:
+                    self._drop_slow_peer()
+            return
+        self._write(frame)
+
+    def _write(self, frame: bytes) -> None:
         try:
             # bytes with binary=False go out as a text frame, not re-encoded
             sent = self.write_message(frame, binary=False)
         except (tornado.websocket.WebSocketClosedError, StreamClosedError):
             pass
         except Exception:  # the peer left too much unread: drop it
-            log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
-            self.abort_peer()
+            self._drop_slow_peer()
         else:
-            # A peer that goes away mid-write fails this future; nobody awaits
-            # it, so take its exception (else asyncio logs it as an error).
-            sent.add_done_callback(_written)
+            size = len(frame)
+            self._in_flight += size
+            sent.add_done_callback(lambda fut: self._drained(fut, size))
+
+    def _drained(self, fut: Any, size: int) -> None:
+        # A peer that goes away mid-write fails this future; take its
+        # exception (else asyncio logs it as an error).
+        if not fut.cancelled():
+            fut.exception()
+        self._in_flight -= size
+        waiting = self._waiting
+        while waiting and self._in_flight < self._flight:
+            if self.ws_connection is None or self.ws_connection.is_closing():
+                waiting.clear()
+                break
+            frame, live = waiting.popleft()
+            if live:
+                self._live_waiting -= len(frame)
+            self._write(frame)
+        if waiting is not None and not waiting:
+            self._waiting = None  # most connections never need one: no empty deque kept
+
+    def _drop_slow_peer(self) -> None:
+        log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
+        self._waiting = None
+        self.abort_peer()
 
     def ping_peer(self) -> None:
         """A WebSocket ping (``ctx.pinger`` sends one every interval)."""
@@ -247,6 +318,3 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             conn.stream.close()  # type: ignore[attr-defined]
 
 
-def _written(fut: Any) -> None:
-    if not fut.cancelled():
-        fut.exception()
