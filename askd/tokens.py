@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -99,3 +100,47 @@ def _verified(secret: str, token: str) -> tuple[Principal, int | None]:
     exp, iat = claims.get("exp"), claims.get("iat")
     exp = int(exp) if exp is not None else None
     return Principal(role, sub, float(iat) if isinstance(iat, (int, float)) else None, exp), exp
+
+
+# ---- one-time codes: how `askd open` hands a browser its token -------------
+#
+# A code is signed like a token but is not one (it has no role, so verify()
+# refuses it): it names the user and the token's lifetime, lives a few
+# minutes and is exchanged once for a user token (POST /v1/open). So the
+# token itself never appears on a command line or in a URL the browser keeps.
+
+OPEN_CODE_TYPE = "askd-open"
+OPEN_CODE_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCode:
+    sub: str
+    ttl: float | None  # of the token it is exchanged for
+    jti: str  # its one use is recorded under this
+    exp: float
+
+
+def issue_open_code(secret: str, sub: str, ttl: float | None, lifetime: float = OPEN_CODE_SECONDS) -> str:
+    if bad_sub(sub):
+        raise ValueError("a sub is 1 to 256 characters, none of them control characters")
+    claims: dict[str, object] = {"typ": OPEN_CODE_TYPE, "sub": sub, "jti": secrets.token_urlsafe(16), "exp": int(time.time() + lifetime)}
+    if ttl:
+        claims["ttl"] = ttl
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)
+
+
+def read_open_code(secret: str, code: str) -> OpenCode:
+    """The code's claims; ``TokenError`` when it is forged, expired or not a code."""
+    try:
+        claims = jwt.decode(code, secret, algorithms=[ALGORITHM], options={"require": ["typ", "sub", "jti", "exp"]})
+    except jwt.ExpiredSignatureError:
+        raise TokenError("this link has expired; run `askd open` again") from None
+    except jwt.InvalidTokenError:
+        raise TokenError("this is not an askd link code") from None
+    sub, ttl, jti = claims["sub"], claims.get("ttl"), claims["jti"]
+    if claims["typ"] != OPEN_CODE_TYPE or not isinstance(sub, str) or bad_sub(sub) or not isinstance(jti, str):
+        raise TokenError("this is not an askd link code")
+    if ttl is not None and not (isinstance(ttl, (int, float)) and ttl > 0):
+        raise TokenError("this is not an askd link code")
+    return OpenCode(sub, float(ttl) if ttl else None, jti, float(claims["exp"]))

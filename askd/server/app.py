@@ -113,7 +113,7 @@ class Daemon:
                 (r"/ws", WsHandler, {"ctx": ctx}),
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
                 *agent_api.routes(ctx),
-                *web.routes(),
+                *web.routes(ctx),
             ],
             websocket_max_message_size=s.limits.max_message_bytes,
             **common,
