@@ -44,7 +44,9 @@ def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = N
         raise ValueError("a user token needs a sub (the user id)")
     if sub is not None and bad_sub(sub):
         raise ValueError("a sub is 1 to 256 characters, none of them control characters")
-    claims: dict[str, object] = {"role": role, "iat": int(time.time())}
+    # iat to the millisecond: a token minted just after `askd token revoke-all`
+    # (auth.not_before, also to the millisecond) is not taken for an older one.
+    claims: dict[str, object] = {"role": role, "iat": round(time.time(), 3)}
     if sub:
         claims["sub"] = sub
     if ttl is not None:

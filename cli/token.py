@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from askd import state, tokens
+from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, admin_client, command
 from askd.cli.common import ConfigOption, fail, settings
 
 app = typer.Typer(help="Mint tokens for users, agents and admins.", no_args_is_help=True)
@@ -54,3 +55,21 @@ def issue(
     except ValueError as err:
         fail(str(err), 2)
     typer.echo(token)
+
+
+@app.command("revoke-all")
+@command
+def revoke_all(
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Refuse every token issued until now, of every role, on every node, at once.
+
+    Open WebSockets that used one are closed (4001). Mint new tokens for
+    agents and people afterwards; `askd open` and the CLI mint their own.
+    """
+    with admin_client(admin_url, token, config, cacert) as admin:
+        at = admin.revoke_all()
+    typer.echo(f"Tokens issued before {at:.3f} (seconds since the epoch) are refused from now on.")

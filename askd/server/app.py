@@ -146,6 +146,9 @@ class Daemon:
 
     async def start(self) -> None:
         loaded = await self.hub.load()
+        # The later of the configured auth.not_before and the last revoke-all.
+        self.ctx.not_before = max(self.settings.auth.not_before, await self.hub.store.load_not_before())
+        self.hub.on_not_before = self._revoke_before
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port)
@@ -186,6 +189,17 @@ class Daemon:
             restored=loaded,
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
+
+    def _revoke_before(self, at: float) -> None:
+        """A revocation reached this node: refuse older tokens, and close the
+        sockets that opened with one (4001, as when a token expires)."""
+        self.ctx.not_before = max(self.ctx.not_before, at)
+        revoked = [
+            p for p in self.ctx.pinger.peers() if isinstance(p, WsHandler) and (p.issued_at or 0) < self.ctx.not_before
+        ]
+        log.info("tokens.revoked", notBefore=self.ctx.not_before, closing=len(revoked))
+        for peer in revoked:
+            peer.token_ended("token revoked")
 
     def _start_notifier(self) -> None:
         n = self.settings.notify

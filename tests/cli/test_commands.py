@@ -347,6 +347,16 @@ async def test_token_issue_gives_user_tokens_an_expiry_by_default(local: Running
     assert isinstance(r.exception, CliError) and r.exception.code == 2 and "control characters" in str(r.exception)
 
 
+async def test_token_revoke_all_refuses_every_older_token(local: RunningDaemon) -> None:
+    old = (await askd("token", "issue", "--role", "agent")).stdout.strip()
+    r = await askd("token", "revoke-all")
+    assert r.exit_code == 0 and "refused from now on" in r.stdout, r.stderr
+    url = f"{local.url}/v1/sessions/s1/questions/r"
+    assert (await local.http.get(url, headers={"Authorization": f"Bearer {old}"})).status_code == 401
+    new = (await askd("token", "issue", "--role", "agent")).stdout.strip()
+    assert (await local.http.get(url, headers={"Authorization": f"Bearer {new}"})).status_code == 404
+
+
 async def test_token_issue_mints_with_the_daemons_secret(local: RunningDaemon) -> None:
     r = await askd("token", "issue", "--role", "user", "--sub", "alice", "--ttl", "60")
     assert r.exit_code == 0

@@ -120,7 +120,7 @@ async def test_the_cli_with_askd_ca_file_or_cacert(local: RunningDaemon, certs: 
     assert r.exit_code == 0 and rid in r.stdout, r.stderr
     r = await askd("open", "--user", "alice", "--no-browser", "--cacert", ca)
     assert r.exit_code == 0 and r.stderr == ""  # the health check passed over HTTPS
-    assert r.stdout.startswith(f"https://127.0.0.1:{local.daemon.port}/?token=")
+    assert r.stdout.startswith(f"https://127.0.0.1:{local.daemon.port}/#code=")
 
     line = one_error_line(await askd("pending", "list"))
     assert "not trusted" in line and "--cacert" in line
