@@ -56,6 +56,7 @@ def limits_from(settings: Any) -> Limits:
         result_ttl=settings.result_ttl_seconds,
         max_pending_per_session=settings.limits.max_pending_per_session,
         max_pending_total=settings.limits.max_pending_total,
+        max_pending_bytes_per_user=settings.limits.max_pending_bytes_per_user,
     )
 
 
