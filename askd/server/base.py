@@ -144,6 +144,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self.ctx = ctx
         self.principal: Principal | None = None
         self._chunks: list[bytes] = []
+        self._body_wanted = False  # prepare passed: the body is read, the connection kept
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=utf-8")
@@ -156,6 +157,7 @@ class ApiHandler(tornado.web.RequestHandler):
         if self.role is not None:
             self.principal = authenticate(self.ctx, self.request, self.role)
         self._check_length()
+        self._body_wanted = True
 
     def _check_length(self) -> None:
         # A chunked body has no length to check here; the HTTP server's
@@ -242,6 +244,10 @@ class ApiHandler(tornado.web.RequestHandler):
         body: dict[str, Any] = {"code": code, "message": message}
         if details is not None:
             body["details"] = details
+        if not getattr(self, "_body_wanted", True):
+            # Refused before its body was read: askd closes the connection
+            # after this answer, and says so, so that no client reuses it.
+            self.set_header("Connection", "close")
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.finish(encode({"error": body}))
 

@@ -9,7 +9,13 @@ from a browser.
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import ipaddress
+import os
+import socket
+import struct
+import termios
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -84,12 +90,86 @@ class CappedHTTPServer(tornado.httpserver.HTTPServer):
         close = stream.close
 
         def close_and_release(exc_info: Any = False) -> None:
-            if not stream.closed():
-                close(exc_info)
+            if stream.closed():
+                return
+            kept = _linger_socket(stream)
+            close(exc_info)
+            if kept is None:
                 self.caps.release(peer)
+            else:
+                _Linger(kept, lambda: self.caps.release(peer))
 
         stream.close = close_and_release  # type: ignore[method-assign]
         super().handle_stream(stream, address)
+
+
+# A request refused at its headers (401, 413) leaves its body unread. Closing
+# a socket with unread input makes the kernel reset the connection, and the
+# reset can destroy the answer before the client reads it: so askd sends its
+# end (FIN) after the answer and discards what still comes, for a short
+# while, before it closes (what HTTP servers call a lingering close).
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 1024 * 1024
+
+
+def _unread(fd: int) -> int:
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except OSError:
+        return 0
+
+
+def _linger_socket(stream: IOStream) -> socket.socket | None:
+    """A second handle on the stream's socket, when closing it now would
+    reset the connection; None otherwise."""
+    sock = stream.socket
+    if sock is None:
+        return None
+    try:
+        fd = sock.fileno()
+        if fd < 0 or not _unread(fd):
+            return None
+        return socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return None
+
+
+class _Linger:
+    """Sends FIN, then reads and discards until the peer closes, for at most
+    ``LINGER_SECONDS`` and ``LINGER_BYTES``; then closes the socket."""
+
+    def __init__(self, sock: socket.socket, done: Any) -> None:
+        self.sock, self.done, self.left = sock, done, LINGER_BYTES
+        loop = asyncio.get_running_loop()
+        try:
+            sock.setblocking(False)
+            sock.shutdown(socket.SHUT_WR)
+            loop.add_reader(sock.fileno(), self._drain)
+        except (OSError, ValueError):
+            self._end()
+            return
+        self.timer = loop.call_later(LINGER_SECONDS, self._end)
+
+    def _drain(self) -> None:
+        try:
+            got = len(self.sock.recv(65536))
+        except BlockingIOError:
+            return
+        except OSError:
+            got = 0
+        self.left -= got
+        if not got or self.left <= 0:
+            self._end()
+
+    def _end(self) -> None:
+        if self.sock.fileno() < 0:
+            return
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self.sock.fileno())
+        if hasattr(self, "timer"):
+            self.timer.cancel()
+        self.sock.close()
+        self.done()
 
 
 def _bare(host: str) -> str:

@@ -68,6 +68,23 @@ async def test_a_request_without_a_token_is_refused_at_its_headers(daemon: Runni
     writer.close()
 
 
+async def test_a_refused_request_whose_body_was_sent_still_gets_its_answer(daemon: RunningDaemon) -> None:
+    """Closing a socket with unread input resets the connection, which can
+    destroy the answer: askd ends its side and drains what is in flight."""
+    port, body = daemon.daemon.port, b'{"pad": "' + b"x" * 300_000 + b'"}'  # more than Tornado reads ahead
+    for token in (None, "bad.token.here") * 10:
+        reader, writer = await open_raw(port)
+        writer.write(post_head(port, "/v1/sessions/s/questions", len(body), token) + body)
+        status, answer = await response_then_eof(reader)
+        assert status == 401 and json.loads(answer)["error"]["code"] == "unauthorized"
+        writer.close()
+    # An HTTP client keeping connections alive is told this one ends.
+    async with httpx.AsyncClient() as client:
+        for _ in range(5):
+            r = await client.post(f"{daemon.url}/v1/sessions/s/questions", content=body)
+            assert r.status_code == 401 and r.headers["connection"] == "close"
+
+
 async def test_a_body_over_the_cap_is_refused_unread(daemon: RunningDaemon) -> None:
     port, limit = daemon.daemon.port, daemon.daemon.settings.limits.max_request_bytes
     reader, writer = await open_raw(port)
