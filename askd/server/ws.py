@@ -58,7 +58,6 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self._expires: asyncio.TimerHandle | None = None  # closes it when the token's exp passes
         self._exp: float | None = None
         self._ping_group = -1  # while open: its group in ctx.pinger
-        self._subscriptions: set[str] = set()  # sessions held, for limits.max_subscriptions_per_connection
         # Flow control (see send_frame): bytes handed to the stream and not
         # yet flushed to the kernel, and what waits for them to drain.
         self._in_flight = 0
@@ -66,8 +65,6 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self._live_waiting = 0  # bytes of live events among them
         self._replaying = False
         limits = ctx.settings.limits
-        # Never near the stream's own cap (max_buffered_bytes), which drops.
-        self._flight = min(FLIGHT_BYTES, limits.max_buffered_bytes // 2)
         self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
 
     # ---- before the upgrade -------------------------------------------
@@ -186,7 +183,8 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         elif isinstance(frame, Subscribe):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId)
             cap = self.ctx.settings.limits.max_subscriptions_per_connection
-            if frame.sessionId not in self._subscriptions and len(self._subscriptions) >= cap:
+            held = hub.registry.connection(conn_id).subscriptions  # the registry's own record, not a copy
+            if frame.sessionId not in held and len(held) >= cap:
                 message = f"this connection already holds {cap} subscriptions (limits.max_subscriptions_per_connection); unsubscribe first"
                 self._reply(Event(ev.ERROR, frame.sessionId, {"code": "too_many_subscriptions", "message": message}, frame.id))
                 return None
@@ -195,14 +193,12 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             self._replaying = True
             try:
                 pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
-                self._subscriptions.add(frame.sessionId)
                 if frame.id is not None:  # tells the client the replay is complete
                     self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
             finally:
                 self._replaying = False
         elif isinstance(frame, Unsubscribe):
             hub.unsubscribe(conn_id, frame.sessionId)
-            self._subscriptions.discard(frame.sessionId)
             self._reply(Event(ev.ACK, frame.sessionId, {}, frame.id))
         elif isinstance(frame, AnswerFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
@@ -247,7 +243,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         if self.ws_connection is None or self.ws_connection.is_closing():
             return
         live = not self._replaying
-        if self._waiting or (not live and self._in_flight >= self._flight):
+        if self._waiting or (not live and self._in_flight >= self._flight_cap()):
             if self._waiting is None:
                 self._waiting = deque()
             self._waiting.append((frame, live))
@@ -257,6 +253,10 @@ class WsHandler(tornado.websocket.WebSocketHandler):
                     self._drop_slow_peer()
             return
         self._write(frame)
+
+    def _flight_cap(self) -> int:
+        # Never near the stream's own cap (max_buffered_bytes), which drops.
+        return min(FLIGHT_BYTES, self.ctx.settings.limits.max_buffered_bytes // 2)
 
     def _write(self, frame: bytes) -> None:
         try:
@@ -278,7 +278,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             fut.exception()
         self._in_flight -= size
         waiting = self._waiting
-        while waiting and self._in_flight < self._flight:
+        while waiting and self._in_flight < self._flight_cap():
             if self.ws_connection is None or self.ws_connection.is_closing():
                 waiting.clear()
                 break
