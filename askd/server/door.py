@@ -94,6 +94,7 @@ class CappedHTTPServer(tornado.httpserver.HTTPServer):
                 return
             kept = _linger_socket(stream)
             close(exc_info)
+            del stream.close  # the instance's own: breaks the stream -> closure -> stream cycle
             if kept is None:
                 self.caps.release(peer)
             else:
