@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -23,6 +25,16 @@ class TokenError(Exception):
 class Principal:
     role: Role
     sub: str | None
+    iat: float | None = None  # issued at (seconds since the epoch), checked against auth.not_before
+    exp: float | None = None  # when it stops being good: askd closes a WebSocket that used it then
+
+
+# A user id is shown on the page and written to logs: no control characters.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def bad_sub(sub: str) -> bool:
+    return not sub or len(sub) > 256 or _CONTROL.search(sub) is not None
 
 
 def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = None) -> str:
@@ -30,7 +42,11 @@ def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = N
         raise ValueError(f"role must be one of {', '.join(ROLES)}")
     if role == "user" and not sub:
         raise ValueError("a user token needs a sub (the user id)")
-    claims: dict[str, object] = {"role": role, "iat": int(time.time())}
+    if sub is not None and bad_sub(sub):
+        raise ValueError("a sub is 1 to 256 characters, none of them control characters")
+    # iat to the millisecond: a token minted just after `askd token revoke-all`
+    # (auth.not_before, also to the millisecond) is not taken for an older one.
+    claims: dict[str, object] = {"role": role, "iat": round(time.time(), 3)}
     if sub:
         claims["sub"] = sub
     if ttl is not None:
@@ -92,9 +108,54 @@ def _verified(secret: str, token: str) -> tuple[Principal, int | None]:
     role, sub = claims.get("role"), claims.get("sub")
     if role not in ROLES:
         raise TokenError("invalid token: unknown role")
-    if sub is not None and (not isinstance(sub, str) or not sub or len(sub) > 256):
+    if sub is not None and (not isinstance(sub, str) or bad_sub(sub)):
         raise TokenError("invalid token: bad sub")
     if role == "user" and not sub:
         raise TokenError("invalid token: a user token needs a sub")
-    exp = claims.get("exp")
-    return Principal(role, sub), (int(exp) if exp is not None else None)
+    exp, iat = claims.get("exp"), claims.get("iat")
+    exp = int(exp) if exp is not None else None
+    return Principal(role, sub, float(iat) if isinstance(iat, (int, float)) else None, exp), exp
+
+
+# ---- one-time codes: how `askd open` hands a browser its token -------------
+#
+# A code is signed like a token but is not one (it has no role, so verify()
+# refuses it): it names the user and the token's lifetime, lives a few
+# minutes and is exchanged once for a user token (POST /v1/open). So the
+# token itself never appears on a command line or in a URL the browser keeps.
+
+OPEN_CODE_TYPE = "askd-open"
+OPEN_CODE_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCode:
+    sub: str
+    ttl: float | None  # of the token it is exchanged for
+    jti: str  # its one use is recorded under this
+    exp: float
+
+
+def issue_open_code(secret: str, sub: str, ttl: float | None, lifetime: float = OPEN_CODE_SECONDS) -> str:
+    if bad_sub(sub):
+        raise ValueError("a sub is 1 to 256 characters, none of them control characters")
+    claims: dict[str, object] = {"typ": OPEN_CODE_TYPE, "sub": sub, "jti": secrets.token_urlsafe(16), "exp": int(time.time() + lifetime)}
+    if ttl:
+        claims["ttl"] = ttl
+    return jwt.encode(claims, secret, algorithm=ALGORITHM)
+
+
+def read_open_code(secret: str, code: str) -> OpenCode:
+    """The code's claims; ``TokenError`` when it is forged, expired or not a code."""
+    try:
+        claims = jwt.decode(code, secret, algorithms=[ALGORITHM], options={"require": ["typ", "sub", "jti", "exp"]})
+    except jwt.ExpiredSignatureError:
+        raise TokenError("this link has expired; run `askd open` again") from None
+    except jwt.InvalidTokenError:
+        raise TokenError("this is not an askd link code") from None
+    sub, ttl, jti = claims["sub"], claims.get("ttl"), claims["jti"]
+    if claims["typ"] != OPEN_CODE_TYPE or not isinstance(sub, str) or bad_sub(sub) or not isinstance(jti, str):
+        raise TokenError("this is not an askd link code")
+    if ttl is not None and not (isinstance(ttl, (int, float)) and ttl > 0):
+        raise TokenError("this is not an askd link code")
+    return OpenCode(sub, float(ttl) if ttl else None, jti, float(claims["exp"]))

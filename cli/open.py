@@ -1,6 +1,12 @@
-"""``askd open``: the inbox page's URL with a fresh user token, opened in
-the local browser where there is one. The link starts with ``public_url``
-when there is one (the URL people use, e.g. through a proxy)."""
+"""``askd open``: a link to the inbox page that logs the browser in,
+opened in the local browser where there is one. The link starts with
+``public_url`` when there is one (the URL people use, e.g. through a proxy).
+
+The link carries a one-time code, not a token: the page exchanges it once
+(``POST /v1/open``) for a user token kept in the browser's storage. So no
+token is ever on a browser's command line (where ``ps`` shows it) or in a
+URL the browser's history keeps; the code is spent once used and dies in
+five minutes anyway."""
 
 from __future__ import annotations
 
@@ -25,9 +31,9 @@ from askd.client.discovery import cert_error
 DEFAULT_TTL_SECONDS = 86400.0
 
 
-def page_url(base: str, token: str, session: str | None) -> str:
-    query = {"token": token, **({"session": session} if session else {})}
-    return f"{base.rstrip('/')}/?{urlencode(query)}"
+def page_url(base: str, code: str, session: str | None) -> str:
+    query = f"?{urlencode({'session': session})}" if session else ""
+    return f"{base.rstrip('/')}/{query}#{urlencode({'code': code})}"
 
 
 def _has_gui_browser() -> bool:
@@ -55,12 +61,12 @@ def open_page(
     user: str = typer.Option(..., "--user", help="The user whose inbox to open (the token's subject)."),
     session: str | None = typer.Option(None, "--session", help="Show only this session."),
     no_browser: bool = typer.Option(False, "--no-browser", help="Only print the URL."),
-    ttl: float = typer.Option(DEFAULT_TTL_SECONDS, "--ttl", help="The token's lifetime in seconds."),
+    ttl: float = typer.Option(DEFAULT_TTL_SECONDS, "--ttl", help="The lifetime in seconds of the token the link logs in with."),
     url: str | None = UrlOption,
     cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
-    """Print (and open in a browser) the inbox page's URL with a fresh user token."""
+    """Print (and open in a browser) a one-time link that opens USER's inbox (valid 5 minutes, once)."""
     if not user:
         fail("--user must not be empty", 2)
     if ttl <= 0:
@@ -68,7 +74,11 @@ def open_page(
     g = clients.global_options()
     found = Discovery(config)
     base = found.page_url(url or g.url)
-    link = page_url(base, tokens.issue(secret_for(config), "user", user, ttl), session)
+    try:
+        code = tokens.issue_open_code(secret_for(config), user, ttl)
+    except ValueError as err:
+        fail(str(err), 2)
+    link = page_url(base, code, session)
     typer.echo(link)
     why = _unanswered(base, found.tls(base, cacert or g.cacert) or True)
     if why is not None:

@@ -57,6 +57,15 @@ class AuthSettings(_Section):
             raise ValueError("must be at least 32 characters (HS256 wants a 256-bit key)")
         return v
 
+    not_before: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "Seconds since the epoch: tokens issued earlier (or without iat) are refused, and sockets that used one "
+            "are closed with 4001. `askd token revoke-all` moves it to now on every node."
+        ),
+    )
+
 
 class LimitsSettings(_Section):
     max_message_bytes: int = Field(65536, ge=256, le=16 * 1024 * 1024, description="Largest WebSocket frame accepted; larger closes with 1009.")
@@ -69,6 +78,20 @@ class LimitsSettings(_Section):
     max_buffered_bytes: int = Field(4 * 1024 * 1024, ge=65536, description="Outgoing bytes a slow WebSocket peer may leave unread before it is dropped.")
     frames_per_second: float = Field(50.0, gt=0, description="Sustained client frames per second per connection.")
     frames_burst: int = Field(200, ge=1, description="Client frames allowed in a burst above the sustained rate.")
+    body_timeout_seconds: float = Field(30.0, gt=0, description="A request body must arrive whole within this; else the connection ends.")
+    idle_timeout_seconds: float = Field(
+        60.0, gt=0, description="An HTTP connection with no request (or no complete headers) for this long is closed."
+    )
+    max_connections: int = Field(20_000, ge=1, description="Most open connections, both listeners together; more are closed at once.")
+    max_connections_per_address: int = Field(
+        0, ge=0, description="Most open connections from one TCP peer address; 0: no cap (behind a proxy every client shares one)."
+    )
+    max_subscriptions_per_connection: int = Field(
+        256, ge=1, description="Most sessions one WebSocket may subscribe to; more get error too_many_subscriptions."
+    )
+    max_pending_bytes_per_user: int = Field(
+        16 * 1024 * 1024, ge=65536, description="Most bytes of pending questions for one user (429 too_many_pending beyond)."
+    )
 
 
 class WebSocketSettings(_Section):
@@ -155,6 +178,13 @@ class Settings(BaseSettings):
         description="Holds the generated secret and askd.json (the bound ports).",
     )
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origins allowed to open /ws (the daemon's own is always allowed).")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Extra host names a request's Host may carry (the listen address, localhost, 127.0.0.1, [::1] and "
+            "public_url's host always may); others get 403, against DNS rebinding."
+        ),
+    )
     public_url: AnyHttpUrl | None = Field(
         default=None,
         description=(

@@ -101,5 +101,9 @@ class AdminClient:
             body["all"] = True
         return int(self._call("POST", "/admin/v1/disconnect", json=body)["disconnected"])
 
+    def revoke_all(self) -> float:
+        """Refuse every token issued until now (this client's too); returns the instant."""
+        return float(self._call("POST", "/admin/v1/tokens/revoke-all")["notBefore"])
+
     def cancel_session(self, session: str) -> int:
         return int(self._call("POST", f"/admin/v1/sessions/{seg(session)}/cancel")["cancelled"])

@@ -52,3 +52,25 @@ def loads(data: bytes | str) -> Any:
     except orjson.JSONDecodeError:
         # Valid JSON orjson refuses, or not JSON at all: json decides.
         return json.loads(data, parse_constant=_no_constant)
+
+
+# Deepest nesting taken in a body or frame (spec M): deeper is refused as
+# invalid_request before anything recursive (validation, encoding) sees it.
+MAX_DEPTH = 64
+
+
+def too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``obj`` nests containers more than ``limit`` deep (a scalar is 0)."""
+    stack: list[tuple[Any, int]] = [(obj, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False

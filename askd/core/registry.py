@@ -66,6 +66,9 @@ class Limits:
     result_ttl: float = 600.0
     max_pending_per_session: int = 100
     max_pending_total: int = 100_000
+    # Bytes of pending questions (their frames) one user may be asked: one
+    # agent cannot fill a person's inbox, and the daemon's memory, alone.
+    max_pending_bytes_per_user: int = 16 * 1024 * 1024
 
 
 @dataclass(slots=True, frozen=True)
@@ -225,6 +228,7 @@ class Registry:
         self._conns: dict[str, Connection] = {}
         self._user_conns: dict[str, SmallMap[str, Connection]] = {}
         self._pending_total = 0
+        self._user_bytes: dict[str, int] = {}  # user -> bytes of their pending questions' frames
         self._heap: list[tuple[float, int, int, Request]] = []
         self._seq = itertools.count()
         self._stale = 0  # _DEADLINE entries in the heap whose request already ended
@@ -384,6 +388,9 @@ class Registry:
                 },
             }
         )
+        held, limit = self._user_bytes.get(user_id, 0), self.limits.max_pending_bytes_per_user
+        if held + len(req.frame) > limit:
+            raise TooManyPending(f"user {user_id} already has {held} bytes of pending questions (limit {limit})")
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
@@ -399,6 +406,7 @@ class Registry:
         if req.pending:
             session.pending += 1
             self._pending_total += 1
+            self._user_bytes[req.user_id] = self._user_bytes.get(req.user_id, 0) + len(req.frame or b"")
             self._schedule(req.expires_at, _DEADLINE, req)
             self._schedule_notify(req)
         else:
@@ -575,6 +583,11 @@ class Registry:
         req.answers = change.answers
         req.error = change.error
         req.ended_at = change.ended_at
+        left = self._user_bytes.get(req.user_id, 0) - len(req.frame or b"")
+        if left > 0:
+            self._user_bytes[req.user_id] = left
+        else:
+            self._user_bytes.pop(req.user_id, None)
         req.frame = None
         session = self._sessions[req.session_id]
         session.pending -= 1

@@ -77,6 +77,16 @@ class CancelHandler(_AdminHandler):
         self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid)})
 
 
+class RevokeAllHandler(_AdminHandler):
+    """Every token issued until now is refused from now on, on every node
+    (``auth.not_before``); open sockets that used one are closed with 4001."""
+
+    async def post(self) -> None:
+        at = round(time.time(), 3)
+        await self.ctx.hub.revoke_before(at)
+        self.send_json({"notBefore": at})
+
+
 class StatsHandler(_AdminHandler):
     async def get(self) -> None:
         hub = self.ctx.hub
@@ -114,5 +124,6 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (r"/admin/v1/disconnect", DisconnectHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
         (r"/admin/v1/stats", StatsHandler, {"ctx": ctx}),
+        (r"/admin/v1/tokens/revoke-all", RevokeAllHandler, {"ctx": ctx}),
         (r"/metrics", MetricsHandler, {"ctx": ctx}),
     ]

@@ -25,7 +25,8 @@ import tornado.web
 from askd import __version__, state
 from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, tls, web
-from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
+from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
+from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.notify import Notifier
@@ -56,6 +57,7 @@ def limits_from(settings: Any) -> Limits:
         result_ttl=settings.result_ttl_seconds,
         max_pending_per_session=settings.limits.max_pending_per_session,
         max_pending_total=settings.limits.max_pending_total,
+        max_pending_bytes_per_user=settings.limits.max_pending_bytes_per_user,
     )
 
 
@@ -102,29 +104,35 @@ class Daemon:
         self.ctx = Context(
             hub=self.hub, secret=secret, settings=settings, version=__version__, pinger=pinger, public_origin=public_origin
         )
+        self.ctx.not_before = settings.auth.not_before
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
+        self.caps = ConnectionCaps(settings.limits.max_connections, settings.limits.max_connections_per_address)
 
     def _apps(self) -> tuple[tornado.web.Application, tornado.web.Application]:
         s, ctx = self.settings, self.ctx
+        public_host = [s.public_url.host] if s.public_url is not None and s.public_url.host else []
         common: dict[str, Any] = {
             "default_handler_class": NotFoundHandler,
             "default_handler_args": {"ctx": ctx},
             "log_function": access_log,
             "trusted": s.trusted_proxies,
+            "hosts": HostRule([s.host, s.admin_host], [*public_host, *s.allowed_hosts]),
+            "wrong_host": (WrongHostHandler, {"ctx": ctx}),
+            "hsts": self.ssl is not None,
         }
         public = Application(
             [
                 (r"/ws", WsHandler, {"ctx": ctx}),
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
                 *agent_api.routes(ctx),
-                *web.routes(),
+                *web.routes(ctx),
             ],
             websocket_max_message_size=s.limits.max_message_bytes,
             **common,
         )
         admin = Application(
-            [(r"/healthz", HealthHandler, {"ctx": ctx}), *admin_api.routes(ctx)],
+            [(r"/healthz", HealthHandler, {"ctx": ctx, "detailed": True}), *admin_api.routes(ctx)],
             **common,
         )
         return public, admin
@@ -134,11 +142,16 @@ class Daemon:
             sockets = tornado.netutil.bind_sockets(port, host, backlog=LISTEN_BACKLOG)
         except OSError as err:
             raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
-        # Bodies between max_request_bytes and this get a 413 from the handler;
-        # larger ones are cut off by Tornado before they are read.
-        cap = max(8 * self.settings.limits.max_request_bytes, 1024 * 1024)
-        server = tornado.httpserver.HTTPServer(
-            app, max_body_size=cap, idle_connection_timeout=120, ssl_options=self.ssl
+        # A body declared over max_request_bytes gets a 413 from the handler
+        # before it is read; a chunked one is cut off by Tornado at the limit.
+        limits = self.settings.limits
+        server = CappedHTTPServer(
+            app,
+            caps=self.caps,
+            max_body_size=limits.max_request_bytes,
+            body_timeout=limits.body_timeout_seconds,
+            idle_connection_timeout=limits.idle_timeout_seconds,
+            ssl_options=self.ssl,
         )
         server.add_sockets(sockets)
         self._servers.append(server)
@@ -150,6 +163,9 @@ class Daemon:
         # overdue end as the timer starts) and results kept for agents.
         pending = self.hub.registry.stats()["pending"]
         kept = {"pending": pending, "results": loaded - pending}
+        # The later of the configured auth.not_before and the last revoke-all.
+        self.ctx.not_before = max(self.settings.auth.not_before, await self.hub.store.load_not_before())
+        self.hub.on_not_before = self._revoke_before
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port)
@@ -190,6 +206,17 @@ class Daemon:
             **kept,
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
+
+    def _revoke_before(self, at: float) -> None:
+        """A revocation reached this node: refuse older tokens, and close the
+        sockets that opened with one (4001, as when a token expires)."""
+        self.ctx.not_before = max(self.ctx.not_before, at)
+        revoked = [
+            p for p in self.ctx.pinger.peers() if isinstance(p, WsHandler) and (p.issued_at or 0) < self.ctx.not_before
+        ]
+        log.info("tokens.revoked", notBefore=self.ctx.not_before, closing=len(revoked))
+        for peer in revoked:
+            peer.token_ended("token revoked")
 
     def _start_notifier(self) -> None:
         n = self.settings.notify

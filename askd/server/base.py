@@ -66,6 +66,9 @@ class Context:
     pinger: Pinger  # keeps every WebSocket alive
     ports: dict[str, int] = field(default_factory=dict)  # as bound (a port of 0 picks one)
     public_origin: str | None = None  # the origin of settings.public_url
+    # auth.not_before, moved later (never earlier) by `askd token revoke-all`.
+    not_before: float = 0.0
+    used_codes: dict[str, float] = field(default_factory=dict)  # `askd open` codes taken: jti -> expiry
 
 
 def bearer_token(request: Any, allow_query: bool = False) -> str | None:
@@ -88,9 +91,26 @@ def authenticate(ctx: Context, request: Any, role: str, allow_query: bool = Fals
         principal = verify(ctx.secret, token)
     except TokenError as err:
         raise ApiError("unauthorized", str(err)) from None
+    if revoked(ctx, principal):
+        raise ApiError("unauthorized", "token was issued before auth.not_before (revoked); get a new one")
     if principal.role != role:
         raise ApiError("forbidden", f"this API needs a token of role {role}, not {principal.role}")
     return principal
+
+
+def revoked(ctx: Context, principal: Principal) -> bool:
+    """Issued before ``auth.not_before`` (a token without ``iat`` counts as
+    issued at the epoch)."""
+    return bool(ctx.not_before) and (principal.iat or 0) < ctx.not_before
+
+
+def house_headers(handler: tornado.web.RequestHandler) -> None:
+    """On every response: no ``Server`` header naming Tornado's version, and
+    with askd's own TLS, HSTS (browsers then never try plain HTTP first).
+    Read from the application's settings: this runs before ``initialize``."""
+    handler.clear_header("Server")
+    if handler.application.settings.get("hsts"):
+        handler.set_header("Strict-Transport-Security", "max-age=31536000")
 
 
 def access_log(handler: tornado.web.RequestHandler) -> None:
@@ -109,24 +129,47 @@ def access_log(handler: tornado.web.RequestHandler) -> None:
     )
 
 
+@tornado.web.stream_request_body
 class ApiHandler(tornado.web.RequestHandler):
-    """JSON API handler. Subclasses set ``role`` and call ``self.ctx``."""
+    """JSON API handler. Subclasses set ``role`` and call ``self.ctx``.
+
+    The body is streamed so that ``prepare`` (the token check, the size
+    check) runs as soon as the headers arrive: a request refused there is
+    answered and its connection closed with none of its body read.
+    """
 
     role: str | None = None  # None: no token needed
 
     def initialize(self, ctx: Context) -> None:
         self.ctx = ctx
         self.principal: Principal | None = None
+        self._chunks: list[bytes] = []
+        self._body_wanted = False  # prepare passed: the body is read, the connection kept
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
         self.set_header("X-Content-Type-Options", "nosniff")
+        house_headers(self)
 
     def prepare(self) -> None:
         structlog.contextvars.clear_contextvars()
         if self.role is not None:
             self.principal = authenticate(self.ctx, self.request, self.role)
+        self._check_length()
+        self._body_wanted = True
+
+    def _check_length(self) -> None:
+        # A chunked body has no length to check here; the HTTP server's
+        # max_body_size (the same limit) cuts it off.
+        limit = self.ctx.settings.limits.max_request_bytes
+        length = self.request.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > limit:
+            raise ApiError("too_large", f"request body is over {limit} bytes")
+
+    def data_received(self, chunk: bytes) -> None:
+        if not self._finished:
+            self._chunks.append(chunk)
 
     # ---- input --------------------------------------------------------
 
@@ -145,13 +188,19 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def json_body(self, model: type[M], context: dict[str, Any] | None = None) -> tuple[M, dict[str, Any]]:
         """Parse and validate the body; returns the model and the raw object."""
+        body = b"".join(self._chunks)
         limit = self.ctx.settings.limits.max_request_bytes
-        if len(self.request.body) > limit:
+        if len(body) > limit:
             raise ApiError("too_large", f"request body is over {limit} bytes")
         try:
-            raw = codec.loads(self.request.body or b"null")
-        except (ValueError, RecursionError) as err:
+            raw = codec.loads(body or b"null")
+            deep = codec.too_deep(raw)
+        except RecursionError:  # deeper than even the parser goes
+            deep = True
+        except ValueError as err:
             raise ApiError("invalid_request", f"request body is {codec.not_json(err)}") from None
+        if deep:
+            raise ApiError("invalid_request", f"request body is nested deeper than {codec.MAX_DEPTH} levels")
         if not isinstance(raw, dict):
             raise ApiError("invalid_request", "request body must be a JSON object")
         try:
@@ -196,6 +245,10 @@ class ApiHandler(tornado.web.RequestHandler):
         body: dict[str, Any] = {"code": code, "message": message}
         if details is not None:
             body["details"] = details
+        if not getattr(self, "_body_wanted", True):
+            # Refused before its body was read: askd closes the connection
+            # after this answer, and says so, so that no client reuses it.
+            self.set_header("Connection", "close")
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.finish(encode({"error": body}))
 
@@ -220,16 +273,37 @@ class NotFoundHandler(ApiHandler):
         raise ApiError("not_found", f"no such path: {self.request.path}")
 
 
+class WrongHostHandler(ApiHandler):
+    """A request whose ``Host`` does not name this daemon (DNS rebinding)."""
+
+    def prepare(self) -> None:
+        raise ApiError("forbidden", "this Host is not one of askd's (see allowed_hosts and public_url)")
+
+
 class HealthHandler(ApiHandler):
+    """``/healthz``: anyone may ask whether askd is up; what it runs (version,
+    node, store) is told on the admin listener or to a token holder."""
+
+    def initialize(self, ctx: Context, detailed: bool = False) -> None:  # type: ignore[override]
+        super().initialize(ctx)
+        self.detailed = detailed
+
+    def _may_see_details(self) -> bool:
+        if self.detailed:
+            return True
+        token = bearer_token(self.request)
+        if token is None:
+            return False
+        try:
+            return not revoked(self.ctx, verify(self.ctx.secret, token))
+        except TokenError:
+            return False
+
     def get(self) -> None:
         hub = self.ctx.hub
-        body = {
-            "status": "degraded" if hub.degraded else "ok",
-            "version": self.ctx.version,
-            "time": time.time(),
-            "store": hub.store.kind,
-            "node": hub.node_id,
-        }
-        if hub.degraded:
-            body["reason"] = "the store refuses writes"
+        body: dict[str, Any] = {"status": "degraded" if hub.degraded else "ok"}
+        if self._may_see_details():
+            body.update(version=self.ctx.version, time=time.time(), store=hub.store.kind, node=hub.node_id)
+            if hub.degraded:
+                body["reason"] = "the store refuses writes"
         self.send_json(body, 503 if hub.degraded else 200)

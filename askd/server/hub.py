@@ -89,6 +89,8 @@ class Hub:
 
         # Takes each question due for a webhook (askd.server.notify.Notifier.submit).
         self.on_notify: Callable[[Request], object] | None = None
+        # Takes each new revocation instant, from this node or (shared store) another.
+        self.on_not_before: Callable[[float], None] | None = None
 
     async def load(self) -> int:
         """Restore what the store kept; questions whose deadline passed while
@@ -492,6 +494,16 @@ class Hub:
     def _on_command(self, command: dict[str, Any]) -> None:
         if "disconnect" in command:
             self.drop(self.matching_connections(**_selection(command["disconnect"])), command["mode"])
+        elif "notBefore" in command and self.on_not_before is not None:
+            self.on_not_before(float(command["notBefore"]))
+
+    async def revoke_before(self, at: float) -> None:
+        """Refuse tokens issued before ``at`` from now on, on every node:
+        kept in the store (so a restart keeps it) and applied here at once;
+        a shared store tells every node (this one again: no harm)."""
+        await self.store.save_not_before(at)
+        if self.on_not_before is not None:
+            self.on_not_before(at)
 
     def drop(self, conns: list[Connection], mode: str) -> int:
         """Close connections: ``abort`` drops TCP with no close handshake (a

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import sys
+import urllib.parse
 from typing import Any, TextIO
 
 import orjson
@@ -32,7 +33,15 @@ def enabled(level: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    # Every logged string passes here: skip the regexes when neither can match.
+    # Every logged string passes here: skip the work when nothing can match.
+    if "%" in text:
+        # `?%74oken=` is `?token=` to the server: decode (as often as it was
+        # encoded, within reason) so that the patterns see what it sees.
+        for _ in range(3):
+            decoded = urllib.parse.unquote(text)
+            if decoded == text:
+                break
+            text = decoded
     if "=" not in text and "eyJ" not in text:
         return text
     return _JWT.sub(REDACTED, _TOKEN_QUERY.sub(r"\1" + REDACTED, text))

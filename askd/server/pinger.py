@@ -81,6 +81,10 @@ class Pinger:
             self._count -= 1
         self._unanswered.discard(peer)
 
+    def peers(self) -> list[Pingable]:
+        """Every peer kept alive now (each open WebSocket)."""
+        return [peer for group in self._groups for peer in group]
+
     def answered(self, peer: Pingable) -> None:
         """A pong came from ``peer``."""
         self._unanswered.discard(peer)

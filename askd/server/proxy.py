@@ -19,6 +19,7 @@ import tornado.web
 from tornado.httputil import HTTPServerRequest, split_host_and_port
 
 from askd.client.discovery import _connect_host
+from askd.server.door import HostRule
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -111,13 +112,25 @@ def apply_forwarded(request: HTTPServerRequest, trusted: Sequence[Network]) -> N
 
 
 class Application(tornado.web.Application):
-    """A Tornado application that applies ``trusted_proxies`` to every request."""
+    """A Tornado application that applies ``trusted_proxies`` to every
+    request, then sends one whose host is not this daemon's to
+    ``wrong_host`` (a 403)."""
 
-    def __init__(self, handlers: Any, trusted: Sequence[Network] = (), **settings: Any) -> None:
+    def __init__(
+        self,
+        handlers: Any,
+        trusted: Sequence[Network] = (),
+        hosts: HostRule | None = None,
+        wrong_host: tuple[type, dict[str, Any]] | None = None,
+        **settings: Any,
+    ) -> None:
         super().__init__(handlers, **settings)
         self.trusted = tuple(trusted)
+        self.hosts, self.wrong_host = hosts, wrong_host
 
     def find_handler(self, request: HTTPServerRequest, **kwargs: Any) -> Any:
         if self.trusted:
             apply_forwarded(request, self.trusted)
+        if self.hosts is not None and self.wrong_host is not None and not self.hosts.allows(request.host_name):
+            return self.get_handler_delegate(request, self.wrong_host[0], self.wrong_host[1])
         return super().find_handler(request, **kwargs)

@@ -3,10 +3,15 @@ with strict security headers (no inline script, no framing, no referrer)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import tornado.web
+from pydantic import BaseModel, ConfigDict, Field
+
+from askd import tokens
+from askd.server.base import ApiError, ApiHandler, Context, house_headers
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "web" / "static"
 
@@ -25,6 +30,7 @@ SECURITY_HEADERS = {
 def _secure(handler: tornado.web.RequestHandler) -> None:
     for name, value in SECURITY_HEADERS.items():
         handler.set_header(name, value)
+    house_headers(handler)
 
 
 class StaticHandler(tornado.web.StaticFileHandler):
@@ -36,8 +42,9 @@ class StaticHandler(tornado.web.StaticFileHandler):
 
 
 class PageHandler(tornado.web.RequestHandler):
-    """``/``: the inbox page. The token arrives in ``?token=`` and the page's
-    own script moves it out of the address bar."""
+    """``/``: the inbox page. The token arrives in the fragment (``#token=``,
+    never sent here) or as a one-time code (``#code=``); the page's own
+    script takes it out of the address bar."""
 
     def set_default_headers(self) -> None:
         _secure(self)
@@ -48,8 +55,36 @@ class PageHandler(tornado.web.RequestHandler):
         self.finish((STATIC_DIR / "index.html").read_bytes())
 
 
-def routes() -> list[tuple[str, type, dict[str, Any]]]:
+class OpenCodeBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(min_length=1, max_length=4096)
+
+
+class OpenCodeHandler(ApiHandler):
+    """``POST /v1/open``: the page exchanges ``askd open``'s one-time code
+    for a user token. The code is the credential, so no token is asked for;
+    each is taken once on this node (``ctx.used_codes``, until it expires)."""
+
+    def post(self) -> None:
+        body, _ = self.json_body(OpenCodeBody)
+        try:
+            code = tokens.read_open_code(self.ctx.secret, body.code)
+        except tokens.TokenError as err:
+            raise ApiError("unauthorized", str(err)) from None
+        used, now = self.ctx.used_codes, time.time()
+        for jti in [j for j, exp in used.items() if exp < now]:
+            del used[jti]
+        if code.jti in used:
+            raise ApiError("unauthorized", "this link was already used; run `askd open` again")
+        used[code.jti] = code.exp
+        token = tokens.issue(self.ctx.secret, "user", code.sub, code.ttl)
+        self.send_json({"token": token, "userId": code.sub})
+
+
+def routes(ctx: Context) -> list[tuple[str, type, dict[str, Any]]]:
     return [
+        (r"/v1/open", OpenCodeHandler, {"ctx": ctx}),
         (r"/", PageHandler, {}),
         (r"/static/(.*)", StaticHandler, {"path": str(STATIC_DIR)}),
     ]

@@ -3,8 +3,9 @@ then parse each frame, hand it to the hub and reply."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-import urllib.parse
+from collections import deque
 from collections.abc import Awaitable
 from typing import Any
 
@@ -16,11 +17,18 @@ from askd.core import Forbidden, InvalidAnswer, NotPending
 from askd.core import events as ev
 from askd.core.events import Event
 from askd.core.frames import AnswerFrame, FrameError, Ping, Subscribe, Unsubscribe, parse_frame
-from askd.server.base import ApiError, ApiHandler, Context, authenticate
+from askd.server.base import ApiError, ApiHandler, Context, authenticate, house_headers
 from askd.server.logs import get_logger
+from askd.server.proxy import origin_of
 from askd.store import StoreUnavailable
 
 log = get_logger("askd.ws")
+
+# The close code when the socket's token expires or is revoked (spec M).
+TOKEN_ENDED_CODE = 4001
+# Bytes a connection may have in Tornado's write buffer at once while more
+# waits to be sent (send_frame): a few large questions.
+FLIGHT_BYTES = 256 * 1024
 
 
 class _TokenBucket:
@@ -46,11 +54,23 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self.ctx = ctx
         self.conn_id: str | None = None
         self.user_id = ""
+        self.issued_at: float | None = None  # the token's iat, for auth.not_before
+        self._expires: asyncio.TimerHandle | None = None  # closes it when the token's exp passes
+        self._exp: float | None = None
         self._ping_group = -1  # while open: its group in ctx.pinger
+        # Flow control (see send_frame): bytes handed to the stream and not
+        # yet flushed to the kernel, and what waits for them to drain.
+        self._in_flight = 0
+        self._waiting: deque[tuple[bytes, bool]] | None = None  # (frame, live), made when first needed
+        self._live_waiting = 0  # bytes of live events among them
+        self._replaying = False
         limits = ctx.settings.limits
         self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
 
     # ---- before the upgrade -------------------------------------------
+
+    def set_default_headers(self) -> None:
+        house_headers(self)
 
     # The error envelope and exception mapping are the API's.
     write_error = ApiHandler.write_error  # type: ignore[assignment]
@@ -60,6 +80,7 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         structlog.contextvars.clear_contextvars()
         principal = authenticate(self.ctx, self.request, "user", allow_query=True)
         self.user_id = principal.sub or ""
+        self.issued_at, self._exp = principal.iat, principal.exp
         # Checked here too (Tornado checks again after prepare) so that the
         # 403 carries the JSON error envelope instead of Tornado's plain text.
         origin = self.request.headers.get("Origin")
@@ -76,9 +97,12 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             return True
         if self.ctx.public_origin is not None and origin.lower() == self.ctx.public_origin:
             return True
-        # The daemon's own origin: the same host:port as the request (its
-        # Host, or a trusted proxy's X-Forwarded-Host).
-        return urllib.parse.urlsplit(origin).netloc.lower() == self.request.host.lower()
+        # The daemon's own origin: the same scheme, host and port as the
+        # request (its Host, or a trusted proxy's X-Forwarded-Host and -Proto).
+        try:
+            return origin_of(origin) == origin_of(f"{self.request.protocol}://{self.request.host}")
+        except ValueError:  # a port that is not a number
+            return False
 
     # ---- the connection -----------------------------------------------
 
@@ -89,8 +113,20 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             stream.max_write_buffer_size = self.ctx.settings.limits.max_buffered_bytes
         self.conn_id = self.ctx.hub.connect(self, self.user_id, self.request.remote_ip or "")
         self._ping_group = self.ctx.pinger.add(self)
+        if self._exp is not None:
+            loop = asyncio.get_running_loop()
+            # The loop's clock is monotonic; exp is wall-clock time.
+            delay = max(0.0, self._exp - time.time())
+            self._expires = loop.call_at(loop.time() + delay, self.token_ended, "token expired")
         self._bind()
         log.info("ws.connected", remote=self.request.remote_ip)
+
+    def token_ended(self, reason: str) -> None:
+        """The token this socket opened with expired or was revoked: close
+        with 4001, and the page asks for a new one."""
+        self._bind()
+        log.info("ws.token_ended", reason=reason)
+        self.close(TOKEN_ENDED_CODE, reason)
 
     def _bind(self) -> None:
         structlog.contextvars.clear_contextvars()
@@ -100,6 +136,9 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         if self.conn_id is None:
             return
         self._bind()
+        if self._expires is not None:
+            self._expires.cancel()
+            self._expires = None
         self.ctx.pinger.discard(self, self._ping_group)
         self.ctx.hub.disconnect(self.conn_id)
         log.info("ws.disconnected", code=self.close_code, reason=self.close_reason)
@@ -143,9 +182,21 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             self._reply(Event(ev.PONG, id=frame.id))
         elif isinstance(frame, Subscribe):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId)
-            pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
-            if frame.id is not None:  # tells the client the replay is complete
-                self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
+            cap = self.ctx.settings.limits.max_subscriptions_per_connection
+            held = hub.registry.connection(conn_id).subscriptions  # the registry's own record, not a copy
+            if frame.sessionId not in held and len(held) >= cap:
+                message = f"this connection already holds {cap} subscriptions (limits.max_subscriptions_per_connection); unsubscribe first"
+                self._reply(Event(ev.ERROR, frame.sessionId, {"code": "too_many_subscriptions", "message": message}, frame.id))
+                return None
+            # The replay is paced by the socket's drain (send_frame), so a
+            # slow reader gets every pending question.
+            self._replaying = True
+            try:
+                pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
+                if frame.id is not None:  # tells the client the replay is complete
+                    self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
+            finally:
+                self._replaying = False
         elif isinstance(frame, Unsubscribe):
             hub.unsubscribe(conn_id, frame.sessionId)
             self._reply(Event(ev.ACK, frame.sessionId, {}, frame.id))
@@ -179,20 +230,69 @@ class WsHandler(tornado.websocket.WebSocketHandler):
     # ---- the hub's Peer -----------------------------------------------
 
     def send_frame(self, frame: bytes) -> None:
+        """Send ``frame``, in order with every earlier one.
+
+        A subscribe's replay may be hundreds of large questions: it is
+        written only as fast as the socket drains (``FLIGHT_BYTES`` or less
+        at a time in Tornado's buffer, the rest waiting here as references to
+        frames the hub holds anyway), so a slow reader gets all of it and
+        only the ping timeout drops one that reads nothing. Live events
+        still count against ``limits.max_buffered_bytes``: a peer that
+        leaves that much of them unread is dropped.
+        """
         if self.ws_connection is None or self.ws_connection.is_closing():
             return
+        live = not self._replaying
+        if self._waiting or (not live and self._in_flight >= self._flight_cap()):
+            if self._waiting is None:
+                self._waiting = deque()
+            self._waiting.append((frame, live))
+            if live:
+                self._live_waiting += len(frame)
+                if self._live_waiting > self.ctx.settings.limits.max_buffered_bytes:
+                    self._drop_slow_peer()
+            return
+        self._write(frame)
+
+    def _flight_cap(self) -> int:
+        # Never near the stream's own cap (max_buffered_bytes), which drops.
+        return min(FLIGHT_BYTES, self.ctx.settings.limits.max_buffered_bytes // 2)
+
+    def _write(self, frame: bytes) -> None:
         try:
             # bytes with binary=False go out as a text frame, not re-encoded
             sent = self.write_message(frame, binary=False)
         except (tornado.websocket.WebSocketClosedError, StreamClosedError):
             pass
         except Exception:  # the peer left too much unread: drop it
-            log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
-            self.abort_peer()
+            self._drop_slow_peer()
         else:
-            # A peer that goes away mid-write fails this future; nobody awaits
-            # it, so take its exception (else asyncio logs it as an error).
-            sent.add_done_callback(_written)
+            size = len(frame)
+            self._in_flight += size
+            sent.add_done_callback(lambda fut: self._drained(fut, size))
+
+    def _drained(self, fut: Any, size: int) -> None:
+        # A peer that goes away mid-write fails this future; take its
+        # exception (else asyncio logs it as an error).
+        if not fut.cancelled():
+            fut.exception()
+        self._in_flight -= size
+        waiting = self._waiting
+        while waiting and self._in_flight < self._flight_cap():
+            if self.ws_connection is None or self.ws_connection.is_closing():
+                waiting.clear()
+                break
+            frame, live = waiting.popleft()
+            if live:
+                self._live_waiting -= len(frame)
+            self._write(frame)
+        if waiting is not None and not waiting:
+            self._waiting = None  # most connections never need one: no empty deque kept
+
+    def _drop_slow_peer(self) -> None:
+        log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
+        self._waiting = None
+        self.abort_peer()
 
     def ping_peer(self) -> None:
         """A WebSocket ping (``ctx.pinger`` sends one every interval)."""
@@ -218,6 +318,3 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             conn.stream.close()  # type: ignore[attr-defined]
 
 
-def _written(fut: Any) -> None:
-    if not fut.cancelled():
-        fut.exception()

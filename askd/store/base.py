@@ -53,6 +53,16 @@ class Store(Protocol):
         """Raise :class:`StoreUnavailable` unless the store takes writes again."""
         ...
 
+    async def load_not_before(self) -> float:
+        """The latest revocation instant saved (``askd token revoke-all``):
+        tokens issued before it are refused. 0 when there is none."""
+        ...
+
+    async def save_not_before(self, at: float) -> None:
+        """Keep ``at`` as the revocation instant unless a later one is kept.
+        Raises :class:`StoreUnavailable`, having written nothing."""
+        ...
+
     async def aclose(self) -> None:
         """Let go of the store (a second call does nothing)."""
         ...

@@ -14,6 +14,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._registry: Registry | None = None
+        self._not_before = 0.0
 
     def attach(self, *callbacks: object) -> None:
         return None
@@ -29,6 +30,12 @@ class MemoryStore:
 
     async def probe(self) -> None:
         return None
+
+    async def load_not_before(self) -> float:
+        return self._not_before
+
+    async def save_not_before(self, at: float) -> None:
+        self._not_before = max(self._not_before, at)
 
     async def aclose(self) -> None:
         return None

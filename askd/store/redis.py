@@ -36,6 +36,14 @@ log = logging.getLogger("askd.store.redis")
 
 P = "{askd}:"
 STREAM = P + "events"
+# The revocation instant (askd token revoke-all); each node reads it at start
+# and hears of a new one through a command on the stream.
+NOT_BEFORE = P + "not_before"
+# KEYS: NOT_BEFORE. ARGV: the instant. Keeps the later of the two.
+KEEP_LATER = """
+local was = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > was then redis.call('SET', KEYS[1], ARGV[1]) end
+"""
 # The stream keeps this many entries (about); a node that falls further
 # behind than this reloads (docs/scaling.md).
 STREAM_MAXLEN = 1_000_000
@@ -412,6 +420,21 @@ class RedisStore:
 
     def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
         self._on_command = handler
+
+    async def load_not_before(self) -> float:
+        try:
+            value = await self._redis.get(NOT_BEFORE)
+        except (RedisError, OSError) as err:
+            raise StoreError(f"cannot load the store {self.where}: {err}") from None
+        return float(value) if value else 0.0
+
+    async def save_not_before(self, at: float) -> None:
+        """Kept, then told to every node (this one included) by the stream."""
+        try:
+            await self._redis.eval(KEEP_LATER, 1, NOT_BEFORE, repr(at))
+        except (RedisError, OSError) as err:
+            raise await self._failed("refused a write", err) from None
+        await self.command({"notBefore": at})
 
     async def command(self, command: dict[str, Any]) -> None:
         """Send an order every node carries out on its own connections."""

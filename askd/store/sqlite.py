@@ -54,6 +54,9 @@ MIGRATIONS: list[list[str]] = [
         # question's worth here (and deletes it) to learn it takes writes again.
         "CREATE TABLE probe (x BLOB)",
     ],
+    [  # 2: daemon-wide values set at run time: the revocation instant (auth.not_before)
+        "CREATE TABLE settings (name TEXT PRIMARY KEY, value REAL NOT NULL)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -316,6 +319,20 @@ class SqliteStore:
                 except BaseException:
                     db.execute("ROLLBACK")
                     raise
+        except sqlite3.Error as err:
+            raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+
+    async def load_not_before(self) -> float:
+        row = self._db.execute("SELECT value FROM settings WHERE name = 'not_before'").fetchone()
+        return float(row[0]) if row else 0.0
+
+    async def save_not_before(self, at: float) -> None:
+        try:
+            self._db.execute(
+                "INSERT INTO settings VALUES ('not_before', ?)"
+                " ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+                (at,),
+            )
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
 

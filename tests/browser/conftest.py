@@ -130,12 +130,10 @@ async def inbox(daemon: RunningDaemon, browser: Any, tmp_path: Path) -> AsyncIte
             else None,
         )
         page.on("dialog", lambda d: tab.problems.append(f"dialog: {d.message}"))
-        params = [p for p in (query,) if p]
         if token is None and user is not None:
             token = daemon.token("user", user)
-        if token is not None:
-            params.insert(0, f"token={token}")
-        await page.goto(f"{base or daemon.url}/" + (f"?{'&'.join(params)}" if params else ""))
+        fragment = f"#token={token}" if token is not None else ""
+        await page.goto(f"{base or daemon.url}/" + (f"?{query}" if query else "") + fragment)
         tabs.append(tab)
         if connected:
             await tab.connected()

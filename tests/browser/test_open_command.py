@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import jwt
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import OpenInbox
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, OpenInbox
 from tests.conftest import SECRET, RunningDaemon, q
 
 pytestmark = pytest.mark.browser
@@ -42,19 +43,50 @@ async def test_the_printed_url_opens_a_connected_inbox(daemon: RunningDaemon, in
     assert code == 0, err
     assert err == ""  # the daemon answered; no browser was asked for
     url = out.strip()
-    assert url.startswith(f"{daemon.url}/?token=")  # the port came from askd.json
-    token = url.split("token=")[1].split("&")[0]
-    claims = jwt.decode(token, SECRET, algorithms=["HS256"])
-    assert claims["sub"] == "alice" and claims["role"] == "user"
-    assert 590 <= claims["exp"] - time.time() <= 600
+    assert url.startswith(f"{daemon.url}/?session=s+1#code=")  # the port came from askd.json
+    code = url.split("#code=")[1]
+    claims = jwt.decode(code, SECRET, algorithms=["HS256"])  # a one-time code, not a token
+    assert claims["sub"] == "alice" and "role" not in claims and claims["ttl"] == 600
+    assert 290 <= claims["exp"] - time.time() <= 300
 
     tab = await inbox(None, connected=False)
     await tab.page.goto(url)
     await tab.connected()
-    assert "token=" not in tab.page.url
+    assert "code=" not in tab.page.url
+    token = await tab.page.evaluate("localStorage.getItem('askd.token')")
+    got = jwt.decode(token, SECRET, algorithms=["HS256"])
+    assert got["sub"] == "alice" and got["role"] == "user" and 590 <= got["exp"] - time.time() <= 600
     await expect(tab.page.locator("#focus-name")).to_have_text("s 1")
     asked = await daemon.ask("s 1", "alice", [q("Deploy?", "yes", "no")])
     await expect(tab.panel(asked["requestId"])).to_be_visible()
+
+
+async def test_no_token_reaches_the_browsers_history(daemon: RunningDaemon, tmp_path: Path) -> None:
+    """A persistent profile, as a person's browser has: after askd open's
+    link is loaded, its History database holds no token."""
+    from playwright.async_api import async_playwright
+
+    code, out, err = await _askd_open(tmp_path, "--user", "alice", "--no-browser")
+    assert code == 0, err
+    profile = tmp_path / "profile"
+    async with async_playwright() as pw:
+        ctx = await pw.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = await ctx.new_page()
+        await page.goto(out.strip())
+        await expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
+        token = await page.evaluate("localStorage.getItem('askd.token')")
+        await page.reload()  # visited again, as a person does
+        await expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
+        await ctx.close()  # History is written through
+    assert token and jwt.decode(token, SECRET, algorithms=["HS256"])["sub"] == "alice"
+    with sqlite3.connect(profile / "Default" / "History") as db:
+        urls = [row[0] for row in db.execute("SELECT url FROM urls")]
+    assert any(u.startswith(daemon.url) for u in urls), urls  # the visit was recorded
+    assert not any(token in u or "token=" in u for u in urls), urls
+    # The code it did record is spent.
+    used = out.strip().split("#code=")[1]
+    r = await daemon.http.post(f"{daemon.url}/v1/open", json={"code": used})
+    assert r.status_code == 401 and "already used" in r.json()["error"]["message"]
 
 
 async def test_it_opens_the_browser_named_by_the_environment(daemon: RunningDaemon, tmp_path: Path) -> None:

@@ -37,16 +37,45 @@ async def test_security_headers_and_no_policy_violations(daemon: RunningDaemon, 
     # The fixture fails the test on any CSP violation or uncaught error.
 
 
-async def test_the_token_leaves_the_address_bar_and_stays_for_the_tab(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+async def test_the_token_leaves_the_address_bar_and_stays_for_the_browser(daemon: RunningDaemon, inbox: OpenInbox) -> None:
     token = daemon.token("user", "alice")
-    tab = await inbox(token=token, query="session=s1")
+    tab = await inbox(token=token, query="session=s1")  # in the fragment: #token=
     assert tab.page.url == f"{daemon.url}/?session=s1"
-    assert await tab.page.evaluate("() => sessionStorage.getItem('askd.token')") == token
+    assert await tab.page.evaluate("() => localStorage.getItem('askd.token')") == token
     await expect(tab.page.locator("#who-name")).to_have_text("alice")
     await tab.page.reload()
     await tab.connected()
     await tab.page.go_back()  # the history entry was replaced: no tokened URL behind it
     assert "token=" not in tab.page.url
+    # A link without a token (a webhook's, a notification's) opens in a new
+    # tab of the same browser as a working inbox.
+    other = await inbox(None, context=tab.page.context)
+    await expect(other.page.locator("#who-name")).to_have_text("alice")
+    # "Change token" forgets it for the whole browser.
+    await other.page.get_by_role("button", name="Change token").click()
+    await expect(other.page.locator("#token-form")).to_be_visible()
+    assert await other.page.evaluate("() => localStorage.getItem('askd.token')") is None
+
+
+async def test_the_old_query_token_is_read_and_leaves_the_address_bar(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    tab = await inbox(None, connected=False)
+    await tab.page.goto(f"{daemon.url}/?token={daemon.token('user', 'alice')}&session=s1")
+    await tab.connected()
+    assert tab.page.url == f"{daemon.url}/?session=s1"
+
+
+async def test_without_a_token_the_pill_says_so(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    tab = await inbox(None, connected=False)
+    await expect(tab.page.locator("#token-form")).to_be_visible()
+    await expect(tab.page.locator("#conn-text")).to_have_text("No token")
+    await expect(tab.conn).to_have_attribute("data-state", "stopped")
+
+
+async def test_when_the_token_expires_the_page_asks_for_a_new_one(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    tab = await inbox(token=daemon.token("user", "alice", ttl=4))
+    await expect(tab.page.locator("#token-form")).to_be_visible(timeout=8000)  # askd closed it with 4001
+    await expect(tab.page.locator("#banner")).to_contain_text("expired or was revoked")
+    await expect(tab.conn).to_have_attribute("data-state", "rejected")
 
 
 async def test_without_a_token_the_page_asks_for_one(daemon: RunningDaemon, inbox: OpenInbox) -> None:

@@ -71,7 +71,7 @@ async def test_row2_refresh_brings_the_same_panel_back(daemon: RunningDaemon, in
     before = await panel.locator("legend, label").all_inner_texts()
 
     await tab.page.reload()
-    assert "token=" not in tab.page.url  # the token stayed in sessionStorage
+    assert "token=" not in tab.page.url  # the token stayed in localStorage
     await tab.connected()
     await expect(panel).to_be_visible()
     assert await panel.locator("legend, label").all_inner_texts() == before

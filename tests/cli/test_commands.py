@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
+import jwt
 import pytest
 from typer.testing import CliRunner, Result
 
 from askd import __version__, tokens
+from askd.cli.common import CliError
 from askd.cli.main import app
 from tests.client.waiting import pending_on_daemon
 from tests.conftest import SECRET, RunningDaemon, q
@@ -371,6 +374,29 @@ async def test_a_bad_config_is_a_usage_error(local: RunningDaemon, monkeypatch: 
     monkeypatch.setenv("ASKD_AUTH__SECRET", "short")
     line = one_error_line(await askd("pending", "list"), 2)
     assert "ASKD_AUTH__SECRET" in line
+
+
+async def test_token_issue_gives_user_tokens_an_expiry_by_default(local: RunningDaemon) -> None:
+    def claims(out: str) -> dict:
+        return jwt.decode(out.strip(), options={"verify_signature": False})
+
+    now = time.time()
+    user = claims((await askd("token", "issue", "--role", "user", "--sub", "alice")).stdout)
+    assert abs(user["iat"] - now) < 60 and abs(user["exp"] - (now + 30 * 86400)) < 60
+    assert "exp" not in claims((await askd("token", "issue", "--role", "user", "--sub", "alice", "--ttl", "0")).stdout)
+    assert "exp" not in claims((await askd("token", "issue", "--role", "agent")).stdout)
+    r = await askd("token", "issue", "--role", "user", "--sub", "al\tice")
+    assert isinstance(r.exception, CliError) and r.exception.code == 2 and "control characters" in str(r.exception)
+
+
+async def test_token_revoke_all_refuses_every_older_token(local: RunningDaemon) -> None:
+    old = (await askd("token", "issue", "--role", "agent")).stdout.strip()
+    r = await askd("token", "revoke-all")
+    assert r.exit_code == 0 and "refused from now on" in r.stdout, r.stderr
+    url = f"{local.url}/v1/sessions/s1/questions/r"
+    assert (await local.http.get(url, headers={"Authorization": f"Bearer {old}"})).status_code == 401
+    new = (await askd("token", "issue", "--role", "agent")).stdout.strip()
+    assert (await local.http.get(url, headers={"Authorization": f"Bearer {new}"})).status_code == 404
 
 
 async def test_token_issue_mints_with_the_daemons_secret(local: RunningDaemon) -> None:

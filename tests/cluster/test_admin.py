@@ -87,3 +87,22 @@ async def test_a_live_node_whose_heartbeat_ran_out_is_listed_again(cluster: Clus
 async def _listed(node, expected: list[tuple[str, str]]) -> bool:  # type: ignore[no-untyped-def]
     r = await node.admin("GET", "/admin/v1/connections")
     return sorted((c["userId"], c["node"]) for c in r.json()["connections"]) == expected
+
+
+async def test_revoke_all_reaches_every_node_without_a_restart(cluster: Cluster) -> None:
+    a, b = await cluster.start(2)
+    old = {"Authorization": f"Bearer {a.token('agent')}"}
+    tab_b = await b.connect("alice")  # opened on the other node, with a token from before
+    r = await a.admin("POST", "/admin/v1/tokens/revoke-all")
+    assert r.status_code == 200, r.text
+    assert await tab_b.closed() == 4001
+
+    async def refused(node: object) -> bool:
+        r = await node.http.get(f"{node.url}/v1/sessions/s/questions/r", headers=old)  # type: ignore[attr-defined]
+        return r.status_code == 401
+
+    for node in (a, b):
+        assert await eventually(lambda node=node: refused(node), what="the old token refused")
+        await (await node.connect("alice")).works()  # tokens issued now are good
+    late = await cluster.add()  # a node started afterwards reads it from Redis
+    assert await refused(late)

@@ -363,6 +363,18 @@ def test_pending_caps(clock: FakeClock) -> None:
         reg.ask("s3", "alice", QS)
 
 
+def test_pending_bytes_per_user_are_capped(clock: FakeClock) -> None:
+    big = [{"question": "Big?", "description": "x" * 40_000}]
+    reg = Registry(Limits(max_pending_bytes_per_user=100_000), clock=clock)
+    first, _ = reg.ask("s1", "alice", big)
+    reg.ask("s2", "alice", big)
+    with pytest.raises(TooManyPending, match="bytes of pending questions"):
+        reg.ask("s3", "alice", big)
+    reg.ask("s4", "bob", big)  # per user: bob is not held back by alice's
+    reg.withdraw("s1", first.request_id)  # an ended question frees its bytes
+    reg.ask("s3", "alice", big)
+
+
 def test_timeout_over_max_is_refused(reg: Registry) -> None:
     with pytest.raises(InvalidRequest):
         reg.ask("s1", "alice", QS, timeout=86400 * 2)

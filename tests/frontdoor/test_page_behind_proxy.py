@@ -36,11 +36,11 @@ async def test_the_inbox_under_a_prefix_survives_a_drop_and_a_refresh_and_answer
     opened = await askd("open", "--user", "alice", "--no-browser", env={"ASKD_PUBLIC_URL": f"{proxy.url}/"})
     assert (opened.exit_code, opened.stderr) == (0, ""), opened.stderr  # its health check went through nginx
     link = opened.stdout.strip()
-    assert link.startswith(f"{proxy.url}/?token=")
+    assert link.startswith(f"{proxy.url}/#code=")  # a one-time code, never the token
 
     tab = await inbox(None, connected=False)
     bad = watch_requests(tab, proxy.origin)
-    await tab.page.goto(f"{link}&retry=50")
+    await tab.page.goto(link.replace("/#", "/?retry=50#"))
     await tab.connected()
     asked = await daemon.ask("s1", "alice", [q("Deploy?", "yes", "no")])
     rid = asked["requestId"]

@@ -75,5 +75,5 @@ async def test_askd_open_prints_the_running_daemons_public_url(daemon: RunningDa
     monkeypatch.setenv("ASKD_AUTH__SECRET", SECRET)
     r = await askd("open", "--user", "alice", "--no-browser")
     assert r.exit_code == 0
-    assert r.stdout.startswith("http://127.0.0.1:1/askd/?token=")
+    assert r.stdout.startswith("http://127.0.0.1:1/askd/#code=")
     assert "nothing answers at http://127.0.0.1:1/askd" in r.stderr  # it says so, and still prints the link

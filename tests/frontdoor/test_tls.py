@@ -52,6 +52,8 @@ async def test_both_listeners_serve_https_and_askd_json_says_so(daemon: RunningD
         assert base.startswith("https://")
         r = await daemon.http.get(f"{base}/healthz")
         assert r.status_code == 200 and r.json()["status"] == "ok"
+        # Browsers that once reached askd over TLS never try plain HTTP again.
+        assert r.headers["Strict-Transport-Security"] == "max-age=31536000"
     async with httpx.AsyncClient() as untrusting:  # the system's CAs only
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             await untrusting.get(f"{daemon.url}/healthz")
@@ -118,7 +120,7 @@ async def test_the_cli_with_askd_ca_file_or_cacert(local: RunningDaemon, certs: 
     assert r.exit_code == 0 and rid in r.stdout, r.stderr
     r = await askd("open", "--user", "alice", "--no-browser", "--cacert", ca)
     assert r.exit_code == 0 and r.stderr == ""  # the health check passed over HTTPS
-    assert r.stdout.startswith(f"https://127.0.0.1:{local.daemon.port}/?token=")
+    assert r.stdout.startswith(f"https://127.0.0.1:{local.daemon.port}/#code=")
 
     line = one_error_line(await askd("pending", "list"))
     assert "not trusted" in line and "--cacert" in line

@@ -55,7 +55,8 @@ FAILURES: dict[str, Callable[[RunningDaemon], object]] = {"full": full, "read-on
 
 
 async def health(daemon: RunningDaemon) -> tuple[int, dict]:
-    r = await daemon.http.get(f"{daemon.url}/healthz")
+    # With a token: a stranger learns only ok/degraded, not which store.
+    r = await daemon.http.get(f"{daemon.url}/healthz", headers=daemon.agent_headers)
     return r.status_code, r.json()
 
 

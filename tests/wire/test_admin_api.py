@@ -203,7 +203,17 @@ async def test_healthz_answers_without_a_token(daemon: RunningDaemon, listener: 
     r = await daemon.http.get(f"{base}/healthz")
     assert r.status_code == 200
     body = r.json()
-    assert body["status"] == "ok" and body["version"] and "time" in body
+    if listener == "admin":
+        assert body["status"] == "ok" and body["version"] and "time" in body and body["node"]
+    else:  # the public listener tells a stranger only whether askd is up
+        assert body == {"status": "ok"}
+
+
+async def test_healthz_tells_a_token_holder_what_runs(daemon: RunningDaemon) -> None:
+    r = await daemon.http.get(f"{daemon.url}/healthz", headers={"Authorization": f"Bearer {daemon.token('user', 'al')}"})
+    assert r.json()["version"] and r.json()["node"] == daemon.daemon.hub.node_id
+    forged = await daemon.http.get(f"{daemon.url}/healthz", headers={"Authorization": "Bearer x.y.z"})
+    assert forged.json() == {"status": "ok"}
 
 
 @pytest.mark.parametrize(

@@ -128,7 +128,7 @@ async def test_agent_hanging_up_during_wait_does_not_touch_the_question(daemon: 
 
     reader, writer = await asyncio.open_connection("127.0.0.1", daemon.daemon.port)
     writer.write(
-        f"GET /v1/sessions/s1/questions/{rid}?wait=30 HTTP/1.1\r\nHost: x\r\n"
+        f"GET /v1/sessions/s1/questions/{rid}?wait=30 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Authorization: {daemon.agent_headers['Authorization']}\r\n\r\n".encode()
     )
     await writer.drain()

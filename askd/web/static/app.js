@@ -322,17 +322,56 @@ function showTokenForm(message = '') {
   $('token-input').focus();
 }
 
-/** `?token=` moves into sessionStorage and out of the address bar (and history). */
-function takeToken(params) {
-  const fromUrl = params.get('token');
-  if (fromUrl) {
-    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+/** `askd open`'s one-time code for a user token (POST v1/open). */
+async function redeem(code) {
+  try {
+    const r = await fetch('v1/open', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ code }),
+      cache: 'no-store',
+    });
+    const body = await r.json();
+    if (r.ok && typeof body.token === 'string') return { token: body.token };
+    return { error: body?.error?.message ?? t('token.answered', { status: r.status }) };
+  } catch {
+    return { error: t('token.unreachable') };
+  }
+}
+
+/**
+ * The page's token, first found: `#code=` (askd open's one-time code),
+ * `#token=`, the old `?token=` (still read for one release), then this
+ * browser's storage. A token from the address is kept per browser
+ * (localStorage), so a link without one opens a working inbox; every
+ * credential is taken out of the address bar at once.
+ */
+async function takeToken(params) {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const code = hash.get('code');
+  const given = hash.get('token') || params.get('token');
+  if (code || given || params.has('token')) {
     params.delete('token');
     const query = params.toString();
-    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}${location.hash}`);
-    return fromUrl;
+    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}`);
   }
-  return sessionStorage.getItem(TOKEN_KEY);
+  if (given) {
+    localStorage.setItem(TOKEN_KEY, given);
+    return { token: given };
+  }
+  if (code) {
+    const got = await redeem(code);
+    if (got.token) localStorage.setItem(TOKEN_KEY, got.token);
+    else if (localStorage.getItem(TOKEN_KEY)) return { token: localStorage.getItem(TOKEN_KEY) };
+    return got;
+  }
+  return { token: localStorage.getItem(TOKEN_KEY) };
+}
+
+/** The pill when there is nothing to connect with: say so, not "Connecting…". */
+function showNoToken(state, text) {
+  $('conn').dataset.state = state;
+  $('conn-text').textContent = text;
 }
 
 /** `?retry=MS` sets the first backoff ceiling (tests shorten it). */
@@ -345,7 +384,7 @@ async function main() {
   const params = new URLSearchParams(location.search);
   const focus = params.get('session') || null;
   const backoff = backoffFrom(params);
-  const token = takeToken(params);
+  const { token, error } = await takeToken(params);
   await loadLanguage(params);
   translatePage();
 
@@ -354,20 +393,20 @@ async function main() {
     $('focus-bar').hidden = false;
   }
   $('signout').addEventListener('click', () => {
-    sessionStorage.removeItem(TOKEN_KEY);
+    localStorage.removeItem(TOKEN_KEY);
     location.reload();
   });
   $('token-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const value = $('token-input').value.trim();
     if (!value) return;
-    sessionStorage.setItem(TOKEN_KEY, value);
+    localStorage.setItem(TOKEN_KEY, value);
     location.reload();
   });
 
   if (!token) {
-    $('conn').dataset.state = 'stopped';
-    showTokenForm();
+    showNoToken('stopped', t('conn.noToken'));
+    showTokenForm(error ? t('token.linkFailed', { why: error }) : '');
     return;
   }
   const { sub, exp } = claims(token);
@@ -377,7 +416,7 @@ async function main() {
   }
   $('signout').hidden = false;
   if (typeof exp === 'number' && exp * 1000 < Date.now()) {
-    $('conn').dataset.state = 'rejected';
+    showNoToken('rejected', t('conn.expired'));
     showTokenForm(t('token.expired'));
     return;
   }

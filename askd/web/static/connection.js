@@ -2,6 +2,11 @@
 // capped exponential backoff and full jitter (seed section 6.2). It never
 // touches the panels; the inbox re-subscribes from onOpen.
 
+import { t } from './i18n.js';
+
+// askd closes a socket with this code when its token expires or is revoked.
+const TOKEN_ENDED = 4001;
+
 export class Connection {
   /**
    * @param {object} o
@@ -90,13 +95,19 @@ export class Connection {
       if (frame && typeof frame === 'object') this.onFrame(frame);
     };
     ws.onerror = () => {}; // onclose always follows
-    ws.onclose = () => this._lost(ws, opened);
+    ws.onclose = (event) => this._lost(ws, opened, event.code);
   }
 
-  async _lost(ws, opened) {
+  async _lost(ws, opened, code) {
     if (ws !== this.ws) return;
     this._detach();
     if (this.stopped) return;
+    if (code === TOKEN_ENDED) {
+      // Reconnecting with the same token is refused: ask for a new one.
+      this.stopped = true;
+      this.onState({ state: 'rejected', message: t('token.ended') });
+      return;
+    }
     if (!opened && this.probe) {
       this.onState({ state: 'connecting' });
       this.probing = true;
