@@ -65,10 +65,8 @@ class QuestionsHandler(_AgentHandler):
         sid = self.session_arg(session_id)
         wait = self.wait_seconds()
         limits = self.ctx.settings.limits
-        body, raw = self.json_body(
-            AskBody,
-            {"max_questions": limits.max_questions, "max_timeout": self.ctx.settings.max_timeout_seconds},
-        )
+        # The timeout's cap is the core's to check (Limits.max_timeout), once.
+        body, raw = self.json_body(AskBody, {"max_questions": limits.max_questions})
         key = self.request.headers.get("Idempotency-Key")
         if key is not None and not 0 < len(key) <= IDEMPOTENCY_KEY_MAX:
             raise ApiError("invalid_request", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters")

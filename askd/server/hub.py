@@ -20,7 +20,9 @@ from typing import Any, Protocol, cast
 
 import structlog
 
-from askd.core import Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
+from dataclasses import replace
+
+from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
 from askd.core.changes import Change, Ended, Notified
 from askd.server.logs import get_logger
@@ -144,13 +146,27 @@ class Hub:
 
     # ---- agents and answers -------------------------------------------
 
-    async def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
+    async def ask(
+        self,
+        session_id: str,
+        user_id: str,
+        questions: list[dict[str, Any]],
+        *,
+        metadata: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        require_online: bool = False,
+        parent_session_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[Request, bool]:
         """Ask; returns the request and whether it is new (an Idempotency-Key
         replay is not). Raises :class:`StoreUnavailable`, pushing nothing."""
-        if kw.get("require_online") and self._cluster is not None:
+        ask = AskInput(
+            session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key
+        )
+        if require_online and self._cluster is not None:
             # Online means a connection on any node, not only on this one.
-            kw["require_online"] = not await self._online_anywhere(user_id)
-        req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
+            ask = replace(ask, require_online=not await self._online_anywhere(user_id))
+        req, change = self.registry.prepare_ask(ask)
         for _ in range(ASK_ATTEMPTS):
             if change is None:
                 return req, False
@@ -160,7 +176,7 @@ class Hub:
             # ask with the same Idempotency-Key, or the session for another
             # user). The store waited until this node applied that: decide
             # again, against what the cluster holds now.
-            req, change = self.registry.prepare_ask(session_id, user_id, questions, **kw)
+            req, change = self.registry.prepare_ask(ask)
         else:
             raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)

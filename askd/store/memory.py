@@ -23,9 +23,10 @@ class MemoryStore:
         return 0
 
     async def commit(self, changes: Sequence[Change]) -> list[Change]:
-        # Nothing to write: the registry itself says what still applies.
+        # Nothing to write: the core says what would take effect (the hub
+        # applies it, as for every store).
         assert self._registry is not None, "load() first"
-        return [c for c in changes if self._registry.apply(c)]
+        return self._registry.taking(changes)
 
     async def probe(self) -> None:
         return None
