@@ -36,7 +36,7 @@ class _AgentHandler(ApiHandler):
         try:
             return await self.ctx.hub.wait(req, seconds, self._gone)
         except ShuttingDown:
-            if self.ctx.hub.store.kind == "memory":
+            if not self.ctx.hub.store.durable:
                 fate = "the question is lost (store = memory keeps nothing across a restart)"
             else:
                 fate = f"the question is kept: ask again for {req.request_id} with ?wait= once askd is back"

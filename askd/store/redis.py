@@ -20,17 +20,18 @@ import asyncio
 import itertools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from askd.core import Registry, Request, Status
+from askd.core import Connection, Registry, Request
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
-from askd.store.base import StoreError, StoreUnavailable
+from askd.store.base import StoreError, StoreListener, StoreUnavailable
+from askd.store.rows import request_from_row
 
 log = logging.getLogger("askd.store.redis")
 
@@ -209,6 +210,7 @@ def from_json(data: dict[str, Any]) -> Change:
 
 class RedisStore:
     kind = "redis"
+    durable = True
     shared = True
 
     def __init__(self, url: str, node_id: str, node_ttl: float = 30.0) -> None:
@@ -229,11 +231,8 @@ class RedisStore:
         self._last = "0-0"  # the last stream entry applied
         self._waiting: list[tuple[tuple[int, int], asyncio.Future[None]]] = []
         self._follower: asyncio.Task[None] | None = None
-        self._on_changes: Callable[[list[Change]], None] = lambda changes: None
-        self._on_failed: Callable[[StoreUnavailable], None] = lambda err: None
-        self._on_ok: Callable[[], None] = lambda: None
+        self._listener: StoreListener | None = None
         self._closed = False
-        self._on_command: Callable[[dict[str, Any]], None] = lambda command: None
         self.presence = Presence(self._redis, node_id, node_ttl)
 
     @property
@@ -242,13 +241,13 @@ class RedisStore:
         head, at, tail = self.url.rpartition("@")
         return f"{head.split('://')[0]}://…@{tail}" if at else self.url
 
-    def attach(
-        self,
-        on_changes: Callable[[list[Change]], None],
-        on_failed: Callable[[StoreUnavailable], None],
-        on_ok: Callable[[], None],
-    ) -> None:
-        self._on_changes, self._on_failed, self._on_ok = on_changes, on_failed, on_ok
+    def attach(self, listener: StoreListener) -> None:
+        self._listener = listener
+
+    @property
+    def _to(self) -> StoreListener:
+        assert self._listener is not None, "attach() first"
+        return self._listener
 
     # ---- start: the snapshot, then the stream from where it was taken ----
 
@@ -290,18 +289,21 @@ class RedisStore:
 
     @staticmethod
     def _request(rid: str, f: dict[bytes, bytes]) -> Request:
-        sid = f[b"sid"].decode()
-        key = f.get(b"key")
-        req = Request(rid, sid, f[b"uid"].decode(), float(f[b"created"]), float(f[b"expires"]),
-                      idempotency_key=key.decode() if key else None, status=Status(f[b"status"].decode()))
-        req.notified = f.get(b"notified") == b"1"
-        if req.pending:
-            req.frame = f[b"frame"]
-        else:
-            req.answers = json.loads(f[b"answers"]) if b"answers" in f else None
-            req.error = f[b"error"].decode() if b"error" in f else None
-            req.ended_at = float(f[b"ended"])
-        return req
+        key, error, ended = f.get(b"key"), f.get(b"error"), f.get(b"ended")
+        return request_from_row(
+            rid,
+            f[b"sid"].decode(),
+            f[b"uid"].decode(),
+            float(f[b"created"]),
+            float(f[b"expires"]),
+            key.decode() if key else None,
+            f.get(b"frame"),
+            f[b"status"].decode(),
+            f.get(b"answers"),
+            error.decode() if error is not None else None,
+            float(ended) if ended is not None else None,
+            f.get(b"notified") == b"1",
+        )
 
     # ---- the follower --------------------------------------------------
 
@@ -316,27 +318,27 @@ class RedisStore:
                 raise
             except (RedisError, OSError) as err:
                 if not failing:
-                    self._on_failed(StoreUnavailable(f"lost the store {self.where}: {err}"))
+                    self._to.on_failed(StoreUnavailable(f"lost the store {self.where}: {err}"))
                 failing = True
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
             if failing:
                 failing = False
-                self._on_ok()
+                self._to.on_ok()
             for _, entries in got or ():
                 batch: list[Change] = []
                 for entry_id, fields in entries:
                     self._last = entry_id.decode()
                     if b"cmd" in fields:  # an admin's order to every node
-                        self._on_changes(batch)
+                        self._to.on_changes(batch)
                         batch = []
-                        self._on_command(json.loads(fields[b"cmd"]))
+                        self._to.on_command(json.loads(fields[b"cmd"]))
                         continue
                     data = json.loads(fields[b"c"])
                     own = self._mine.pop(data["q"], None) if data["o"] == self.node else None
                     batch.append(own if own is not None else from_json(data))
                 try:
-                    self._on_changes(batch)
+                    self._to.on_changes(batch)
                 except Exception:  # a bug must not stop the node following the cluster
                     log.exception("applying the stream's changes failed")
                 finally:
@@ -410,8 +412,8 @@ class RedisStore:
         if newest:
             await self._reached(newest[0][0].decode())
 
-    def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
-        self._on_command = handler
+    def present(self, conn_id: str, conn: Connection | None) -> None:
+        self.presence.put(conn_id, conn.describe() if conn is not None else None)
 
     async def command(self, command: dict[str, Any]) -> None:
         """Send an order every node carries out on its own connections."""

@@ -67,7 +67,7 @@ class TwoNodes(RunningDaemon[Daemon]):
         return f"ws://127.0.0.1:{self._next().port}/ws"
 
     def agent_waiting(self, request_id: str) -> bool:
-        return any(d.hub._waiters.get(request_id) for d in self.nodes)
+        return any(d.hub.waiters.waiting_on(request_id) for d in self.nodes)
 
 
 @pytest.fixture

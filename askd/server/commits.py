@@ -1,0 +1,135 @@
+"""The commit path: every change reaches the registry through here.
+
+A change is committed to the store first, then applied, then its replies
+run (the ask's answer, the answer's ack), before the hub flushes pushes and
+wake-ups: nothing leaves askd for a change that is not stored. While the
+store fails, the clock's changes wait in the **backlog** (written first in
+the next commit, whatever it is) and the store is **probed** every
+``PROBE_SECONDS`` until it takes writes again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable
+
+from askd.core import Registry, Status
+from askd.core.changes import Change, Ended
+from askd.server.logs import get_logger
+from askd.server.tasks import Tasks
+from askd.store import Store, StoreUnavailable
+
+log = get_logger("askd.hub")
+
+# While the store fails, how often the hub tries it again.
+PROBE_SECONDS = 1.0
+
+_END_EVENT = {
+    Status.ANSWERED: "question.answered",
+    Status.TIMEOUT: "question.timeout",
+    Status.CANCELLED: "question.cancelled",
+}
+
+
+class Commits:
+    def __init__(self, store: Store, registry: Registry, tasks: Tasks, flush: Callable[[], None]) -> None:
+        self.store, self.registry = store, registry
+        self.degraded: str | None = None  # why the store fails, while it does
+        self._tasks = tasks
+        self._flush = flush  # the hub's: pushes, wake-ups, the timer
+        self._backlog: list[Change] = []  # the clock's changes the store has not taken yet
+        self._replies: dict[int, Callable[[], None]] = {}  # id(change) -> what runs when it applies
+        self._probe: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    async def commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
+        """Store the backlog and ``changes`` as one step, then apply what
+        took effect; returns how many of ``changes`` did. ``replies`` (by
+        ``id`` of a change) run as their change is applied, before its events
+        go out. Raises :class:`StoreUnavailable`, applying none of ``changes``."""
+        backlog, self._backlog = self._backlog, []
+        if replies:
+            self._replies.update(replies)
+        try:
+            done = await self.store.commit(backlog + changes if backlog else changes)
+        except StoreUnavailable as err:
+            self._backlog = backlog + self._backlog
+            for key in replies or ():
+                self._replies.pop(key, None)
+            self.failed(err)
+            raise
+        self.ok()
+        self.apply(done)
+        for change in done:
+            if type(change) is Ended:
+                self._log_end(change)
+        for key in replies or ():
+            self._replies.pop(key, None)  # not taken: no reply
+        mine = {id(c) for c in changes}
+        return sum(1 for c in done if id(c) in mine)
+
+    def apply(self, changes: list[Change]) -> None:
+        """Apply stored changes (again, harmlessly, if a shared store's
+        follower already did) and run the replies waiting on them."""
+        for change in changes:
+            self.registry.apply(change)
+            reply = self._replies.pop(id(change), None)
+            if reply is not None:
+                reply()
+
+    def defer(self, changes: list[Change]) -> None:
+        """Changes nobody waits on (the clock's, a webhook's delivery):
+        written in order with the next commit, which starts now."""
+        self._backlog.extend(changes)
+        self._tasks.spawn(self.write_backlog)
+
+    async def write_backlog(self) -> None:
+        try:
+            await self.commit([])
+        except StoreUnavailable:
+            pass  # kept in the backlog; the probe writes it when the store is back
+        self._flush()
+
+    def _log_end(self, change: Ended) -> None:
+        """One line per question's end, from the node whose step took effect
+        (on a shared store the others only follow it, and stay quiet)."""
+        req = self.registry.get(change.session_id, change.request_id)
+        user_id = req.user_id if req is not None else None
+        log.info(_END_EVENT[change.status], sessionId=change.session_id, requestId=change.request_id, userId=user_id)
+
+    # ---- the store's health -------------------------------------------
+
+    def failed(self, err: StoreUnavailable) -> None:
+        if self.degraded is None:
+            log.error("store.failed", store=self.store.kind, error=str(err))
+        self.degraded = str(err)
+        if self._probe is None and not self._closed:
+            self._probe = asyncio.get_running_loop().call_later(
+                PROBE_SECONDS, self._tasks.spawn, self.try_store, context=contextvars.Context()
+            )
+
+    def ok(self) -> None:
+        if self.degraded is not None:
+            log.info("store.recovered", store=self.store.kind)
+            self.degraded = None
+        if self._probe is not None:
+            self._probe.cancel()
+            self._probe = None
+
+    async def try_store(self) -> None:
+        """While degraded: probe the store and write the backlog once it
+        takes writes again (askd recovers by itself)."""
+        self._probe = None
+        try:
+            await self.store.probe()
+            await self.commit([])
+        except StoreUnavailable as err:
+            self.failed(err)
+        self._flush()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._probe is not None:
+            self._probe.cancel()
+            self._probe = None
