@@ -21,7 +21,7 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
-from askd.client.discovery import _connect_host
+from askd.client.discovery import connect_host
 from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, access_log
@@ -67,7 +67,7 @@ def public_base(settings: Any, scheme: str, port: int) -> str:
     """Where people open the inbox: ``public_url``, else the public listener."""
     if settings.public_url is not None:
         return str(settings.public_url)
-    return f"{scheme}://{_connect_host(settings.host)}:{port}/"
+    return f"{scheme}://{connect_host(settings.host)}:{port}/"
 
 
 class Daemon:
