@@ -28,6 +28,7 @@ from typing import Any
 from askd.core import events as ev
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.errors import (
+    AskInFlight,
     Forbidden,
     InvalidAnswer,
     InvalidRequest,
@@ -147,6 +148,10 @@ class Registry:
         self._conns: dict[str, Connection] = {}
         self._user_conns: dict[str, SmallMap[str, Connection]] = {}
         self._pending_total = 0
+        # Asks prepared and not yet applied or released (being committed),
+        # by request and by session: what they reserve counts for the next.
+        self._flying: dict[str, Request] = {}
+        self._flying_in: dict[str, list[Request]] = {}
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
         self.schedule: Schedule[Request] = Schedule(lambda kind, req: self._kinds[kind].alive(self, req))
         self._sends: list[Send] = []
@@ -228,34 +233,45 @@ class Registry:
 
     def prepare_ask(self, ask: AskInput) -> tuple[Request, Asked | None]:
         """Check an ask (already valid against the wire model, see
-        ``models.AskBody``) and build its request, changing nothing.
-        Applying the ``Asked`` pushes it to every connection of the user
-        (seed D5). Every limit is checked here, once.
+        ``models.AskBody``) and build its request. Applying the ``Asked``
+        pushes it to every connection of the user (seed D5). Every limit is
+        checked here, once.
 
-        A repeated ``idempotency_key`` in the same session returns the first
-        request and no change."""
+        The ask **reserves** what it takes (its session's owner, its
+        Idempotency-Key, a pending slot of its session and of askd) until
+        it is applied or ``release``d: several asks committed in one batch
+        are checked against each other as if applied in turn. A repeated
+        ``idempotency_key`` in the same session returns the first request
+        and no change; raises :class:`AskInFlight` while the first is still
+        being committed."""
         session_id, user_id, parent_session_id = ask.session_id, ask.user_id, ask.parent_session_id
         idempotency_key, timeout = ask.idempotency_key, ask.timeout
         if ALL_SESSIONS in (session_id, parent_session_id):
             raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         session = self._sessions.get(session_id)
-        if session is not None and session.owner != user_id:
+        flying = self._flying_in.get(session_id, ())
+        owner = session.owner if session is not None else (flying[0].user_id if flying else None)
+        if owner is not None and owner != user_id:
             raise SessionOwnerMismatch(f"session {session_id} belongs to another user")
-        if idempotency_key is not None and session is not None and session.by_key:
-            prior = session.by_key.get(idempotency_key)
+        if idempotency_key is not None:
+            prior = session.by_key.get(idempotency_key) if session is not None and session.by_key else None
             if prior is not None:
                 return prior, None
+            if any(r.idempotency_key == idempotency_key for r in flying):
+                raise AskInFlight(f"an ask with this Idempotency-Key in session {session_id} is being stored")
         if parent_session_id is not None:
             self._check_parent(session_id, session, parent_session_id, user_id)
         if ask.require_online and user_id not in self._user_conns:
             raise UserOffline(f"user {user_id} has no open connection")
-        if session is not None and session.pending >= self.limits.max_pending_per_session:
+        in_session = (session.pending if session is not None else 0) + len(flying)
+        if in_session >= self.limits.max_pending_per_session:
             raise TooManyPending(
-                f"session {session_id} already has {session.pending} pending questions "
+                f"session {session_id} already has {in_session} pending questions "
                 f"(limit {self.limits.max_pending_per_session})"
             )
-        if self._pending_total >= self.limits.max_pending_total:
-            raise TooManyPending(f"askd holds {self._pending_total} pending questions (limit)")
+        total = self._pending_total + len(self._flying)
+        if total >= self.limits.max_pending_total:
+            raise TooManyPending(f"askd holds {total} pending questions (limit)")
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
@@ -281,7 +297,20 @@ class Registry:
             }
         )
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
+        self._flying[req.request_id] = req
+        self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
+
+    def release(self, change: Asked) -> None:
+        """The ask's commit is over (taken, refused, or failed): what it
+        reserved is free again. Applying it releases it too."""
+        req = self._flying.pop(change.request.request_id, None)
+        if req is None:
+            return
+        flying = self._flying_in[req.session_id]
+        flying.remove(req)
+        if not flying:
+            del self._flying_in[req.session_id]
 
     def _register(self, req: Request, parent_session_id: str | None) -> None:
         """Put a request (pending or ended) in its session, linking the
@@ -448,6 +477,7 @@ class Registry:
                 return False
             self._end(req, change)
         elif isinstance(change, Asked):
+            self.release(change)
             req = change.request
             if self.get(req.session_id, req.request_id) is not None:
                 return False

@@ -15,7 +15,7 @@ import contextvars
 from collections.abc import Callable
 
 from askd.core import Registry, Status
-from askd.core.changes import Change, Ended
+from askd.core.changes import Asked, Change, Ended
 from askd.server.logs import get_logger
 from askd.server.tasks import Tasks
 from askd.store import Store, StoreUnavailable
@@ -24,6 +24,9 @@ log = get_logger("askd.hub")
 
 # While the store fails, how often the hub tries it again.
 PROBE_SECONDS = 1.0
+
+# A commit asked for: its changes, the replies they run, what it returns.
+_Commit = tuple[list[Change], "dict[int, Callable[[], None]] | None", "asyncio.Future[int]"]
 
 _END_EVENT = {
     Status.ANSWERED: "question.answered",
@@ -42,32 +45,82 @@ class Commits:
         self._replies: dict[int, Callable[[], None]] = {}  # id(change) -> what runs when it applies
         self._probe: asyncio.TimerHandle | None = None
         self._closed = False
+        self._queue: list[_Commit] = []  # commits asked for, not yet in a batch
+        self._writer: asyncio.Task[None] | None = None
 
     async def commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
-        """Store the backlog and ``changes`` as one step, then apply what
-        took effect; returns how many of ``changes`` did. ``replies`` (by
-        ``id`` of a change) run as their change is applied, before its events
-        go out. Raises :class:`StoreUnavailable`, applying none of ``changes``."""
+        """Store ``changes`` (after the backlog), then apply what took effect;
+        returns how many of ``changes`` did. ``replies`` (by ``id`` of a
+        change) run as their change is applied, before its events go out.
+        Raises :class:`StoreUnavailable`, applying none of ``changes``.
+
+        Group commit: every commit asked for in one loop iteration (many
+        agents asking, many tabs answering) is written in one store step
+        (one SQLite transaction, one Redis script call); each caller returns
+        once that step is stored and applied."""
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queue.append((changes, replies, done))
+        if self._writer is None:
+            # A task's first step runs on the next loop iteration: whatever
+            # else this iteration commits joins the same batch.
+            self._writer = asyncio.ensure_future(self._write_batches())
+        return await done
+
+    async def settled(self) -> None:
+        """Return once every commit asked for so far is over."""
+        if self._writer is not None:
+            await asyncio.shield(self._writer)
+
+    async def _write_batches(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                await self._write(batch)
+        finally:
+            self._writer = None
+
+    async def _write(self, batch: list[_Commit]) -> None:
+        changes = [c for entry in batch for c in entry[0]]
+        for _, replies, _ in batch:
+            if replies:
+                self._replies.update(replies)
         backlog, self._backlog = self._backlog, []
-        if replies:
-            self._replies.update(replies)
         try:
             done = await self.store.commit(backlog + changes if backlog else changes)
-        except StoreUnavailable as err:
+        except BaseException as err:
             self._backlog = backlog + self._backlog
-            for key in replies or ():
-                self._replies.pop(key, None)
-            self.failed(err)
-            raise
+            self._settle(batch, changes)
+            if isinstance(err, StoreUnavailable):
+                self.failed(err)
+            for _, _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(StoreUnavailable(str(err)) if isinstance(err, StoreUnavailable) else err)
+            if not isinstance(err, Exception):
+                raise
+            return
         self.ok()
         self.apply(done)
         for change in done:
             if type(change) is Ended:
                 self._log_end(change)
-        for key in replies or ():
-            self._replies.pop(key, None)  # not taken: no reply
-        mine = {id(c) for c in changes}
-        return sum(1 for c in done if id(c) in mine)
+        self._settle(batch, changes)
+        taken = {id(c) for c in done}
+        for entry_changes, _, fut in batch:
+            if not fut.done():
+                fut.set_result(sum(1 for c in entry_changes if id(c) in taken))
+        # Pushes and wake-ups now, not when a caller resumes: a caller may
+        # never resume (its WebSocket went away mid-answer).
+        self._flush()
+
+    def _settle(self, batch: list[_Commit], changes: list[Change]) -> None:
+        """The batch's step is over: replies not run are dropped (their change
+        was not taken), and what its asks reserved is free."""
+        for _, replies, _ in batch:
+            for key in replies or ():
+                self._replies.pop(key, None)
+        for change in changes:
+            if type(change) is Asked:
+                self.registry.release(change)
 
     def apply(self, changes: list[Change]) -> None:
         """Apply stored changes (again, harmlessly, if a shared store's

@@ -29,6 +29,7 @@ import structlog
 
 from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
+from askd.core.errors import AskInFlight
 from askd.core.changes import Change
 from askd.core.selectors import Selector
 from askd.server.clock import DeadlineClock
@@ -125,8 +126,14 @@ class Hub:
         ask = AskInput(session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key)
         if require_online and await self.connections.online_elsewhere(user_id):
             ask = replace(ask, require_online=False)  # online means a connection on any node
-        req, change = self.registry.prepare_ask(ask)
         for _ in range(ASK_ATTEMPTS):
+            try:
+                req, change = self.registry.prepare_ask(ask)
+            except AskInFlight:
+                # The same Idempotency-Key is being committed: once that is
+                # over, this ask is its replay (or, if it failed, asks anew).
+                await self.commits.settled()
+                continue
             if change is None:
                 return req, False
             if await self.commits.commit([change]):
@@ -135,7 +142,6 @@ class Hub:
             # ask with the same Idempotency-Key, or the session for another
             # user). The store waited until this node applied that: decide
             # again, against what the cluster holds now.
-            req, change = self.registry.prepare_ask(ask)
         else:
             raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
