@@ -1,20 +1,13 @@
 """The hub: what the handlers call. It composes the parts and routes.
 
-- the commit path (``commits.py``): every change is committed to the store,
-  then applied, then its replies run; the backlog and the probe while the
-  store fails;
-- the clock (``clock.py``): one loop timer for every deadline kind;
-- the connections (``connections.py``): presence, pushes, the admin's
-  listings and disconnects;
-- the waiters (``waiters.py``): agents waiting on a question;
-- the webhooks (``webhooks.py``): which node sends a due one.
-
-For an event that changes a question the hub has the registry decide the
-change, hands it to the commit path, then flushes what the registry asks
-for: frames to connections (each event encoded once), agents to wake,
-webhooks due, and the timer moved to the next deadline. The hub never asks
-which store it has (``askd.store.base``). All of it runs on the event loop
-thread, so nothing here locks.
+The parts: the commit path (``commits.py``: commit, then apply, then
+replies; the backlog and the probe while the store fails), one clock for
+every deadline kind (``clock.py``), the connections (``connections.py``:
+presence, pushes, the admin's listings and disconnects), the waiting agents
+(``waiters.py``) and the webhooks (``webhooks.py``). For an event that
+changes a question the hub has the registry decide the change and hands it
+to the commit path; then it flushes what the registry asks for. It never
+asks which store it has. All of it runs on the event loop thread: no locks.
 """
 
 from __future__ import annotations
@@ -29,11 +22,11 @@ import structlog
 
 from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
-from askd.core.errors import AskInFlight
 from askd.core.changes import Change
+from askd.core.errors import AskInFlight
 from askd.core.selectors import Selector
 from askd.server.clock import DeadlineClock
-from askd.server.commits import PROBE_SECONDS, Commits
+from askd.server.commits import Commits
 from askd.server.connections import Connections, Peer
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
@@ -43,7 +36,7 @@ from askd.server.webhooks import Webhooks
 from askd.store import Store, StoreUnavailable
 from askd.store.memory import MemoryStore
 
-__all__ = ["ASK_ATTEMPTS", "PROBE_SECONDS", "Hub", "Peer", "ShuttingDown"]
+__all__ = ["Hub", "Peer", "ShuttingDown"]
 
 log = get_logger("askd.hub")
 
@@ -77,8 +70,10 @@ class Hub:
         self.connect, self.disconnect = self.connections.connect, self.connections.disconnect
         self.subscribe, self.unsubscribe = self.connections.subscribe, self.connections.unsubscribe
         self.peer_count = self.connections.peer_count
-        # ... app.py's notifier's, and the store's (StoreListener).
-        self.still_pending = self.webhooks.still_pending
+        # ... app.py's notifier's, admin_api.py's, app.py's ...
+        self.still_pending, self.mark_notified = self.webhooks.still_pending, self.webhooks.delivered
+        self.connection_list, self.waiting = self.connections.listing, self.waiters.count
+        # ... and the store's (askd.store.base.StoreListener).
         self.on_failed, self.on_ok, self.on_command = self.commits.failed, self.commits.ok, self.connections.on_command
 
     @property
@@ -99,8 +94,7 @@ class Hub:
     # ---- what the store calls back (askd.store.base.StoreListener) ------
 
     def on_changes(self, changes: list[Change]) -> None:
-        """A shared store's follower: changes as the cluster decided them, in
-        its order (this node's own among them)."""
+        """A shared store's follower: the cluster's changes, in its order."""
         self.commits.apply(changes)
         self._flush()
 
@@ -220,10 +214,6 @@ class Hub:
             raise ShuttingDown()
         return await self.waiters.wait(req, timeout, abandon)
 
-    def waiting(self) -> int:
-        """Agents currently waiting on a question."""
-        return self.waiters.count()
-
     # ---- the flush ----------------------------------------------------
 
     def _flush(self) -> None:
@@ -251,16 +241,7 @@ class Hub:
     def on_notify(self, sink: Callable[[Request], object] | None) -> None:
         self.webhooks.sink = sink
 
-    def mark_notified(self, session_id: str, request_id: str) -> None:
-        """A webhook delivery succeeded: never send this question again, not
-        even after a restart (written with the clock's changes)."""
-        self.webhooks.delivered(session_id, request_id)
-
     # ---- admin --------------------------------------------------------
-
-    async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
-        """Every connection, on every node, with its node."""
-        return await self.connections.listing(user_id)
 
     async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
         """Drop the connections ``selector`` names (``userId``, ``sessionId``,
