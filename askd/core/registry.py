@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -153,7 +154,7 @@ class Registry:
         self._flying: dict[str, Request] = {}
         self._flying_in: dict[str, list[Request]] = {}
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
-        self.schedule: Schedule[Request] = Schedule(lambda kind, req: self._kinds[kind].alive(self, req))
+        self.schedule: Schedule[Request] = Schedule({k.name: partial(k.alive, self) for k in DEADLINE_KINDS})
         self._sends: list[Send] = []
         self._ended: list[Request] = []
         self._notify: list[Request] = []

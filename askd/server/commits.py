@@ -46,7 +46,8 @@ class Commits:
         self._probe: asyncio.TimerHandle | None = None
         self._closed = False
         self._queue: list[_Commit] = []  # commits asked for, not yet in a batch
-        self._writer: asyncio.Task[None] | None = None
+        self._leading = False  # a caller is writing batches
+        self._settled: list[asyncio.Future[None]] = []  # settled() callers, woken when idle
 
     async def commit(self, changes: list[Change], replies: dict[int, Callable[[], None]] | None = None) -> int:
         """Store ``changes`` (after the backlog), then apply what took effect;
@@ -58,18 +59,32 @@ class Commits:
         agents asking, many tabs answering) is written in one store step
         (one SQLite transaction, one Redis script call); each caller returns
         once that step is stored and applied."""
-        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[int] = loop.create_future()
         self._queue.append((changes, replies, done))
-        if self._writer is None:
-            # A task's first step runs on the next loop iteration: whatever
-            # else this iteration commits joins the same batch.
-            self._writer = asyncio.ensure_future(self._write_batches())
+        if not self._leading:
+            # The first caller leads the batch (no task of its own): it
+            # yields once, so that whatever else this loop iteration commits
+            # joins, then writes everything queued.
+            self._leading = True
+            try:
+                await asyncio.sleep(0)
+                await self._write_batches()
+            except BaseException:
+                if self._queue:  # cancelled before writing: the batch is still owed
+                    self._tasks.spawn(self._write_batches)
+                raise
+            finally:
+                if not self._queue:
+                    self._idle()
         return await done
 
     async def settled(self) -> None:
         """Return once every commit asked for so far is over."""
-        if self._writer is not None:
-            await asyncio.shield(self._writer)
+        if self._leading:
+            idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._settled.append(idle)
+            await idle
 
     async def _write_batches(self) -> None:
         try:
@@ -77,7 +92,15 @@ class Commits:
                 batch, self._queue = self._queue, []
                 await self._write(batch)
         finally:
-            self._writer = None
+            if not self._queue:
+                self._idle()
+
+    def _idle(self) -> None:
+        self._leading = False
+        waiting, self._settled = self._settled, []
+        for idle in waiting:
+            if not idle.done():
+                idle.set_result(None)
 
     async def _write(self, batch: list[_Commit]) -> None:
         changes = [c for entry in batch for c in entry[0]]
@@ -139,10 +162,9 @@ class Commits:
 
     async def write_backlog(self) -> None:
         try:
-            await self.commit([])
+            await self.commit([])  # flushes once stored
         except StoreUnavailable:
             pass  # kept in the backlog; the probe writes it when the store is back
-        self._flush()
 
     def _log_end(self, change: Ended) -> None:
         """One line per question's end, from the node whose step took effect

@@ -6,7 +6,7 @@ every deadline kind (``clock.py``), the connections (``connections.py``:
 presence, pushes, the admin's listings and disconnects), the waiting agents
 (``waiters.py``) and the webhooks (``webhooks.py``). For an event that
 changes a question the hub has the registry decide the change and hands it
-to the commit path; then it flushes what the registry asks for. It never
+to the commit path, which flushes what the registry asks for once stored. It never
 asks which store it has. All of it runs on the event loop thread: no locks.
 """
 
@@ -142,7 +142,6 @@ class Hub:
         # One line per question: what was asked and to how many connections it went.
         pushed = len(self.registry.connections(user_id))
         log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
-        self._flush()
         return req, True
 
     async def answer(
@@ -160,12 +159,10 @@ class Hub:
         await self.lookup(session_id, request_id)
         change = self.registry.prepare_answer(session_id, request_id, answers, user_id=user_id)
         replies = {id(change): before_flush} if before_flush is not None else None
-        if not await self.commits.commit([change], replies):
+        if not await self.commits.commit([change], replies):  # flushed once stored
             # The store ended it first (its timeout was waiting to be written,
             # or another node's answer won).
-            self._flush()
             raise NotPending(f"question {request_id} is not pending")
-        self._flush()
         req = self.registry.get(session_id, request_id)
         assert req is not None
         return req
@@ -174,8 +171,7 @@ class Hub:
         await self.lookup(session_id, request_id)
         req, change = self.registry.prepare_withdraw(session_id, request_id)
         if change is not None:
-            await self.commits.commit([change])
-            self._flush()
+            await self.commits.commit([change])  # flushed once stored
         return req
 
     async def cancel_session(self, session_id: str) -> int:
@@ -183,9 +179,8 @@ class Hub:
         # asked on another node a moment ago are cancelled too.
         await self.store.catch_up()
         changes = self.registry.prepare_cancel(session_id)
-        n = await self.commits.commit(list(changes)) if changes else 0
+        n = await self.commits.commit(list(changes)) if changes else 0  # flushed once stored
         log.info("session.cancelled", sessionId=session_id, cancelled=n)
-        self._flush()
         return n
 
     async def lookup(self, session_id: str, request_id: str, *, fresh: bool = False) -> Request | None:
