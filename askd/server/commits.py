@@ -68,7 +68,8 @@ class Commits:
             # joins, then writes everything queued.
             self._leading = True
             try:
-                await asyncio.sleep(0)
+                if _others_ready(loop):
+                    await asyncio.sleep(0)
                 await self._write_batches()
             except BaseException:
                 if self._queue:  # cancelled before writing: the batch is still owed
@@ -208,3 +209,14 @@ class Commits:
         if self._probe is not None:
             self._probe.cancel()
             self._probe = None
+
+
+def _others_ready(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether other callbacks wait to run in this loop iteration (another
+    request's handler may be among them, and commit too). When none does,
+    nothing else can join this batch before the loop polls for I/O: the
+    leader writes at once, and a lone commit costs no iteration. Read from
+    asyncio's own loop; a loop that does not show it (uvloop) is assumed
+    busy, and the leader yields."""
+    ready = getattr(loop, "_ready", None)
+    return ready is None or len(ready) > 0
