@@ -26,7 +26,7 @@ from askd import tokens
 from askd.core import codec
 from askd.core.frames import parse_frame
 from askd.core.models import AskBody
-from askd.core.registry import Registry
+from askd.core import AskInput, Registry
 from askd.server import logs
 from askd.store.sqlite import SqliteStore
 from bench.payload import ANSWER, QUESTIONS, answer_frame, ask_body
@@ -77,7 +77,7 @@ def pieces(n: int) -> list[tuple[str, int, float]]:
     counter = iter(range(10**9))
 
     def ask_and_answer() -> None:
-        req, change = reg.prepare_ask(f"s-{next(counter)}", "u-1", QUESTIONS)
+        req, change = reg.prepare_ask(AskInput(f"s-{next(counter)}", "u-1", QUESTIONS))
         assert change is not None
         reg.apply(change)
         reg.drain()
@@ -92,7 +92,7 @@ def pieces(n: int) -> list[tuple[str, int, float]]:
         scount = iter(range(10**9))
 
         def commit_pair() -> None:
-            req, change = sreg.prepare_ask(f"s-{next(scount)}", "u-1", QUESTIONS)
+            req, change = sreg.prepare_ask(AskInput(f"s-{next(scount)}", "u-1", QUESTIONS))
             assert change is not None
             done(store.commit([change]))
             sreg.apply(change)

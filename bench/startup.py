@@ -45,8 +45,8 @@ def session_of(i: int) -> tuple[str, str]:
 async def fill(db: Path, questions: int, batch: int = FILL_BATCH) -> dict[str, Any]:
     """Write ``questions`` pending questions into a new SQLite store at ``db``
     through the registry and the store, as the daemon writes them."""
-    from askd.core import Registry
-    from askd.core.registry import Limits
+    from askd.core import AskInput, Registry
+    from askd.core.records import Limits
     from askd.store.sqlite import SqliteStore
 
     registry = Registry(Limits(max_pending_total=questions + 1, max_pending_per_session=questions + 1))
@@ -57,7 +57,7 @@ async def fill(db: Path, questions: int, batch: int = FILL_BATCH) -> dict[str, A
             changes = []
             for i in range(start, min(questions, start + batch)):
                 sid, user = session_of(i)
-                _, change = registry.prepare_ask(sid, user, QUESTIONS, timeout=FILL_TIMEOUT_S)
+                _, change = registry.prepare_ask(AskInput(sid, user, QUESTIONS, timeout=FILL_TIMEOUT_S))
                 assert change is not None
                 changes.append(change)
             for change in await store.commit(changes):

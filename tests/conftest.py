@@ -190,7 +190,7 @@ class RunningDaemon(Generic[D]):
         """Whether an agent's ``?wait=`` is parked on this request (so a test
         can act once the wait is in place instead of sleeping). In-process only."""
         assert isinstance(self.daemon, Daemon)
-        return bool(self.daemon.hub._waiters.get(request_id))
+        return bool(self.daemon.hub.waiters.waiting_on(request_id))
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def resolve_token(source: TokenSource) -> str:
     return source() if callable(source) else source
 
 
-def _connect_host(host: str) -> str:
+def connect_host(host: str) -> str:
     """Where to connect to reach a daemon bound to ``host``."""
     if host in ("", "0.0.0.0"):
         return "127.0.0.1"
@@ -107,7 +107,7 @@ class Discovery:
         host = info.get(host_key) or getattr(s, host_key)
         port = info.get(port_key) or getattr(s, port_key)
         scheme = info.get("scheme") or ("https" if s.tls.enabled else "http")
-        return f"{scheme}://{_connect_host(str(host))}:{port}"
+        return f"{scheme}://{connect_host(str(host))}:{port}"
 
     def url(self, explicit: str | None = None) -> str:
         """The public listener (agent API and ``/ws``)."""

@@ -31,6 +31,7 @@ from askd.client.discovery import Discovery, TokenSource, resolve_token, ws_url
 from askd.client.errors import AskdClientError, AuthError, ClientClosed, InvalidAnswer, UntrustedCertificate
 from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, QuestionEvent, SnapshotEvent
 from askd.core.models import check_answers
+from askd.core.records import ALL_SESSIONS
 
 log = logging.getLogger("askd.client")
 
@@ -68,7 +69,7 @@ class UserClient:
         token: TokenSource | None = None,
         *,
         user: str | None = None,
-        sessions: Iterable[str] = ("*",),
+        sessions: Iterable[str] = (ALL_SESSIONS,),
         on_question: Callback | None = None,
         on_cancelled: Callback | None = None,
         on_event: Callback | None = None,
@@ -89,7 +90,7 @@ class UserClient:
         self.url = ws_url(found.url(url))
         self._ssl = found.tls(self.url, ca_file)  # None for ws://
         self._token = token
-        self._sessions = list(dict.fromkeys(sessions)) or ["*"]
+        self._sessions = list(dict.fromkeys(sessions)) or [ALL_SESSIONS]
         self._callbacks = {"question": on_question, "cancelled": on_cancelled, "event": on_event}
         self._on_connect, self._on_disconnect = on_connect, on_disconnect
         self._backoff = Backoff(backoff_base, backoff_cap)
@@ -405,7 +406,7 @@ class UserClient:
         connection that was not re-pushed now has ended while we were away."""
         if replayed:
             for rid, (event, gen) in list(self._questions.items()):
-                if gen < self._gen and rid not in self._replayed and session in ("*", event.session_id):
+                if gen < self._gen and rid not in self._replayed and session in (ALL_SESSIONS, event.session_id):
                     self._end(rid, ENDED_WHILE_AWAY)
         if not self._subs_waiting and not self._ready.is_set():
             self._ready.set()

@@ -1,8 +1,11 @@
 """askd's core: the pending-question registry and its lifecycle, with no I/O.
 
 Nothing here imports Tornado or touches a socket, a file or the real clock
-unless one is injected. Front ends (the Tornado daemon today; durable stores
-or an MCP bridge later) plug in around it.
+unless one is injected. The records are in ``records.py``, the changes a
+store makes durable in ``changes.py``, the engine in ``registry.py``, its
+deadlines in ``schedule.py``. The daemon (``askd.server``) drives it and
+the stores (``askd.store``) keep its changes; clients, the CLI and the MCP
+bridge share its wire models (``models.py``).
 """
 
 from askd.core.errors import (
@@ -17,10 +20,12 @@ from askd.core.errors import (
 )
 from askd.core.events import Event, Send
 from askd.core.lifecycle import Status
-from askd.core.registry import ALL_SESSIONS, Connection, Limits, NotifyPolicy, Outbox, Registry, Request
+from askd.core.records import ALL_SESSIONS, AskInput, Connection, Limits, NotifyPolicy, Outbox, Request
+from askd.core.registry import Registry
 
 __all__ = [
     "ALL_SESSIONS",
+    "AskInput",
     "AskdError",
     "Connection",
     "Event",

@@ -11,13 +11,11 @@ status first) before any of them applies the change.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
 from askd.core.lifecycle import TRANSITIONS, Status, Trigger
 from askd.core.models import Answers
-
-if TYPE_CHECKING:
-    from askd.core.registry import Request
+from askd.core.records import Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +55,8 @@ class Forgot:
 
 @dataclass(frozen=True, slots=True)
 class Notified:
-    """A webhook delivery for a pending question succeeded: never again."""
+    """A webhook delivery for a pending question succeeded: never again.
+    Takes effect only while the question is pending, on every store."""
 
     session_id: str
     request_id: str

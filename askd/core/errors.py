@@ -46,3 +46,8 @@ class UserOffline(AskdError):
 
 class TooManyPending(AskdError):
     code = "too_many_pending"
+
+
+class AskInFlight(Exception):
+    """Not a refusal: an ask with the same Idempotency-Key is being stored.
+    The front end waits for that commit and asks again (a replay then)."""

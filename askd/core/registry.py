@@ -1,32 +1,35 @@
 """The registry: sessions, pending questions, results and who is connected.
 
 A plain synchronous object with no I/O, in the sans-I/O style of ``h11`` and
-``websockets``: a front end feeds it events (``connect``, ``subscribe``,
-``ask``, ``answer``, ``cancel_session``, ``disconnect``, ``advance`` when the
-clock reaches ``next_deadline()``) and then takes what must happen from
-``drain()``: frames to send to connections, and requests that ended (so that
-agents waiting on them can be woken). The clock is injected; tests move it.
+``websockets``. A front end feeds it events: those that only concern
+connections (``connect``, ``subscribe``, ``disconnect``) apply at once;
+those that change a question are decided first, as data (``prepare_ask``,
+``prepare_answer``, ``prepare_withdraw``, ``prepare_cancel``, and ``due``
+when the clock reaches ``next_deadline()``), and applied (``apply``) once
+the front end's store took them. The front end then takes what must happen
+from ``drain()``: frames to send to connections, requests that ended (so
+that agents waiting on them can be woken), questions due for a webhook.
+The clock is injected; tests move it.
 
-Deadlines (question timeouts, result retention, and webhook notifications
-that come due) live in one heap, so the front end needs a single timer at
-``next_deadline()`` and no scan of everything. The question lifecycle itself
-is in ``lifecycle.py``.
+Every deadline is one entry in one :class:`~askd.core.schedule.Schedule`,
+named by its kind (``DEADLINE_KINDS``), so the front end needs a single
+timer at ``next_deadline()`` and no scan of everything. The records are in
+``records.py``, the question lifecycle in ``lifecycle.py``.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from functools import partial
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from askd.core import codec
 from askd.core import events as ev
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.errors import (
+    AskInFlight,
     Forbidden,
     InvalidAnswer,
     InvalidRequest,
@@ -46,166 +49,84 @@ from askd.core.lifecycle import (
     next_status,
 )
 from askd.core.models import Answers, check_answers
+from askd.core.records import (
+    ALL_SESSIONS,
+    AskInput,
+    Connection,
+    Counters,
+    Limits,
+    NotifyPolicy,
+    Outbox,
+    Request,
+    Session,
+)
+from askd.core.schedule import Schedule
+from askd.core.selectors import subscribed
 from askd.core.smallmap import SmallMap
 
-ALL_SESSIONS = "*"
-
-# Kinds of heap entries.
-_DEADLINE = 0  # a pending question's expiresAt
-_FORGET = 1  # an ended question's result retention runs out
-_NOTIFY = 2  # a pending question is due for a webhook notification
-
-# Rebuild the heap once this many deadline entries (and most of them) are stale.
-_COMPACT_MIN = 1024
-
-
-@dataclass(slots=True, frozen=True)
-class Limits:
-    question_timeout: float = 900.0
-    max_timeout: float = 86400.0
-    result_ttl: float = 600.0
-    max_pending_per_session: int = 100
-    max_pending_total: int = 100_000
-    # Bytes of pending questions (their frames) one user may be asked: one
-    # agent cannot fill a person's inbox, and the daemon's memory, alone.
-    max_pending_bytes_per_user: int = 16 * 1024 * 1024
+__all__ = [
+    "ALL_SESSIONS",
+    "AskInput",
+    "Connection",
+    "Counters",
+    "DEADLINE_KINDS",
+    "DeadlineKind",
+    "Limits",
+    "NotifyPolicy",
+    "Outbox",
+    "Registry",
+    "Request",
+    "Session",
+]
 
 
-@dataclass(slots=True, frozen=True)
-class NotifyPolicy:
-    """When a pending question is reported in ``Outbox.notify`` (spec E):
-    ``after`` seconds from its creation, and with ``only_offline`` only if
-    its user has no open connection at that moment."""
+@dataclass(frozen=True, slots=True)
+class DeadlineKind:
+    """One kind of deadline a request can have. ``when`` reads the due time
+    from the request's own (stored) fields, so a store's restore schedules
+    it again with no code of its own; ``fire`` says what the clock decides
+    when it comes (a change to commit, or None: a report only)."""
 
-    after: float = 0.0
-    only_offline: bool = False
-
-
-@dataclass(slots=True, eq=False)
-class Request:
-    """One ``ask``: its questions while pending, and once ended, its result.
-
-    The questions and metadata are held only inside the encoded
-    ``ask_user_questions`` frame (the bytes every push and re-push sends):
-    as parsed Python objects they took four times the memory of their JSON.
-    The rare readers (listings, answer checks) decode the frame. Only the
-    bytes are kept, not an :class:`Event` around them (80 bytes more per
-    pending question): ``ask_event()`` wraps them for each push."""
-
-    request_id: str
-    session_id: str
-    user_id: str
-    created_at: float
-    expires_at: float
-    frame: bytes | None = None  # the encoded ask_user_questions frame, while pending
-    idempotency_key: str | None = None
-    status: Status = Status.PENDING
-    answers: Answers | None = None
-    error: str | None = None
-    ended_at: float | None = None
-    notified: bool = False  # a webhook delivery for it succeeded (mark_notified)
-
-    @property
-    def pending(self) -> bool:
-        return self.status is Status.PENDING
-
-    def ask_payload(self) -> dict[str, Any]:
-        """The pending question's payload: requestId, questions (exactly as
-        the agent sent them), metadata, createdAt, expiresAt."""
-        if self.frame is None:
-            raise ValueError(f"request {self.request_id} has ended: its questions are gone")
-        payload: dict[str, Any] = codec.loads(self.frame)["payload"]
-        return payload
-
-    def ask_event(self) -> Event:
-        """The pending question's ``ask_user_questions`` event, to push: its
-        frame is the kept bytes, not encoded again."""
-        if self.frame is None:
-            raise ValueError(f"request {self.request_id} has ended: its questions are gone")
-        return Event.from_frame(ev.ASK, self.session_id, self.frame, request_id=self.request_id)
-
-    @property
-    def questions(self) -> list[dict[str, Any]]:
-        questions: list[dict[str, Any]] = self.ask_payload()["questions"]
-        return questions
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        metadata: dict[str, Any] = self.ask_payload()["metadata"]
-        return metadata
-
-    def result(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "requestId": self.request_id,
-            "sessionId": self.session_id,
-            "status": self.status.value,
-        }
-        if self.answers is not None:
-            out["answers"] = self.answers
-        if self.error is not None:
-            out["error"] = self.error
-        return out
-
-    def describe(self) -> dict[str, Any]:
-        """The pending question as listings show it."""
-        payload = self.ask_payload()
-        return {
-            "sessionId": self.session_id,
-            "userId": self.user_id,
-            "requestId": self.request_id,
-            "questions": payload["questions"],
-            "metadata": payload["metadata"],
-            "createdAt": payload["createdAt"],
-            "expiresAt": payload["expiresAt"],
-        }
+    name: str
+    ended: bool  # scheduled once the request ended (else while pending)
+    when: Callable[[Registry, Request], float | None]
+    alive: Callable[[Registry, Request], bool]
+    fire: Callable[[Registry, Request, float], Change | None]
 
 
-@dataclass(slots=True, eq=False)
-class Session:
-    id: str
-    owner: str
-    parent: str | None = None
-    # Pending and retained, oldest first. Most sessions hold one: a SmallMap.
-    requests: SmallMap[str, Request] = field(default_factory=SmallMap)
-    pending: int = 0
-    # Made on first use: most sessions have neither, and empty ones cost 280 B.
-    children: set[str] | None = None
-    by_key: dict[str, Request] | None = None  # Idempotency-Key -> request
+def _notify_when(reg: Registry, req: Request) -> float | None:
+    policy = reg.notify_policy
+    # ``after`` 0 is reported at the ask itself (Registry._register), not a tick later.
+    if policy is None or req.notified or policy.after <= 0:
+        return None
+    return req.created_at + policy.after
 
 
-@dataclass(slots=True, eq=False)
-class Connection:
-    id: str
-    user_id: str
-    connected_at: float
-    remote: str = ""
-    # A set (values None): most tabs subscribe to one thing, and an empty set costs 216 B.
-    subscriptions: SmallMap[str, None] = field(default_factory=SmallMap)
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "connectionId": self.id,
-            "userId": self.user_id,
-            "subscriptions": sorted(self.subscriptions),
-            "connectedAt": isotime(self.connected_at),
-            "remote": self.remote,
-        }
+def _notify_fire(reg: Registry, req: Request, now: float) -> None:
+    reg._notify_due(req)  # not a change: a report for the front end
 
 
-@dataclass(slots=True)
-class Counters:
-    asked: int = 0
-    answered: int = 0
-    timeout: int = 0
-    cancelled: int = 0
-    repushed: int = 0
-
-
-@dataclass(slots=True)
-class Outbox:
-    sends: list[Send]
-    ended: list[Request]
-    notify: list[Request] = field(default_factory=list)  # pending, due for a webhook
+DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
+    # A pending question's expiresAt: it ends as ``timeout``.
+    DeadlineKind(
+        "timeout",
+        False,
+        lambda reg, req: req.expires_at,
+        lambda reg, req: req.pending,
+        lambda reg, req, now: Ended(req.session_id, req.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, now),
+    ),
+    # A webhook notification's due time, ``createdAt + notify.after``.
+    DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
+    # An ended question's result retention runs out: it is forgotten.
+    DeadlineKind(
+        "forget",
+        True,
+        lambda reg, req: None if req.ended_at is None else req.ended_at + reg.limits.result_ttl,
+        # Not if already forgotten (a shared store's other node did).
+        lambda reg, req: not req.pending and reg.get(req.session_id, req.request_id) is req,
+        lambda reg, req, now: Forgot(req.session_id, req.request_id),
+    ),
+)
 
 
 class Registry:
@@ -229,13 +150,12 @@ class Registry:
         self._user_conns: dict[str, SmallMap[str, Connection]] = {}
         self._pending_total = 0
         self._user_bytes: dict[str, int] = {}  # user -> bytes of their pending questions' frames
-        self._heap: list[tuple[float, int, int, Request]] = []
-        self._seq = itertools.count()
-        self._stale = 0  # _DEADLINE entries in the heap whose request already ended
-        # Pending requests whose _DEADLINE entry ``due`` popped: their end
-        # leaves no stale entry, whoever's ``Ended`` applies (on a shared
-        # store another node's timeout may win over this node's).
-        self._unscheduled: set[str] = set()
+        # Asks prepared and not yet applied or released (being committed),
+        # by request and by session: what they reserve counts for the next.
+        self._flying: dict[str, Request] = {}
+        self._flying_in: dict[str, list[Request]] = {}
+        self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
+        self.schedule: Schedule[Request] = Schedule({k.name: partial(k.alive, self) for k in DEADLINE_KINDS})
         self._sends: list[Send] = []
         self._ended: list[Request] = []
         self._notify: list[Request] = []
@@ -313,60 +233,50 @@ class Registry:
 
     # ---- agents -------------------------------------------------------
 
-    def ask(
-        self,
-        session_id: str,
-        user_id: str,
-        questions: list[dict[str, Any]],
-        **kw: Any,
-    ) -> tuple[Request, bool]:
-        """``prepare_ask`` and ``apply`` in one step (for front ends with no store)."""
-        req, change = self.prepare_ask(session_id, user_id, questions, **kw)
-        if change is not None:
-            self.apply(change)
-        return req, change is not None
+    def prepare_ask(self, ask: AskInput) -> tuple[Request, Asked | None]:
+        """Check an ask (already valid against the wire model, see
+        ``models.AskBody``) and build its request. Applying the ``Asked``
+        pushes it to every connection of the user (seed D5). Every limit is
+        checked here, once.
 
-    def prepare_ask(
-        self,
-        session_id: str,
-        user_id: str,
-        questions: list[dict[str, Any]],
-        *,
-        metadata: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        require_online: bool = False,
-        parent_session_id: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> tuple[Request, Asked | None]:
-        """Check an ask of ``questions`` (already valid, see ``models.AskBody``)
-        and build its request, changing nothing. Applying the ``Asked`` pushes
-        it to every connection of the user (seed D5).
-
-        A repeated ``idempotency_key`` in the same session returns the first
-        request and no change."""
+        The ask **reserves** what it takes (its session's owner, its
+        Idempotency-Key, a pending slot of its session and of askd) until
+        it is applied or ``release``d: several asks committed in one batch
+        are checked against each other as if applied in turn. A repeated
+        ``idempotency_key`` in the same session returns the first request
+        and no change; raises :class:`AskInFlight` while the first is still
+        being committed."""
+        session_id, user_id, parent_session_id = ask.session_id, ask.user_id, ask.parent_session_id
+        idempotency_key, timeout = ask.idempotency_key, ask.timeout
         if ALL_SESSIONS in (session_id, parent_session_id):
             raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         session = self._sessions.get(session_id)
-        if session is not None and session.owner != user_id:
+        flying = self._flying_in.get(session_id, ())
+        owner = session.owner if session is not None else (flying[0].user_id if flying else None)
+        if owner is not None and owner != user_id:
             raise SessionOwnerMismatch(f"session {session_id} belongs to another user")
-        if idempotency_key is not None and session is not None and session.by_key:
-            prior = session.by_key.get(idempotency_key)
+        if idempotency_key is not None:
+            prior = session.by_key.get(idempotency_key) if session is not None and session.by_key else None
             if prior is not None:
                 return prior, None
+            if any(r.idempotency_key == idempotency_key for r in flying):
+                raise AskInFlight(f"an ask with this Idempotency-Key in session {session_id} is being stored")
         if parent_session_id is not None:
             self._check_parent(session_id, session, parent_session_id, user_id)
-        if require_online and user_id not in self._user_conns:
+        if ask.require_online and user_id not in self._user_conns:
             raise UserOffline(f"user {user_id} has no open connection")
-        if session is not None and session.pending >= self.limits.max_pending_per_session:
+        in_session = (session.pending if session is not None else 0) + len(flying)
+        if in_session >= self.limits.max_pending_per_session:
             raise TooManyPending(
-                f"session {session_id} already has {session.pending} pending questions "
+                f"session {session_id} already has {in_session} pending questions "
                 f"(limit {self.limits.max_pending_per_session})"
             )
-        if self._pending_total >= self.limits.max_pending_total:
-            raise TooManyPending(f"askd holds {self._pending_total} pending questions (limit)")
+        total = self._pending_total + len(self._flying)
+        if total >= self.limits.max_pending_total:
+            raise TooManyPending(f"askd holds {total} pending questions (limit)")
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
-            raise InvalidRequest(f"timeoutSeconds must be in (0, {self.limits.max_timeout:g}]")
+            raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
 
         if session is not None:
             # The session's own id and owner strings (equal, as checked above),
@@ -381,18 +291,33 @@ class Registry:
                 "sessionId": session_id,
                 "payload": {
                     "requestId": req.request_id,
-                    "questions": questions,
-                    "metadata": metadata if metadata is not None else {},
+                    "questions": ask.questions,
+                    "metadata": ask.metadata if ask.metadata is not None else {},
                     "createdAt": isotime(req.created_at),
                     "expiresAt": isotime(req.expires_at),
                 },
             }
         )
-        held, limit = self._user_bytes.get(user_id, 0), self.limits.max_pending_bytes_per_user
+        limit = self.limits.max_pending_bytes_per_user
+        held = self._user_bytes.get(user_id, 0)
+        held += sum(len(r.frame or b"") for r in self._flying.values() if r.user_id == user_id)  # this batch's
         if held + len(req.frame) > limit:
             raise TooManyPending(f"user {user_id} already has {held} bytes of pending questions (limit {limit})")
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
+        self._flying[req.request_id] = req
+        self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
+
+    def release(self, change: Asked) -> None:
+        """The ask's commit is over (taken, refused, or failed): what it
+        reserved is free again. Applying it releases it too."""
+        req = self._flying.pop(change.request.request_id, None)
+        if req is None:
+            return
+        flying = self._flying_in[req.session_id]
+        flying.remove(req)
+        if not flying:
+            del self._flying_in[req.session_id]
 
     def _register(self, req: Request, parent_session_id: str | None) -> None:
         """Put a request (pending or ended) in its session, linking the
@@ -407,11 +332,32 @@ class Registry:
             session.pending += 1
             self._pending_total += 1
             self._user_bytes[req.user_id] = self._user_bytes.get(req.user_id, 0) + len(req.frame or b"")
-            self._schedule(req.expires_at, _DEADLINE, req)
-            self._schedule_notify(req)
-        else:
-            assert req.ended_at is not None
-            self._schedule(req.ended_at + self.limits.result_ttl, _FORGET, req)
+            policy = self.notify_policy
+            if policy is not None and policy.after <= 0 and not req.notified:
+                self._notify_due(req)  # due at once: reported with the ask itself
+        self._plan(req)
+
+    def _unplan(self, req: Request) -> None:
+        """A request ended: its entries of the pending kinds that are not due
+        yet stay in the schedule, stale, until they reach the top. (One due
+        already was taken by ``due``, or soon is, and not counted: whichever
+        node's ``Ended`` applies on a shared store.)"""
+        now = self._clock()
+        for kind in DEADLINE_KINDS:
+            if not kind.ended:
+                at = kind.when(self, req)
+                if at is not None and at > now:
+                    self.schedule.stale()
+
+    def _plan(self, req: Request) -> None:
+        """Schedule the request's deadlines of every kind for where it is in
+        its life (pending or ended), from its own fields."""
+        ended = not req.pending
+        for kind in DEADLINE_KINDS:
+            if kind.ended is ended:
+                at = kind.when(self, req)
+                if at is not None:
+                    self.schedule.add(at, kind.name, req)
 
     def _session(self, session_id: str, owner: str, parent_session_id: str | None) -> Session:
         """The session, made if new, linked to its parent if it had none."""
@@ -445,14 +391,7 @@ class Registry:
             if req.user_id == session.owner:
                 req.user_id = session.owner
         self._register(req, None)
-        c = self.counters
-        c.asked += 1
-        if req.status is Status.ANSWERED:
-            c.answered += 1
-        elif req.status is Status.TIMEOUT:
-            c.timeout += 1
-        elif req.status is Status.CANCELLED:
-            c.cancelled += 1
+        self.counters.count(req.status)
 
     def _check_parent(self, session_id: str, session: Session | None, parent_id: str, user_id: str) -> None:
         if parent_id == session_id:
@@ -480,12 +419,6 @@ class Registry:
         owned[session_id] = None
         return session
 
-    def answer(self, session_id: str, request_id: str, answers: Answers, *, user_id: str | None = None) -> Request:
-        """``prepare_answer`` and ``apply`` in one step."""
-        change = self.prepare_answer(session_id, request_id, answers, user_id=user_id)
-        self.apply(change)
-        return self._sessions[session_id].requests[request_id]
-
     def prepare_answer(
         self,
         session_id: str,
@@ -508,13 +441,6 @@ class Registry:
             raise InvalidAnswer(problem)
         return self._ending(req, Trigger.ANSWER, answers=answers)
 
-    def withdraw(self, session_id: str, request_id: str) -> Request | None:
-        """``prepare_withdraw`` and ``apply`` in one step."""
-        req, change = self.prepare_withdraw(session_id, request_id)
-        if change is not None:
-            self.apply(change)
-        return req
-
     def prepare_withdraw(self, session_id: str, request_id: str) -> tuple[Request | None, Ended | None]:
         """The agent takes one question back: a pending one ends
         ``cancelled``; an ended one stays as it is. None when unknown."""
@@ -522,10 +448,6 @@ class Registry:
         if req is None or not req.pending:
             return req, None
         return req, self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
-
-    def cancel_session(self, session_id: str) -> int:
-        """``prepare_cancel`` and ``apply`` in one step; returns how many ended."""
-        return sum(self.apply(c) for c in self.prepare_cancel(session_id))
 
     def prepare_cancel(self, session_id: str) -> list[Ended]:
         """End every pending question of the session and of its descendants
@@ -563,14 +485,20 @@ class Registry:
                 return False
             self._end(req, change)
         elif isinstance(change, Asked):
+            self.release(change)
             req = change.request
             if self.get(req.session_id, req.request_id) is not None:
                 return False
             self._register(req, change.parent_session_id)
-            self.counters.asked += 1
+            self.counters.count(req.status)
             self._send_to_user(req.user_id, req.ask_event())
         elif isinstance(change, Notified):
-            return self.mark_notified(change.session_id, change.request_id)
+            # A webhook delivery succeeded: never reported again. Only a
+            # pending question's mark counts, on every store alike.
+            req = self.get(change.session_id, change.request_id)
+            if req is None or not req.pending:
+                return False
+            req.notified = True
         else:
             req = self.get(change.session_id, change.request_id)
             if req is None or req.pending:
@@ -579,6 +507,7 @@ class Registry:
         return True
 
     def _end(self, req: Request, change: Ended) -> None:
+        self._unplan(req)
         req.status = next_status(req.status, change.trigger)
         req.answers = change.answers
         req.error = change.error
@@ -592,17 +521,8 @@ class Registry:
         session = self._sessions[req.session_id]
         session.pending -= 1
         self._pending_total -= 1
-        if req.request_id in self._unscheduled:
-            self._unscheduled.discard(req.request_id)
-        else:
-            self._stale += 1  # its deadline entry stays in the heap until popped
-        if req.status is Status.ANSWERED:
-            self.counters.answered += 1
-        elif req.status is Status.TIMEOUT:
-            self.counters.timeout += 1
-        else:
-            self.counters.cancelled += 1
-        self._schedule(req.ended_at + self.limits.result_ttl, _FORGET, req)
+        self.counters.ended(req.status)
+        self._plan(req)
         self._send_to_user(
             req.user_id,
             Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": END_REASON[req.status]}),
@@ -632,19 +552,6 @@ class Registry:
 
     # ---- webhook notifications ----------------------------------------
 
-    def _schedule_notify(self, req: Request) -> None:
-        """Put a question's notification in the heap (due at once when
-        ``after`` is 0). A store that reloads pending questions after a
-        restart calls this for each one not ``notified``; a due time that
-        passed while askd was down fires at the next ``advance()``."""
-        policy = self.notify_policy
-        if policy is None or req.notified:
-            return
-        if policy.after <= 0:
-            self._notify_due(req)
-        else:
-            self._schedule(req.created_at + policy.after, _NOTIFY, req)
-
     def _notify_due(self, req: Request) -> None:
         policy = self.notify_policy
         if policy is None or not req.pending or req.notified:
@@ -653,62 +560,58 @@ class Registry:
             return  # seen online at the due moment: no webhook (spec E)
         self._notify.append(req)
 
-    def mark_notified(self, session_id: str, request_id: str) -> bool:
-        """A webhook delivery for this request succeeded: it is never
-        reported again. False when the request is no longer known."""
-        req = self.get(session_id, request_id)
-        if req is None:
-            return False
-        req.notified = True
-        return True
-
     # ---- time ---------------------------------------------------------
 
-    def _schedule(self, when: float, kind: int, req: Request) -> None:
-        heapq.heappush(self._heap, (when, next(self._seq), kind, req))
-
     def next_deadline(self) -> float | None:
-        """When ``advance()`` next has work to do, in the clock's seconds."""
-        heap = self._heap
-        while heap and heap[0][2] != _FORGET and not heap[0][3].pending:
-            if heapq.heappop(heap)[2] == _DEADLINE:
-                self._stale -= 1
-        # Most deadline entries stale: rebuild (as asyncio does for cancelled timers).
-        if self._stale > _COMPACT_MIN and self._stale > self._pending_total:
-            heap = self._heap = [e for e in heap if e[2] == _FORGET or e[3].pending]
-            heapq.heapify(heap)
-            self._stale = 0
-        return heap[0][0] if heap else None
+        """When ``due()`` next has work to do, in the clock's seconds."""
+        return self.schedule.next_at()
 
     def due(self) -> list[Change]:
-        """What the clock has made due by now, changing nothing: questions
-        past ``expiresAt`` end as ``timeout``, results past their retention
-        are forgotten. The entries leave the heap: the front end applies the
-        changes (or, if its store failed, keeps them to try again)."""
+        """What the clock has made due by now, changing nothing: each due
+        deadline's kind decides (questions past ``expiresAt`` end as
+        ``timeout``, results past their retention are forgotten, webhooks
+        come due in the outbox). The entries leave the schedule: the front
+        end commits and applies the changes (or, if its store failed, keeps
+        them to try again)."""
         now = self._clock()
-        heap = self._heap
         out: list[Change] = []
-        while heap and heap[0][0] <= now:
-            _, _, kind, req = heapq.heappop(heap)
-            if kind == _FORGET:
-                # Not if already forgotten (a shared store's other node did).
-                if not req.pending and self.get(req.session_id, req.request_id) is req:
-                    out.append(Forgot(req.session_id, req.request_id))
-            elif kind == _NOTIFY:
-                self._notify_due(req)  # not a change: a report for the front end
-            elif req.pending:
-                self._unscheduled.add(req.request_id)
-                out.append(Ended(req.session_id, req.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, now))
-            else:
-                self._stale -= 1
+        for kind, req in self.schedule.pop_due(now):
+            change = self._kinds[kind].fire(self, req, now)
+            if change is not None:
+                out.append(change)
         return out
 
-    def advance(self) -> None:
-        """``due`` and ``apply`` until nothing is due (an end can make its own
-        retention due at once)."""
-        while changes := self.due():
-            for change in changes:
-                self.apply(change)
+    def taking(self, changes: Sequence[Change]) -> list[Change]:
+        """The changes that would take effect applied in this order, changing
+        nothing: what a store that keeps nothing of its own (``memory``)
+        reports its commit took. ``apply`` agrees with it change by change."""
+        seen: dict[tuple[str, str], Status | None] = {}  # what the batch did so far
+
+        def status(sid: str, rid: str) -> Status | None:
+            if (sid, rid) in seen:
+                return seen[(sid, rid)]
+            req = self.get(sid, rid)
+            return None if req is None else req.status
+
+        out: list[Change] = []
+        for change in changes:
+            if isinstance(change, Asked):
+                key = (change.request.session_id, change.request.request_id)
+                took = status(*key) is None
+                after: Status | None = Status.PENDING
+            else:
+                key = (change.session_id, change.request_id)
+                now = status(*key)
+                if isinstance(change, Ended):
+                    took, after = now is Status.PENDING, change.status
+                elif isinstance(change, Notified):
+                    took, after = now is Status.PENDING, now
+                else:
+                    took, after = now not in (None, Status.PENDING), None
+            if took:
+                seen[key] = after
+                out.append(change)
+        return out
 
     # ---- queries ------------------------------------------------------
 
@@ -750,11 +653,7 @@ class Registry:
         """Connections that get this session's events on subscribe: those
         subscribed to it, and its owner's connections subscribed to ``*``."""
         owner = self.owner(session_id)
-        return [
-            c
-            for c in self._conns.values()
-            if session_id in c.subscriptions or (c.user_id == owner and ALL_SESSIONS in c.subscriptions)
-        ]
+        return [c for c in self._conns.values() if subscribed(c, session_id, owner)]
 
     def stats(self) -> dict[str, int]:
         c = self.counters

@@ -37,7 +37,7 @@ class _AgentHandler(ApiHandler):
         try:
             return await self.ctx.hub.wait(req, seconds, self._gone)
         except ShuttingDown:
-            if self.ctx.hub.store.kind == "memory":
+            if not self.ctx.hub.store.durable:
                 fate = "the question is lost (store = memory keeps nothing across a restart)"
             else:
                 # The exact call: a second POST would ask twice (without an Idempotency-Key).
@@ -69,10 +69,8 @@ class QuestionsHandler(_AgentHandler):
         sid = self.session_arg(session_id)
         wait = self.wait_seconds()
         limits = self.ctx.settings.limits
-        body, raw = self.json_body(
-            AskBody,
-            {"max_questions": limits.max_questions, "max_timeout": self.ctx.settings.max_timeout_seconds},
-        )
+        # The timeout's cap is the core's to check (Limits.max_timeout), once.
+        body, raw = self.json_body(AskBody, {"max_questions": limits.max_questions})
         key = self.request.headers.get("Idempotency-Key")
         if key is not None and not 0 < len(key) <= IDEMPOTENCY_KEY_MAX:
             raise ApiError("invalid_request", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters")

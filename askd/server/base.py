@@ -11,7 +11,7 @@ import structlog
 import tornado.web
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from askd.core import AskdError, codec
+from askd.core import ALL_SESSIONS, AskdError, codec
 from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
@@ -182,8 +182,8 @@ class ApiHandler(tornado.web.RequestHandler):
     def session_id(self, value: str) -> str:
         """A session named in a path or query: never subscribe's wildcard."""
         sid = self.path_id(value, "sessionId")
-        if sid == "*":
-            raise ApiError("invalid_request", "'*' is subscribe's wildcard, never a session id")
+        if sid == ALL_SESSIONS:
+            raise ApiError("invalid_request", f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         return sid
 
     def json_body(self, model: type[M], context: dict[str, Any] | None = None) -> tuple[M, dict[str, Any]]:

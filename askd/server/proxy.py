@@ -18,7 +18,7 @@ from typing import Any
 import tornado.web
 from tornado.httputil import HTTPServerRequest, split_host_and_port
 
-from askd.client.discovery import _connect_host
+from askd.client.discovery import connect_host
 from askd.server.door import HostRule
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -33,7 +33,7 @@ def public_base(settings: Any, scheme: str, port: int) -> str:
     """Where people open the inbox: ``public_url``, else the public listener."""
     if settings.public_url is not None:
         return str(settings.public_url)
-    return f"{scheme}://{_connect_host(settings.host)}:{port}/"
+    return f"{scheme}://{connect_host(settings.host)}:{port}/"
 
 
 def parse_ip(text: str) -> Address | None:

@@ -1,11 +1,20 @@
-"""The store interface the daemon's hub drives."""
+"""The one store interface the daemon's hub drives, whichever store it is.
+
+A store makes the core's changes durable and reports which took effect; it
+never changes the registry (only the hub applies). Two capabilities say what
+it is: ``durable`` (it survives the process) and ``shared`` (several daemons
+use it as one askd). The calls a shared store needs to act as one askd
+(catch up, claim a webhook, list and command every node's connections) are
+on every store: :class:`LocalStore` does them trivially for a store one
+daemon owns, so the hub never asks which store it has.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
-from askd.core import Registry, Request
+from askd.core import Connection, Registry, Request
 from askd.core.changes import Change
 
 
@@ -18,22 +27,38 @@ class StoreUnavailable(Exception):
     Nothing was written; the caller's change must not be applied."""
 
 
+class StoreListener(Protocol):
+    """What a store calls back (the hub)."""
+
+    node_id: str
+
+    def on_changes(self, changes: list[Change]) -> None:
+        """Changes that took effect, as the cluster decided them, in its
+        order (a shared store's follower; this node's own among them)."""
+        ...
+
+    def on_failed(self, err: StoreUnavailable) -> None: ...
+
+    def on_ok(self) -> None: ...
+
+    def on_command(self, command: dict[str, Any]) -> None:
+        """An order ``command`` sent, carried out on this node's connections."""
+        ...
+
+    def local_connections(self) -> list[Connection]: ...
+
+
 class Store(Protocol):
-    #: ``sqlite``, ``memory`` or ``redis``, as ``/healthz`` names it.
+    #: ``sqlite``, ``memory`` or ``redis``: the name ``/healthz`` shows. The
+    #: daemon never branches on it; it reads the capabilities below.
     kind: str
-    #: Whether several daemons share it (then ``connections`` and
-    #: ``command`` reach every node, and ``presence`` records this node's).
+    #: What it holds survives the process (a restart keeps every question).
+    durable: bool
+    #: Several daemons use it as one askd.
     shared: bool
 
-    def attach(
-        self,
-        on_changes: Callable[[list[Change]], None],
-        on_failed: Callable[[StoreUnavailable], None],
-        on_ok: Callable[[], None],
-    ) -> None:
-        """A shared store hands the changes every node decided to
-        ``on_changes``, in the cluster's order, and reports its link's
-        health; a local store ignores this."""
+    def attach(self, listener: StoreListener) -> None:
+        """Whom to tell of changes, of the store's health and of commands."""
         ...
 
     async def load(self, registry: Registry) -> int:
@@ -44,9 +69,10 @@ class Store(Protocol):
     async def commit(self, changes: Sequence[Change]) -> list[Change]:
         """Make ``changes`` durable as one step, in order; return those that
         took effect (an ``Ended`` only ends a question still pending, a
-        ``Forgot`` only forgets an ended one). Raises
-        :class:`StoreUnavailable`, having written nothing. A shared store
-        returns once its follower has handed them to ``on_changes``."""
+        ``Forgot`` only forgets an ended one, a ``Notified`` only marks a
+        pending one). Raises :class:`StoreUnavailable`, having written
+        nothing. A shared store returns once its follower has handed them
+        (and whatever other nodes did before them) to ``on_changes``."""
         ...
 
     async def probe(self) -> None:
@@ -67,34 +93,54 @@ class Store(Protocol):
         """Let go of the store (a second call does nothing)."""
         ...
 
-
-class ConnectionLog(Protocol):
-    def put(self, conn_id: str, description: dict[str, Any] | None) -> None:
-        """This node's connection as it is now (None: it left)."""
-        ...
-
-
-class SharedStore(Store, Protocol):
-    """A store several daemons share (``shared`` is true): what the hub
-    needs beyond ``Store`` to act as one askd."""
-
-    presence: ConnectionLog
-
-    def on_command(self, handler: Callable[[dict[str, Any]], None]) -> None:
-        """Every node's handler for the orders ``command`` sends."""
-        ...
-
-    async def command(self, command: dict[str, Any]) -> None: ...
-
-    async def connections(self) -> list[dict[str, Any]]:
-        """Every live node's connections, each with its ``node``."""
+    async def catch_up(self) -> None:
+        """Hand ``on_changes`` everything the cluster decided up to now."""
         ...
 
     async def claim_notify(self, req: Request) -> bool:
         """Whether this node is the one to send the question's webhook."""
         ...
 
-    async def catch_up(self) -> None:
-        """Apply (through ``on_changes``) everything the cluster decided up
-        to now, so that this node sees what another node just did."""
+    def present(self, conn_id: str, conn: Connection | None) -> None:
+        """This node's connection as it is now (None: it left)."""
         ...
+
+    async def connections(self) -> list[dict[str, Any]]:
+        """Every node's connections, as ``Connection.describe`` lists them,
+        each with its ``node``."""
+        ...
+
+    async def command(self, command: dict[str, Any]) -> None:
+        """Have every node carry out ``command`` on its own connections."""
+        ...
+
+
+class LocalStore:
+    """The shared calls of a store one daemon owns: nothing to catch up
+    with, every webhook claim won, the connections are this node's, and a
+    command runs here."""
+
+    shared = False
+    _listener: StoreListener | None = None
+
+    def attach(self, listener: StoreListener) -> None:
+        self._listener = listener
+
+    async def catch_up(self) -> None:
+        return None
+
+    async def claim_notify(self, req: Request) -> bool:
+        return True
+
+    def present(self, conn_id: str, conn: Connection | None) -> None:
+        return None
+
+    async def connections(self) -> list[dict[str, Any]]:
+        listener = self._listener
+        if listener is None:
+            return []
+        return [{**c.describe(), "node": listener.node_id} for c in listener.local_connections()]
+
+    async def command(self, command: dict[str, Any]) -> None:
+        if self._listener is not None:
+            self._listener.on_command(command)

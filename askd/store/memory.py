@@ -6,27 +6,26 @@ from collections.abc import Sequence
 
 from askd.core import Registry
 from askd.core.changes import Change
+from askd.store.base import LocalStore
 
 
-class MemoryStore:
+class MemoryStore(LocalStore):
     kind = "memory"
-    shared = False
+    durable = False
 
     def __init__(self) -> None:
         self._registry: Registry | None = None
         self._not_before = 0.0
 
-    def attach(self, *callbacks: object) -> None:
-        return None
-
     async def load(self, registry: Registry) -> int:
-        self._registry = registry
+        self._registry = registry  # read, never changed: the hub applies
         return 0
 
     async def commit(self, changes: Sequence[Change]) -> list[Change]:
-        # Nothing to write: the registry itself says what still applies.
+        # Nothing to write: what would take effect is a pure function of
+        # the core's state.
         assert self._registry is not None, "load() first"
-        return [c for c in changes if self._registry.apply(c)]
+        return self._registry.taking(changes)
 
     async def probe(self) -> None:
         return None

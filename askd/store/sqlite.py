@@ -17,10 +17,11 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from askd.core import Registry, Request, Status, codec
+from askd.core import Registry
 from askd.core.changes import Asked, Change, Ended, Forgot, Notified
 from askd.core.events import encode
-from askd.store.base import StoreError, StoreUnavailable
+from askd.store.base import LocalStore, StoreError, StoreUnavailable
+from askd.store.rows import request_from_row
 
 #: ``PRAGMA application_id``: marks the file as askd's ("askd" in ASCII).
 APPLICATION_ID = 0x61736B64
@@ -130,9 +131,9 @@ def _lock(path: Path) -> int:
     return fd
 
 
-class SqliteStore:
+class SqliteStore(LocalStore):
     kind = "sqlite"
-    shared = False
+    durable = True
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -178,9 +179,6 @@ class SqliteStore:
 
     # ---- the Store interface -------------------------------------------
 
-    def attach(self, *callbacks: object) -> None:
-        return None  # one daemon: the hub applies what a commit returns
-
     async def load(self, registry: Registry) -> int:
         # The load makes several objects per question and keeps them all,
         # with no cycle among them: the cyclic collector would only walk the
@@ -203,14 +201,9 @@ class SqliteStore:
         )
         n = 0
         for rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified in rows:
-            req = Request(rid, sid, uid, created, expires, idempotency_key=key, status=Status(status))
-            req.notified = bool(notified)
-            if req.pending:
-                req.frame = frame
-            else:
-                req.answers = codec.loads(answers) if answers is not None else None
-                req.error, req.ended_at = error, ended
-            registry.restore(req)
+            registry.restore(
+                request_from_row(rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified))
+            )
             n += 1
         return n
 
@@ -280,7 +273,9 @@ class SqliteStore:
             )
             return cur.rowcount == 1
         if isinstance(change, Notified):
-            cur = db.execute("UPDATE requests SET notified = 1 WHERE request_id = ?", (change.request_id,))
+            cur = db.execute(
+                "UPDATE requests SET notified = 1 WHERE request_id = ? AND status = 'pending'", (change.request_id,)
+            )
             return cur.rowcount == 1
         assert isinstance(change, Forgot)
         cur = db.execute("DELETE FROM requests WHERE request_id = ? AND status != 'pending'", (change.request_id,))

@@ -20,6 +20,7 @@ from askd.client import (
 )
 from askd.client.backoff import Backoff
 from askd.client.events import ENDED_WHILE_AWAY
+from askd.core.selectors import Selector
 from tests.client.proxy import TcpForwarder
 from tests.client.waiting import eventually
 from tests.conftest import SECRET, RunningDaemon, q
@@ -75,7 +76,7 @@ def drop_link_during_next_answer(daemon: RunningDaemon, monkeypatch: pytest.Monk
     real = hub.answer
 
     def drop() -> None:
-        hub.drop(hub.matching_connections(user_id="alice"), "abort")
+        hub.connections.drop(hub.connections.matching(Selector(user_id="alice")), "abort")
 
     async def answer_once(*args: Any, **kw: Any) -> Any:
         monkeypatch.setattr(hub, "answer", real)

@@ -150,7 +150,7 @@ async def test_one_idempotency_key_asked_on_two_nodes_at_once_is_one_question(cl
 
 def lag_follower(node: Any) -> None:
     """The node's follower reads the stream 100 ms late: a slow link, a busy node."""
-    reader = node.daemon.hub.store._reader
+    reader = node.daemon.hub.store._follower._reader
     xread = reader.xread
 
     async def lagging(*args: Any, **kw: Any) -> Any:

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askd.core import Limits, NotifyPolicy, Registry
+from askd.core import Limits, NotifyPolicy
+from askd.core.changes import Notified
 from tests.core.test_registry import QS, FakeClock, tick
+from tests.registry_steps import StepRegistry
 
 
 @pytest.fixture
@@ -19,9 +21,9 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-def registry(clock: FakeClock, after: float = 60.0, only_offline: bool = False) -> Registry:
+def registry(clock: FakeClock, after: float = 60.0, only_offline: bool = False) -> StepRegistry:
     ids = itertools.count(1)
-    return Registry(
+    return StepRegistry(
         Limits(question_timeout=900, result_ttl=600),
         clock=clock,
         new_id=lambda: f"r{next(ids)}",
@@ -29,12 +31,12 @@ def registry(clock: FakeClock, after: float = 60.0, only_offline: bool = False) 
     )
 
 
-def due(reg: Registry) -> list[str]:
+def due(reg: StepRegistry) -> list[str]:
     return [r.request_id for r in reg.drain().notify]
 
 
 def test_without_a_policy_nothing_is_ever_due(clock: FakeClock) -> None:
-    reg = Registry(Limits(), clock=clock)
+    reg = StepRegistry(Limits(), clock=clock)
     reg.ask("s1", "alice", QS)
     assert due(reg) == []
     assert reg.next_deadline() == clock.now + 900  # only the timeout is in the heap
@@ -136,12 +138,13 @@ def test_mark_notified_sets_the_flag_and_a_reload_does_not_report_it_again(clock
     req, _ = reg.ask("s1", "alice", QS)
     assert due(reg) == ["r1"]
     assert not req.notified
-    assert reg.mark_notified("s1", "r1") is True
+    assert reg.apply(Notified("s1", "r1")) is True
     assert req.notified
-    reg._schedule_notify(req)  # what a store's reload does
-    assert due(reg) == []
-    assert reg.mark_notified("s1", "nope") is False
-    assert reg.mark_notified("nope", "r1") is False
+    reloaded = registry(clock, after=0)
+    reloaded.restore(req)  # what a store's reload does
+    assert due(reloaded) == []
+    assert reg.apply(Notified("s1", "nope")) is False
+    assert reg.apply(Notified("nope", "r1")) is False
 
 
 def test_a_reload_past_the_due_time_reports_it_at_the_next_advance(clock: FakeClock) -> None:
@@ -152,10 +155,11 @@ def test_a_reload_past_the_due_time_reports_it_at_the_next_advance(clock: FakeCl
     clock.advance(120)
     reg.advance()
     assert due(reg) == ["r1"]
-    reg._schedule_notify(req)  # not marked: a reload schedules it again
-    assert reg.next_deadline() is not None and reg.next_deadline() <= clock.now  # type: ignore[operator]
-    reg.advance()
-    assert due(reg) == ["r1"]
+    reloaded = registry(clock, after=60)
+    reloaded.restore(req)  # not marked: a reload schedules it again
+    assert reloaded.next_deadline() is not None and reloaded.next_deadline() <= clock.now  # type: ignore[operator]
+    reloaded.advance()
+    assert due(reloaded) == ["r1"]
 
 
 def test_many_notify_entries_of_ended_questions_are_compacted_away(clock: FakeClock) -> None:
@@ -167,8 +171,8 @@ def test_many_notify_entries_of_ended_questions_are_compacted_away(clock: FakeCl
     reg.next_deadline()
     # What is left: one timeout and one notify of the pending question, and
     # one retention end per ended one; no stale entry of either kind.
-    kinds = sorted(e[2] for e in reg._heap if e[2] != 1)
-    assert kinds == [0, 2]
+    kinds = sorted(e[2] for e in reg.schedule._heap if e[2] != "forget")
+    assert kinds == ["notify", "timeout"]
     tick(reg, clock, 60)
     assert due(reg) == [reqs[-1].request_id]
 

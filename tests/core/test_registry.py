@@ -15,13 +15,13 @@ from askd.core import (
     InvalidRequest,
     Limits,
     NotPending,
-    Registry,
     SessionOwnerMismatch,
     Status,
     TooManyPending,
     UserOffline,
 )
 from askd.core.lifecycle import IllegalTransition, Trigger, next_status
+from tests.registry_steps import StepRegistry
 
 
 class FakeClock:
@@ -41,19 +41,19 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def reg(clock: FakeClock) -> Registry:
+def reg(clock: FakeClock) -> StepRegistry:
     ids = itertools.count(1)
-    return Registry(Limits(question_timeout=900, result_ttl=600), clock=clock, new_id=lambda: f"r{next(ids)}")
+    return StepRegistry(Limits(question_timeout=900, result_ttl=600), clock=clock, new_id=lambda: f"r{next(ids)}")
 
 
 QS = [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]
 
 
-def frames(reg: Registry) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+def frames(reg: StepRegistry) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
     return [(s.to, json.loads(s.event.frame)) for s in reg.drain().sends]
 
 
-def tick(reg: Registry, clock: FakeClock, seconds: float) -> None:
+def tick(reg: StepRegistry, clock: FakeClock, seconds: float) -> None:
     """Move the clock and fire what is due, as the daemon's timer would."""
     clock.advance(seconds)
     deadline = reg.next_deadline()
@@ -64,7 +64,7 @@ def tick(reg: Registry, clock: FakeClock, seconds: float) -> None:
 # ---- seed 8.1 -------------------------------------------------------------
 
 
-def test_row1_registered_question_is_listed_with_its_content(reg: Registry) -> None:
+def test_row1_registered_question_is_listed_with_its_content(reg: StepRegistry) -> None:
     req, created = reg.ask("s1", "alice", QS, metadata={"tool": "x"})
     assert created
     [pending] = reg.pending(session_id="s1")
@@ -73,7 +73,7 @@ def test_row1_registered_question_is_listed_with_its_content(reg: Registry) -> N
     assert pending.metadata == {"tool": "x"}
 
 
-def test_row2_question_stays_pending_while_nobody_answers(reg: Registry, clock: FakeClock) -> None:
+def test_row2_question_stays_pending_while_nobody_answers(reg: StepRegistry, clock: FakeClock) -> None:
     req, _ = reg.ask("s1", "alice", QS)
     reg.connect("c1", "alice")
     reg.disconnect("c1")
@@ -83,7 +83,7 @@ def test_row2_question_stays_pending_while_nobody_answers(reg: Registry, clock: 
     assert reg.drain().ended == []
 
 
-def test_row3_answer_removes_it_and_completes_with_the_answers(reg: Registry) -> None:
+def test_row3_answer_removes_it_and_completes_with_the_answers(reg: StepRegistry) -> None:
     req, _ = reg.ask("s1", "alice", QS)
     reg.drain()
     reg.answer("s1", req.request_id, {"Which database?": "SQLite"}, user_id="alice")
@@ -98,7 +98,7 @@ def test_row3_answer_removes_it_and_completes_with_the_answers(reg: Registry) ->
     }
 
 
-def test_row4_session_cancel_fails_every_pending_question(reg: Registry) -> None:
+def test_row4_session_cancel_fails_every_pending_question(reg: StepRegistry) -> None:
     a, _ = reg.ask("s1", "alice", QS)
     b, _ = reg.ask("s1", "alice", [{"question": "Deploy now?"}])
     reg.drain()
@@ -108,7 +108,7 @@ def test_row4_session_cancel_fails_every_pending_question(reg: Registry) -> None
     assert a.result()["error"] == "Session cancelled" == b.result()["error"]
 
 
-def test_withdraw_ends_one_question_and_leaves_ended_ones_alone(reg: Registry) -> None:
+def test_withdraw_ends_one_question_and_leaves_ended_ones_alone(reg: StepRegistry) -> None:
     reg.connect("c1", "alice")
     a, _ = reg.ask("s1", "alice", QS)
     b, _ = reg.ask("s1", "alice", [{"question": "Deploy now?"}])
@@ -122,7 +122,7 @@ def test_withdraw_ends_one_question_and_leaves_ended_ones_alone(reg: Registry) -
     assert reg.withdraw("s1", "nope") is None and reg.withdraw("nope", "r1") is None
 
 
-def test_a_session_named_star_is_refused(reg: Registry) -> None:
+def test_a_session_named_star_is_refused(reg: StepRegistry) -> None:
     for kw in ({"session_id": "*"}, {"session_id": "s1", "parent_session_id": "*"}):
         sid = kw.pop("session_id")
         with pytest.raises(InvalidRequest, match="wildcard"):
@@ -130,7 +130,7 @@ def test_a_session_named_star_is_refused(reg: Registry) -> None:
     assert reg.stats()["asked"] == 0
 
 
-def test_row5_timeout_ends_it_with_an_error(reg: Registry, clock: FakeClock) -> None:
+def test_row5_timeout_ends_it_with_an_error(reg: StepRegistry, clock: FakeClock) -> None:
     req, _ = reg.ask("s1", "alice", QS, timeout=0.25)
     reg.drain()
     assert reg.next_deadline() == pytest.approx(req.created_at + 0.25)
@@ -142,7 +142,7 @@ def test_row5_timeout_ends_it_with_an_error(reg: Registry, clock: FakeClock) -> 
     assert reg.pending(session_id="s1") == []
 
 
-def test_row6_subscribe_repushes_pending_with_original_request_id(reg: Registry) -> None:
+def test_row6_subscribe_repushes_pending_with_original_request_id(reg: StepRegistry) -> None:
     first, _ = reg.ask("s1", "alice", QS, metadata={"m": 1})
     second, _ = reg.ask("s1", "alice", [{"question": "Deploy now?"}])
     reg.connect("c1", "alice")
@@ -160,7 +160,7 @@ def test_row6_subscribe_repushes_pending_with_original_request_id(reg: Registry)
 # ---- pushes and who gets them ----------------------------------------------
 
 
-def test_ask_pushes_to_every_connection_of_the_user_only(reg: Registry) -> None:
+def test_ask_pushes_to_every_connection_of_the_user_only(reg: StepRegistry) -> None:
     reg.connect("a1", "alice")
     reg.connect("a2", "alice")
     reg.connect("b1", "bob")
@@ -173,7 +173,7 @@ def test_ask_pushes_to_every_connection_of_the_user_only(reg: Registry) -> None:
     assert frame["payload"]["createdAt"].endswith("Z")
 
 
-def test_answer_sends_cancelled_answered_to_every_connection(reg: Registry) -> None:
+def test_answer_sends_cancelled_answered_to_every_connection(reg: StepRegistry) -> None:
     reg.connect("a1", "alice")
     reg.connect("a2", "alice")
     req, _ = reg.ask("s1", "alice", QS)
@@ -188,7 +188,7 @@ def test_answer_sends_cancelled_answered_to_every_connection(reg: Registry) -> N
     }
 
 
-def test_a_question_is_encoded_once_for_all_connections_and_repushes(reg: Registry) -> None:
+def test_a_question_is_encoded_once_for_all_connections_and_repushes(reg: StepRegistry) -> None:
     reg.connect("a1", "alice")
     reg.connect("a2", "alice")
     req, _ = reg.ask("s1", "alice", QS)
@@ -200,7 +200,7 @@ def test_a_question_is_encoded_once_for_all_connections_and_repushes(reg: Regist
     assert ask_send.event.frame is req.frame and repush.event.frame is req.frame
 
 
-def test_subscribe_all_replays_every_session_with_pending(reg: Registry) -> None:
+def test_subscribe_all_replays_every_session_with_pending(reg: StepRegistry) -> None:
     reg.ask("s1", "alice", QS)
     reg.ask("s2", "alice", QS)
     done, _ = reg.ask("s3", "alice", QS)
@@ -218,14 +218,14 @@ def test_subscribe_all_replays_every_session_with_pending(reg: Registry) -> None
     ]
 
 
-def test_subscribe_to_unknown_session_is_an_empty_snapshot(reg: Registry) -> None:
+def test_subscribe_to_unknown_session_is_an_empty_snapshot(reg: StepRegistry) -> None:
     reg.connect("a1", "alice")
     assert reg.subscribe("a1", "nothing-yet") == 0
     [(_, frame)] = frames(reg)
     assert frame["payload"] == {"active": False, "pending": 0}
 
 
-def test_subscribe_to_another_users_session_is_forbidden(reg: Registry) -> None:
+def test_subscribe_to_another_users_session_is_forbidden(reg: StepRegistry) -> None:
     reg.ask("s1", "alice", QS)
     reg.connect("b1", "bob")
     reg.drain()
@@ -234,7 +234,7 @@ def test_subscribe_to_another_users_session_is_forbidden(reg: Registry) -> None:
     assert reg.drain().sends == []
 
 
-def test_disconnect_never_ends_a_question(reg: Registry, clock: FakeClock) -> None:
+def test_disconnect_never_ends_a_question(reg: StepRegistry, clock: FakeClock) -> None:
     reg.connect("a1", "alice")
     req, _ = reg.ask("s1", "alice", QS)
     reg.disconnect("a1")
@@ -246,14 +246,14 @@ def test_disconnect_never_ends_a_question(reg: Registry, clock: FakeClock) -> No
 # ---- answers -----------------------------------------------------------------
 
 
-def test_answer_from_another_user_is_not_pending_and_changes_nothing(reg: Registry) -> None:
+def test_answer_from_another_user_is_not_pending_and_changes_nothing(reg: StepRegistry) -> None:
     req, _ = reg.ask("s1", "alice", QS)
     with pytest.raises(NotPending):
         reg.answer("s1", req.request_id, {"Which database?": "x"}, user_id="bob")
     assert req.pending
 
 
-def test_second_answer_is_not_pending_and_the_first_wins(reg: Registry) -> None:
+def test_second_answer_is_not_pending_and_the_first_wins(reg: StepRegistry) -> None:
     req, _ = reg.ask("s1", "alice", QS)
     reg.answer("s1", req.request_id, {"Which database?": "first"}, user_id="alice")
     reg.drain()
@@ -273,21 +273,21 @@ def test_second_answer_is_not_pending_and_the_first_wins(reg: Registry) -> None:
         {"Which database?": None},
     ],
 )
-def test_invalid_answers_leave_the_question_pending(reg: Registry, answers: dict[str, Any]) -> None:
+def test_invalid_answers_leave_the_question_pending(reg: StepRegistry, answers: dict[str, Any]) -> None:
     req, _ = reg.ask("s1", "alice", QS)
     with pytest.raises(InvalidAnswer):
         reg.answer("s1", req.request_id, answers, user_id="alice")
     assert req.pending
 
 
-def test_multiselect_takes_a_list_and_free_text_is_allowed(reg: Registry) -> None:
+def test_multiselect_takes_a_list_and_free_text_is_allowed(reg: StepRegistry) -> None:
     qs = [{"question": "Which?", "multiSelect": True, "options": [{"label": "a"}, {"label": "b"}]}, {"question": "Why?"}]
     req, _ = reg.ask("s1", "alice", qs)
     reg.answer("s1", req.request_id, {"Which?": ["a", "my own"], "Why?": "because"}, user_id="alice")
     assert req.answers == {"Which?": ["a", "my own"], "Why?": "because"}
 
 
-def test_answer_for_an_ended_question_racing_its_timeout(reg: Registry, clock: FakeClock) -> None:
+def test_answer_for_an_ended_question_racing_its_timeout(reg: StepRegistry, clock: FakeClock) -> None:
     req, _ = reg.ask("s1", "alice", QS, timeout=1)
     tick(reg, clock, 1)
     with pytest.raises(NotPending):
@@ -299,13 +299,13 @@ def test_answer_for_an_ended_question_racing_its_timeout(reg: Registry, clock: F
 # ---- sessions ---------------------------------------------------------------
 
 
-def test_session_belongs_to_the_first_asker(reg: Registry) -> None:
+def test_session_belongs_to_the_first_asker(reg: StepRegistry) -> None:
     reg.ask("s1", "alice", QS)
     with pytest.raises(SessionOwnerMismatch):
         reg.ask("s1", "bob", QS)
 
 
-def test_cancel_cascades_to_descendant_sessions_only(reg: Registry) -> None:
+def test_cancel_cascades_to_descendant_sessions_only(reg: StepRegistry) -> None:
     root, _ = reg.ask("root", "alice", QS)
     child, _ = reg.ask("child", "alice", QS, parent_session_id="root")
     grandchild, _ = reg.ask("grandchild", "alice", QS, parent_session_id="child")
@@ -316,14 +316,14 @@ def test_cancel_cascades_to_descendant_sessions_only(reg: Registry) -> None:
     assert reg.cancel_session("child") == 0
 
 
-def test_cancel_cascades_through_a_parent_that_never_asked(reg: Registry) -> None:
+def test_cancel_cascades_through_a_parent_that_never_asked(reg: StepRegistry) -> None:
     child, _ = reg.ask("child", "alice", QS, parent_session_id="agent-main")
     assert reg.owner("agent-main") == "alice"
     assert reg.cancel_session("agent-main") == 1
     assert child.status is Status.CANCELLED
 
 
-def test_parent_of_another_user_and_cycles_are_refused(reg: Registry) -> None:
+def test_parent_of_another_user_and_cycles_are_refused(reg: StepRegistry) -> None:
     reg.ask("bobs", "bob", QS)
     with pytest.raises(SessionOwnerMismatch):
         reg.ask("mine", "alice", QS, parent_session_id="bobs")
@@ -335,7 +335,7 @@ def test_parent_of_another_user_and_cycles_are_refused(reg: Registry) -> None:
         reg.ask("c", "alice", QS, parent_session_id="c")
 
 
-def test_idempotency_key_returns_the_same_request(reg: Registry) -> None:
+def test_idempotency_key_returns_the_same_request(reg: StepRegistry) -> None:
     first, created = reg.ask("s1", "alice", QS, idempotency_key="k")
     again, created_again = reg.ask("s1", "alice", QS, idempotency_key="k")
     other, _ = reg.ask("s2", "alice", QS, idempotency_key="k")
@@ -345,7 +345,7 @@ def test_idempotency_key_returns_the_same_request(reg: Registry) -> None:
     assert len(reg.pending(session_id="s1")) == 1
 
 
-def test_require_online(reg: Registry) -> None:
+def test_require_online(reg: StepRegistry) -> None:
     with pytest.raises(UserOffline):
         reg.ask("s1", "alice", QS, require_online=True)
     reg.connect("a1", "alice")
@@ -353,7 +353,7 @@ def test_require_online(reg: Registry) -> None:
 
 
 def test_pending_caps(clock: FakeClock) -> None:
-    reg = Registry(Limits(max_pending_per_session=2, max_pending_total=3), clock=clock)
+    reg = StepRegistry(Limits(max_pending_per_session=2, max_pending_total=3), clock=clock)
     reg.ask("s1", "alice", QS)
     reg.ask("s1", "alice", QS)
     with pytest.raises(TooManyPending):
@@ -365,7 +365,7 @@ def test_pending_caps(clock: FakeClock) -> None:
 
 def test_pending_bytes_per_user_are_capped(clock: FakeClock) -> None:
     big = [{"question": "Big?", "description": "x" * 40_000}]
-    reg = Registry(Limits(max_pending_bytes_per_user=100_000), clock=clock)
+    reg = StepRegistry(Limits(max_pending_bytes_per_user=100_000), clock=clock)
     first, _ = reg.ask("s1", "alice", big)
     reg.ask("s2", "alice", big)
     with pytest.raises(TooManyPending, match="bytes of pending questions"):
@@ -375,7 +375,7 @@ def test_pending_bytes_per_user_are_capped(clock: FakeClock) -> None:
     reg.ask("s3", "alice", big)
 
 
-def test_timeout_over_max_is_refused(reg: Registry) -> None:
+def test_timeout_over_max_is_refused(reg: StepRegistry) -> None:
     with pytest.raises(InvalidRequest):
         reg.ask("s1", "alice", QS, timeout=86400 * 2)
 
@@ -383,7 +383,7 @@ def test_timeout_over_max_is_refused(reg: Registry) -> None:
 # ---- results and memory -----------------------------------------------------
 
 
-def test_result_is_kept_for_the_ttl_then_forgotten_with_its_session(reg: Registry, clock: FakeClock) -> None:
+def test_result_is_kept_for_the_ttl_then_forgotten_with_its_session(reg: StepRegistry, clock: FakeClock) -> None:
     req, _ = reg.ask("s1", "alice", QS, idempotency_key="k")
     reg.answer("s1", req.request_id, {"Which database?": "x"})
     tick(reg, clock, 599)
@@ -397,7 +397,7 @@ def test_result_is_kept_for_the_ttl_then_forgotten_with_its_session(reg: Registr
     assert created and again is not req
 
 
-def test_parent_is_forgotten_after_its_last_child(reg: Registry, clock: FakeClock) -> None:
+def test_parent_is_forgotten_after_its_last_child(reg: StepRegistry, clock: FakeClock) -> None:
     child, _ = reg.ask("child", "alice", QS, parent_session_id="parent", timeout=1)
     tick(reg, clock, 1)
     assert child.status is Status.TIMEOUT
@@ -405,17 +405,17 @@ def test_parent_is_forgotten_after_its_last_child(reg: Registry, clock: FakeCloc
     assert reg.stats()["sessions"] == 0
 
 
-def test_heap_does_not_keep_answered_questions_forever(reg: Registry) -> None:
+def test_heap_does_not_keep_answered_questions_forever(reg: StepRegistry) -> None:
     for i in range(5000):
         req, _ = reg.ask(f"s{i % 50}", "alice", QS)
         reg.answer(req.session_id, req.request_id, {"Which database?": "x"})
         reg.drain()
         reg.next_deadline()
     # every ended request has one retention entry; stale deadlines were compacted
-    assert len(reg._heap) < 5000 + 1100
+    assert len(reg.schedule) < 5000 + 1100
 
 
-def test_stale_count_holds_when_another_nodes_timeout_wins(reg: Registry, clock: FakeClock) -> None:
+def test_stale_count_holds_when_another_nodes_timeout_wins(reg: StepRegistry, clock: FakeClock) -> None:
     """On a shared store this node's timer and another node's may both
     decide a timeout; whichever ``Ended`` applies, the heap's count of stale
     entries matches the heap (compaction relies on it)."""
@@ -430,11 +430,11 @@ def test_stale_count_holds_when_another_nodes_timeout_wins(reg: Registry, clock:
     [mine] = reg.due()  # the remote one's entry is stale: only the other is decided
     other_node = Ended("s1", popped.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, clock.now)
     assert reg.apply(other_node) and not reg.apply(mine)  # the other node's won
-    stale = sum(1 for _, _, kind, r in reg._heap if kind == 0 and not r.pending)
-    assert reg._stale == stale == 0
+    stale = sum(1 for _, _, kind, r in reg.schedule._heap if kind == "timeout" and not r.pending)
+    assert reg.schedule._stale == stale == 0
 
 
-def test_next_deadline_skips_questions_that_already_ended(reg: Registry, clock: FakeClock) -> None:
+def test_next_deadline_skips_questions_that_already_ended(reg: StepRegistry, clock: FakeClock) -> None:
     early, _ = reg.ask("s1", "alice", QS, timeout=10)
     late, _ = reg.ask("s1", "alice", QS, timeout=100)
     assert reg.next_deadline() == pytest.approx(clock.now + 10)
@@ -442,7 +442,7 @@ def test_next_deadline_skips_questions_that_already_ended(reg: Registry, clock: 
     assert reg.next_deadline() == pytest.approx(clock.now + 100)
 
 
-def test_stats(reg: Registry, clock: FakeClock) -> None:
+def test_stats(reg: StepRegistry, clock: FakeClock) -> None:
     reg.connect("a1", "alice")
     a, _ = reg.ask("s1", "alice", QS)
     reg.ask("s2", "alice", QS, timeout=1)

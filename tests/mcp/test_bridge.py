@@ -195,7 +195,7 @@ async def test_a_retried_call_asks_once_and_a_later_call_asks_anew(daemon: Runni
         rid = frame["payload"]["requestId"]
         # The host gives up on its first call and retries it while the first still waits.
         retry = asyncio.create_task(b.call("ask_user_questions", arguments))
-        await eventually(lambda: len(daemon.daemon.hub._waiters.get(rid, ())) >= 2, what="both calls waiting")
+        await eventually(lambda: daemon.daemon.hub.waiters.waiting_on(rid) >= 2, what="both calls waiting")
         await tab.quiet()  # no second question reached the user
         pending = (await daemon.admin("GET", "/admin/v1/pending")).json()
         assert [p["requestId"] for p in pending["pending"]] == [rid]

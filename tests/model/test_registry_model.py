@@ -32,6 +32,7 @@ from askd.core import (
     InvalidRequest,
     Limits,
     NotPending,
+    AskInput,
     Registry,
     Request,
     SessionOwnerMismatch,
@@ -92,7 +93,7 @@ class StoredRegistry(Registry):
         return sum(1 for c in at_once(self.store.commit(changes)) if self.apply(c))
 
     def ask(self, session_id: str, user_id: str, questions: list[dict[str, Any]], **kw: Any) -> tuple[Request, bool]:
-        req, change = self.prepare_ask(session_id, user_id, questions, **kw)
+        req, change = self.prepare_ask(AskInput(session_id, user_id, questions, **kw))
         if change is not None:
             assert self._keep([change]) == 1
         return req, change is not None

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from askd.core import Limits, Registry, Status
+from askd.core import AskInput, Limits, Registry, Status
 from askd.store import StoreError, open_store
 from askd.store.sqlite import APPLICATION_ID, SCHEMA_VERSION, SqliteStore
 
@@ -44,9 +44,9 @@ async def stored(store: SqliteStore, reg: Registry, changes: list) -> None:
 async def test_what_is_committed_comes_back_after_a_reopen(tmp_path: Path) -> None:
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
-    a, asked_a = reg.prepare_ask("child", "alice", QS, metadata={"m": "\ud800"}, parent_session_id="parent", idempotency_key="k1")
-    b, asked_b = reg.prepare_ask("s2", "bob", [{"question": "Deploy?"}], timeout=60)
-    c, asked_c = reg.prepare_ask("s2", "bob", [{"question": "Again?"}])
+    a, asked_a = reg.prepare_ask(AskInput("child", "alice", QS, metadata={"m": "\ud800"}, parent_session_id="parent", idempotency_key="k1"))
+    b, asked_b = reg.prepare_ask(AskInput("s2", "bob", [{"question": "Deploy?"}], timeout=60))
+    c, asked_c = reg.prepare_ask(AskInput("s2", "bob", [{"question": "Again?"}]))
     await stored(store, reg, [asked_a, asked_b, asked_c])
     await stored(store, reg, [reg.prepare_answer("s2", b.request_id, {"Deploy?": "yes \ud800"})])
     store.close()
@@ -58,7 +58,7 @@ async def test_what_is_committed_comes_back_after_a_reopen(tmp_path: Path) -> No
     assert reg2.get("s2", b.request_id).result() == b.result()  # type: ignore[union-attr]
     assert reg2.get("child", a.request_id).frame == a.frame  # type: ignore[union-attr]
     # The idempotency key replays, the session tree still cascades.
-    assert reg2.prepare_ask("child", "alice", QS, idempotency_key="k1") == (reg2.get("child", a.request_id), None)
+    assert reg2.prepare_ask(AskInput("child", "alice", QS, idempotency_key="k1")) == (reg2.get("child", a.request_id), None)
     assert [e.request_id for e in reg2.prepare_cancel("parent")] == [a.request_id]
     # A restore sends nothing; the counters count what the store holds.
     assert reg2.drain().sends == []
@@ -73,7 +73,7 @@ async def test_restored_questions_share_their_session_s_ids_and_the_collector_is
     it runs."""
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
-    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1], reg.prepare_ask("s1", "alice", QS)[1]])
+    await stored(store, reg, [reg.prepare_ask(AskInput("s1", "alice", QS))[1], reg.prepare_ask(AskInput("s1", "alice", QS))[1]])
     store.close()
 
     for collecting in (True, False):
@@ -93,7 +93,7 @@ async def test_restored_questions_share_their_session_s_ids_and_the_collector_is
 async def test_deadlines_that_passed_while_down_are_due_at_once(tmp_path: Path) -> None:
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
-    a, asked = reg.prepare_ask("s1", "alice", QS, timeout=10)
+    a, asked = reg.prepare_ask(AskInput("s1", "alice", QS, timeout=10))
     await stored(store, reg, [asked])
     store.close()
 
@@ -120,9 +120,9 @@ async def test_a_session_tree_outlives_the_questions_that_made_it(tmp_path: Path
     restart must still reach s2."""
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
-    r1, asked1 = reg.prepare_ask("s1", "alice", QS, parent_session_id="s0")
+    r1, asked1 = reg.prepare_ask(AskInput("s1", "alice", QS, parent_session_id="s0"))
     await stored(store, reg, [asked1])
-    _, asked2 = reg.prepare_ask("s2", "alice", QS, parent_session_id="s1", timeout=5000)
+    _, asked2 = reg.prepare_ask(AskInput("s2", "alice", QS, parent_session_id="s1", timeout=5000))
     await stored(store, reg, [asked2])
     await stored(store, reg, [reg.prepare_answer("s1", r1.request_id, {"Which database?": "SQLite"})])
     clock.now += 601
@@ -142,10 +142,10 @@ async def test_a_known_session_keeps_its_row_until_it_gains_a_parent(tmp_path: P
     except the ask that gives it its parent: that link survives a reopen."""
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
-    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1]])
-    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS)[1]])
-    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS, parent_session_id="s0")[1]])
-    await stored(store, reg, [reg.prepare_ask("s1", "alice", QS, parent_session_id="s0")[1]])
+    await stored(store, reg, [reg.prepare_ask(AskInput("s1", "alice", QS))[1]])
+    await stored(store, reg, [reg.prepare_ask(AskInput("s1", "alice", QS))[1]])
+    await stored(store, reg, [reg.prepare_ask(AskInput("s1", "alice", QS, parent_session_id="s0"))[1]])
+    await stored(store, reg, [reg.prepare_ask(AskInput("s1", "alice", QS, parent_session_id="s0"))[1]])
     store.close()
     rows = sqlite3.connect(path).execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY session_id").fetchall()
     assert rows == [("s0", "alice", None), ("s1", "alice", "s0")]
@@ -159,7 +159,7 @@ async def test_a_known_session_keeps_its_row_until_it_gains_a_parent(tmp_path: P
 async def test_an_end_or_forget_the_status_no_longer_allows_is_not_written(tmp_path: Path) -> None:
     clock, path = Clock(), tmp_path / "askd.db"
     store, reg = SqliteStore(path), registry(clock)
-    a, asked = reg.prepare_ask("s1", "alice", QS)
+    a, asked = reg.prepare_ask(AskInput("s1", "alice", QS))
     await stored(store, reg, [asked])
     answer = reg.prepare_answer("s1", a.request_id, {"Which database?": "SQLite"})
     cancel = reg.prepare_cancel("s1")[0]
@@ -186,7 +186,7 @@ def make_truncated(path: Path) -> None:
     store = SqliteStore(path)
     reg = registry(Clock())
     for i in range(200):
-        _, asked = reg.prepare_ask(f"s{i}", "alice", [{"question": "x" * 500}])
+        _, asked = reg.prepare_ask(AskInput(f"s{i}", "alice", [{"question": "x" * 500}]))
         asyncio.run(store.commit([asked]))
     store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
@@ -285,10 +285,10 @@ async def test_a_delivered_webhook_is_not_sent_again_after_a_restart_and_a_due_o
     clock, path = Clock(), tmp_path / "askd.db"
     store = SqliteStore(path)
     reg = Registry(Limits(), clock=clock, new_id=iter(["r1", "r2"]).__next__, notify=NotifyPolicy(after=60, only_offline=False))
-    sent, asked = reg.prepare_ask("s1", "alice", QS)
+    sent, asked = reg.prepare_ask(AskInput("s1", "alice", QS))
     await stored(store, reg, [asked])
     clock.now += 30
-    due, asked = reg.prepare_ask("s1", "alice", [{"question": "Later?"}])
+    due, asked = reg.prepare_ask(AskInput("s1", "alice", [{"question": "Later?"}]))
     await stored(store, reg, [asked])
     clock.now += 31
     assert reg.due() == [] and [r.request_id for r in reg.drain().notify] == ["r1"]

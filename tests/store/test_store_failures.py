@@ -80,7 +80,7 @@ async def test_a_failing_store_refuses_changes_and_recovers_by_itself(daemon: Ru
         assert (status, body["status"], body["store"]) == (503, "degraded", "sqlite")
         if failure == "full":
             # The probe writes a question's worth: no room, still degraded.
-            await daemon.daemon.hub._try_store()
+            await daemon.daemon.hub.commits.try_store()
             assert (await health(daemon))[0] == 503
 
         reply = await tab.answer("s1", kept["requestId"], {"Kept?": "yes"})

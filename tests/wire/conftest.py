@@ -26,7 +26,7 @@ from tests.redis_server import RedisServer
 # per-user connection cap), webhooks (per-node metrics; one sender is
 # tests/cluster/test_webhooks.py); bad input, security and hostile peers
 # pass there but test nothing across nodes.
-ON_TWO_NODES = {"test_agent_api", "test_races", "test_resume", "test_withdraw", "test_ws_protocol"}
+ON_TWO_NODES = {"test_agent_api", "test_group_commit", "test_races", "test_resume", "test_withdraw", "test_ws_protocol"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -67,7 +67,7 @@ class TwoNodes(RunningDaemon[Daemon]):
         return f"ws://127.0.0.1:{self._next().port}/ws"
 
     def agent_waiting(self, request_id: str) -> bool:
-        return any(d.hub._waiters.get(request_id) for d in self.nodes)
+        return any(d.hub.waiters.waiting_on(request_id) for d in self.nodes)
 
 
 @pytest.fixture

@@ -119,7 +119,7 @@ async def test_abandoned_connections_are_reaped_by_the_ping_timeout(daemon: Runn
     # the daemon held for them: no registry entry, no peer, no handler object.
     await eventually(lambda: not daemon.daemon.hub.registry.connections(), timeout=20, every=0.1)
     assert await connection_count(daemon) == 0
-    assert daemon.daemon.hub._peers == {}
+    assert daemon.daemon.hub.connections.peers == {}
     assert daemon.daemon.hub.registry.stats()["users"] == 0
     await eventually(lambda: live_handlers() == 0, timeout=5, what="handler objects to be freed")
     # The question is untouched, and a live tab still works.

@@ -1,0 +1,211 @@
+"""The core's records: what the registry holds and hands out.
+
+Plain data with no behaviour beyond describing itself: a question
+(:class:`Request`), a session, a connection, the counters, the outbox a
+front end drains, the limits and the webhook policy, and the typed input of
+an ask (:class:`AskInput`). The engine that changes them is
+:mod:`askd.core.registry`; the changes it decides are :mod:`askd.core.changes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from askd.core import codec
+from askd.core import events as ev
+from askd.core.events import Event, Send, isotime
+from askd.core.lifecycle import Status
+from askd.core.models import Answers
+from askd.core.smallmap import SmallMap
+
+#: subscribe's wildcard: every session of the connection's user. Never a session id.
+ALL_SESSIONS = "*"
+
+
+@dataclass(slots=True, frozen=True)
+class AskInput:
+    """One ask as the core takes it: already valid against the wire model
+    (``models.AskBody``); the core checks what needs its state (owner,
+    limits, the timeout against ``Limits.max_timeout``, the parent)."""
+
+    session_id: str
+    user_id: str
+    questions: list[dict[str, Any]]  # stored and re-pushed exactly as sent
+    metadata: dict[str, Any] | None = None
+    timeout: float | None = None  # None: ``Limits.question_timeout``
+    require_online: bool = False
+    parent_session_id: str | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Limits:
+    question_timeout: float = 900.0
+    max_timeout: float = 86400.0
+    result_ttl: float = 600.0
+    max_pending_per_session: int = 100
+    max_pending_total: int = 100_000
+    # Bytes of pending questions (their frames) one user may be asked: one
+    # agent cannot fill a person's inbox, and the daemon's memory, alone.
+    max_pending_bytes_per_user: int = 16 * 1024 * 1024
+
+
+@dataclass(slots=True, frozen=True)
+class NotifyPolicy:
+    """When a pending question is reported in ``Outbox.notify`` (spec E):
+    ``after`` seconds from its creation, and with ``only_offline`` only if
+    its user has no open connection at that moment."""
+
+    after: float = 0.0
+    only_offline: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class Request:
+    """One ``ask``: its questions while pending, and once ended, its result.
+
+    The questions and metadata are held only inside the encoded
+    ``ask_user_questions`` frame (the bytes every push and re-push sends):
+    as parsed Python objects they took four times the memory of their JSON.
+    The rare readers (listings, answer checks) decode the frame. Only the
+    bytes are kept, not an :class:`Event` around them (80 bytes more per
+    pending question): ``ask_event()`` wraps them for each push."""
+
+    request_id: str
+    session_id: str
+    user_id: str
+    created_at: float
+    expires_at: float
+    frame: bytes | None = None  # the encoded ask_user_questions frame, while pending
+    idempotency_key: str | None = None
+    status: Status = Status.PENDING
+    answers: Answers | None = None
+    error: str | None = None
+    ended_at: float | None = None
+    notified: bool = False  # a webhook delivery for it succeeded (a Notified change)
+
+    @property
+    def pending(self) -> bool:
+        return self.status is Status.PENDING
+
+    def ask_payload(self) -> dict[str, Any]:
+        """The pending question's payload: requestId, questions (exactly as
+        the agent sent them), metadata, createdAt, expiresAt."""
+        if self.frame is None:
+            raise ValueError(f"request {self.request_id} has ended: its questions are gone")
+        payload: dict[str, Any] = codec.loads(self.frame)["payload"]
+        return payload
+
+    def ask_event(self) -> Event:
+        """The pending question's ``ask_user_questions`` event, to push: its
+        frame is the kept bytes, not encoded again."""
+        if self.frame is None:
+            raise ValueError(f"request {self.request_id} has ended: its questions are gone")
+        return Event.from_frame(ev.ASK, self.session_id, self.frame, request_id=self.request_id)
+
+    @property
+    def questions(self) -> list[dict[str, Any]]:
+        questions: list[dict[str, Any]] = self.ask_payload()["questions"]
+        return questions
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = self.ask_payload()["metadata"]
+        return metadata
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "requestId": self.request_id,
+            "sessionId": self.session_id,
+            "status": self.status.value,
+        }
+        if self.answers is not None:
+            out["answers"] = self.answers
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """The pending question as listings show it."""
+        payload = self.ask_payload()
+        return {
+            "sessionId": self.session_id,
+            "userId": self.user_id,
+            "requestId": self.request_id,
+            "questions": payload["questions"],
+            "metadata": payload["metadata"],
+            "createdAt": payload["createdAt"],
+            "expiresAt": payload["expiresAt"],
+        }
+
+
+@dataclass(slots=True, eq=False)
+class Session:
+    id: str
+    owner: str
+    parent: str | None = None
+    # Pending and retained, oldest first. Most sessions hold one: a SmallMap.
+    requests: SmallMap[str, Request] = field(default_factory=SmallMap)
+    pending: int = 0
+    # Made on first use: most sessions have neither, and empty ones cost 280 B.
+    children: set[str] | None = None
+    by_key: dict[str, Request] | None = None  # Idempotency-Key -> request
+
+
+@dataclass(slots=True, eq=False)
+class Connection:
+    id: str
+    user_id: str
+    connected_at: float
+    remote: str = ""
+    # A set (values None): most tabs subscribe to one thing, and an empty set costs 216 B.
+    subscriptions: SmallMap[str, None] = field(default_factory=SmallMap)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "connectionId": self.id,
+            "userId": self.user_id,
+            "subscriptions": sorted(self.subscriptions),
+            "connectedAt": isotime(self.connected_at),
+            "remote": self.remote,
+        }
+
+    @classmethod
+    def from_description(cls, desc: dict[str, Any]) -> Connection:
+        """A connection as ``describe`` listed it (another node's, on a
+        shared store), so one selector rule serves listed and local ones."""
+        conn = cls(desc["connectionId"], desc["userId"], 0.0, desc.get("remote", ""))
+        for sub in desc.get("subscriptions", ()):
+            conn.subscriptions[sub] = None
+        return conn
+
+
+@dataclass(slots=True)
+class Counters:
+    asked: int = 0
+    answered: int = 0
+    timeout: int = 0
+    cancelled: int = 0
+    repushed: int = 0
+
+    def count(self, status: Status) -> None:
+        """A request came in (asked, or restored as the store kept it)."""
+        self.asked += 1
+        if status is not Status.PENDING:
+            self.ended(status)
+
+    def ended(self, status: Status) -> None:
+        if status is Status.ANSWERED:
+            self.answered += 1
+        elif status is Status.TIMEOUT:
+            self.timeout += 1
+        else:
+            self.cancelled += 1
+
+
+@dataclass(slots=True)
+class Outbox:
+    sends: list[Send]
+    ended: list[Request]
+    notify: list[Request] = field(default_factory=list)  # pending, due for a webhook

@@ -1,0 +1,125 @@
+"""The WebSocket connections of this node, and the admin's view of every
+node's: presence (each change told to the store, which lists them cluster
+wide on a shared store), pushes, listings and disconnects."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Protocol
+
+from askd.core import Connection, Registry
+from askd.core import events as ev
+from askd.core.selectors import Selector, matches
+from askd.server.logs import get_logger
+from askd.store import Store, StoreUnavailable
+
+log = get_logger("askd.hub")
+
+
+class Peer(Protocol):
+    """What the hub needs of a WebSocket connection."""
+
+    def send_frame(self, frame: bytes) -> None: ...
+
+    def close_peer(self, code: int, reason: str) -> None: ...
+
+    def abort_peer(self) -> None: ...
+
+
+class Connections:
+    def __init__(self, registry: Registry, store: Store, node_id: str) -> None:
+        self._registry, self._store, self._node_id = registry, store, node_id
+        self.peers: dict[str, Peer] = {}
+
+    def connect(self, peer: Peer, user_id: str, remote: str) -> str:
+        conn_id = "c_" + secrets.token_urlsafe(9)
+        conn = self._registry.connect(conn_id, user_id, remote)
+        self.peers[conn_id] = peer
+        self._store.present(conn_id, conn)
+        return conn_id
+
+    def disconnect(self, conn_id: str) -> None:
+        self.peers.pop(conn_id, None)
+        self._registry.disconnect(conn_id)  # never ends a question (seed D1)
+        self._store.present(conn_id, None)
+
+    def peer_count(self, user_id: str) -> int:
+        return len(self._registry.connections(user_id))
+
+    def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
+        pushed = self._registry.subscribe(conn_id, session_id, reply_id)
+        self._store.present(conn_id, self._registry.connection(conn_id))
+        out = self._registry.drain()
+        if pushed:
+            # One line per subscribe, not per question: a log line costs more
+            # than re-pushing a question (docs/performance.md, B1).
+            rids = [s.event.request_id for s in out.sends if s.event.type == ev.ASK]
+            log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
+        self.deliver(out.sends)
+        return pushed
+
+    def unsubscribe(self, conn_id: str, session_id: str) -> None:
+        self._registry.unsubscribe(conn_id, session_id)
+        self._store.present(conn_id, self._registry.connection(conn_id))
+
+    def deliver(self, sends: list[ev.Send]) -> None:
+        for send in sends:
+            frame = send.event.frame  # encoded once for every connection
+            for conn_id in send.to:
+                peer = self.peers.get(conn_id)
+                if peer is not None:
+                    peer.send_frame(frame)
+
+    # ---- the admin's view -----------------------------------------------
+
+    def matching(self, selector: Selector) -> list[Connection]:
+        """This node's connections ``selector`` names."""
+        owner = self._registry.owner(selector.session_id) if selector.session_id else None
+        return [c for c in self._registry.connections() if matches(c, selector, owner)]
+
+    async def listing(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Every connection, on every node, with its node."""
+        conns = await self._store.connections()
+        return [c for c in conns if user_id is None or c["userId"] == user_id]
+
+    async def online_elsewhere(self, user_id: str) -> bool:
+        """Whether the user has a connection on another node (the core
+        checks this node's); False when the store cannot say."""
+        if self._registry.connections(user_id):
+            return False
+        try:
+            return any(c["node"] != self._node_id for c in await self.listing(user_id))
+        except StoreUnavailable:
+            return False
+
+    async def disconnect_matching(self, selector: Selector, mode: str) -> int:
+        """Drop the connections ``selector`` names, on every node."""
+        owner = self._registry.owner(selector.session_id) if selector.session_id else None
+        listed = (Connection.from_description(c) for c in await self.listing())
+        n = sum(1 for c in listed if matches(c, selector, owner))
+        if n:
+            await self._store.command({"disconnect": selector.to_wire(), "mode": mode})
+        return n
+
+    def on_command(self, command: dict[str, Any]) -> None:
+        if "disconnect" in command:
+            self.drop(self.matching(Selector.from_wire(command["disconnect"])), command["mode"])
+
+    def drop(self, conns: list[Connection], mode: str) -> int:
+        """Close connections: ``abort`` drops TCP with no close handshake (a
+        network failure), ``close`` sends close code 1001."""
+        n = 0
+        for conn in conns:
+            peer = self.peers.get(conn.id)
+            if peer is None:
+                continue
+            if mode == "abort":
+                peer.abort_peer()
+            else:
+                peer.close_peer(1001, "closed by admin")
+            n += 1
+        return n
+
+    def close_all(self, reason: str) -> None:
+        for peer in list(self.peers.values()):
+            peer.close_peer(1001, reason)

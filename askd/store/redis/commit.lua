@@ -1,0 +1,99 @@
+-- askd's commit: one atomic step for a batch of changes, each checked
+-- against the status Redis holds, each that took effect appended to the
+-- stream every node follows.
+--
+-- KEYS: none (every key is in one hash slot, named from the prefix).
+-- ARGV[1] the node, ARGV[2] the key prefix, ARGV[3] the stream's MAXLEN,
+-- ARGV[4..] the changes as JSON (askd/store/redis/codec.py).
+-- Returns {flag per change (1 took effect, 0 did not), the stream id up to
+-- which the caller must have applied the stream (its last entry, or when
+-- none took effect the stream's newest), or ""}.
+local node = ARGV[1]
+local P = ARGV[2]  -- the key prefix (one hash slot)
+local maxlen = ARGV[3]  -- the stream's MAXLEN (about)
+local out = {}
+local last = ''
+local function session(sid, owner)
+  local sk = P .. 's:' .. sid
+  if redis.call('EXISTS', sk) == 0 then
+    redis.call('HSET', sk, 'owner', owner, 'n', 0, 'kids', 0, 'seq', redis.call('INCR', P .. 'seq'))
+    redis.call('SADD', P .. 'sessions', sid)
+  end
+  return sk
+end
+for i = 4, #ARGV do
+  local c = cjson.decode(ARGV[i])
+  local ok = 0
+  local rk = P .. 'r:' .. c.rid
+  if c.t == 'a' then
+    local sk = P .. 's:' .. c.sid
+    local owner = redis.call('HGET', sk, 'owner')
+    local dup = c.key and redis.call('EXISTS', P .. 'k:' .. c.sid .. ':' .. c.key) == 1
+    if (not owner or owner == c.uid) and not dup and redis.call('EXISTS', rk) == 0 then
+      session(c.sid, c.uid)
+      if c.parent and not redis.call('HGET', sk, 'parent') then
+        session(c.parent, c.uid)
+        redis.call('HSET', sk, 'parent', c.parent)
+        redis.call('HINCRBY', P .. 's:' .. c.parent, 'kids', 1)
+      end
+      redis.call('HINCRBY', sk, 'n', 1)
+      local seq = redis.call('INCR', P .. 'seq')
+      redis.call('HSET', rk, 'sid', c.sid, 'uid', c.uid, 'created', c.created, 'expires', c.expires,
+        'frame', c.frame, 'status', 'pending', 'seq', seq, 'notified', 0)
+      if c.key then
+        redis.call('HSET', rk, 'key', c.key)
+        redis.call('SET', P .. 'k:' .. c.sid .. ':' .. c.key, c.rid)
+      end
+      redis.call('SADD', P .. 'requests', c.rid)
+      ok = 1
+    end
+  elseif c.t == 'e' then
+    if redis.call('HGET', rk, 'status') == 'pending' then
+      redis.call('HSET', rk, 'status', c.status, 'ended', c.ended)
+      redis.call('HDEL', rk, 'frame')
+      if c.answers then redis.call('HSET', rk, 'answers', c.answers) end
+      if c.error then redis.call('HSET', rk, 'error', c.error) end
+      ok = 1
+    end
+  elseif c.t == 'n' then
+    if redis.call('HGET', rk, 'status') == 'pending' then
+      redis.call('HSET', rk, 'notified', 1)
+      ok = 1
+    end
+  elseif c.t == 'f' then
+    local status = redis.call('HGET', rk, 'status')
+    if status and status ~= 'pending' then
+      local key = redis.call('HGET', rk, 'key')
+      if key then redis.call('DEL', P .. 'k:' .. c.sid .. ':' .. key) end
+      redis.call('DEL', rk)
+      redis.call('SREM', P .. 'requests', c.rid)
+      local sid = c.sid
+      redis.call('HINCRBY', P .. 's:' .. sid, 'n', -1)
+      -- forget sessions that hold nothing, walking up, as the registry does
+      while sid do
+        local sk = P .. 's:' .. sid
+        if tonumber(redis.call('HGET', sk, 'n') or '0') > 0 or tonumber(redis.call('HGET', sk, 'kids') or '0') > 0 then
+          break
+        end
+        local parent = redis.call('HGET', sk, 'parent')
+        redis.call('DEL', sk)
+        redis.call('SREM', P .. 'sessions', sid)
+        if parent then redis.call('HINCRBY', P .. 's:' .. parent, 'kids', -1) end
+        sid = parent
+      end
+      ok = 1
+    end
+  end
+  if ok == 1 then
+    last = redis.call('XADD', P .. 'events', 'MAXLEN', '~', maxlen, '*', 'c', ARGV[i])
+  end
+  out[#out + 1] = ok
+end
+if last == '' then
+  -- Nothing took effect: another node decided first. The caller waits
+  -- until it has applied the stream up to here, then decides again.
+  local top = redis.call('XREVRANGE', P .. 'events', '+', '-', 'COUNT', 1)
+  if top[1] then last = top[1][1] end
+end
+out[#out + 1] = last
+return out

@@ -1,0 +1,32 @@
+"""A kept question's fields back into a :class:`Request`: one decoder for
+every store that keeps rows (SQLite's columns, Redis's hash fields)."""
+
+from __future__ import annotations
+
+from askd.core import Request, Status, codec
+
+
+def request_from_row(
+    request_id: str,
+    session_id: str,
+    user_id: str,
+    created_at: float,
+    expires_at: float,
+    idempotency_key: str | None,
+    frame: bytes | None,
+    status: str,
+    answers: bytes | None,
+    error: str | None,
+    ended_at: float | None,
+    notified: bool,
+) -> Request:
+    """The request as kept: a pending one with its frame, an ended one with
+    its result (``answers`` is UTF-8 JSON)."""
+    req = Request(request_id, session_id, user_id, created_at, expires_at, idempotency_key=idempotency_key, status=Status(status))
+    req.notified = notified
+    if req.pending:
+        req.frame = frame
+    else:
+        req.answers = codec.loads(answers) if answers is not None else None
+        req.error, req.ended_at = error, ended_at
+    return req

@@ -1,0 +1,103 @@
+""""Would this change take effect?" is a pure function of the core
+(``Registry.taking``, what the memory store reports); SQLite and Redis
+decide it from what they hold. Batches with every kind of change, racing
+each other inside one batch, must get the same answer from all three."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from askd.core import AskInput, Connection, Limits, Registry, Request
+from askd.core.changes import Change, Ended, Forgot, Notified
+from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
+from askd.store import Store
+from askd.store.redis import RedisStore
+from askd.store.sqlite import SqliteStore
+from tests.redis_server import RedisServer
+
+QS = [{"question": "Ship it?"}]
+NOW = 1_800_000_000.0
+
+
+class Quiet:
+    """A listener that takes what a shared store's follower hands it."""
+
+    node_id = "node0"
+
+    def on_changes(self, changes: list[Change]) -> None: ...
+    def on_failed(self, err: Exception) -> None: ...
+    def on_ok(self) -> None: ...
+    def on_command(self, command: dict[str, Any]) -> None: ...
+    def local_connections(self) -> list[Connection]:
+        return []
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    if request.param == "sqlite":
+        opened: Store = SqliteStore(tmp_path / "askd.db")
+        server = None
+    else:
+        if shutil.which("redis-server") is None:
+            pytest.skip("redis-server is not installed")
+        server = RedisServer(tmp_path / "redis").start()
+        opened = RedisStore(server.url, "node0")
+    opened.attach(Quiet())
+    await opened.load(Registry())
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+        if server is not None:
+            server.stop()
+
+
+def ended(req: Request, trigger: Trigger, answers: dict[str, Any] | None = None, error: str | None = None) -> Ended:
+    return Ended(req.session_id, req.request_id, trigger, answers, error, NOW + 1)
+
+
+async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) -> None:
+    ids = itertools.count(1)
+    reg = Registry(Limits(), clock=lambda: NOW, new_id=lambda: f"r{next(ids)}")
+
+    async def step(batch: list[Change]) -> list[bool]:
+        expected = reg.taking(batch)
+        took = await store.commit(batch)
+        assert [id(c) for c in took] == [id(c) for c in expected], (batch, took, expected)
+        for change in took:
+            assert reg.apply(change), change  # apply agrees, change by change
+        return [any(c is t for t in took) for c in batch]
+
+    asks = [reg.prepare_ask(AskInput(f"s{i % 2}", "alice", QS)) for i in range(4)]
+    assert await step([change for _, change in asks if change is not None]) == [True] * 4
+    a, b, c, d = (req for req, _ in asks)
+    unknown = Request("nope", "s0", "alice", NOW, NOW + 1)
+
+    assert await step([
+        ended(a, Trigger.ANSWER, {"Ship it?": "yes"}),
+        ended(a, Trigger.EXPIRE, error=TIMEOUT_ERROR),  # lost to the answer before it
+        Notified(b.session_id, b.request_id),
+        ended(b, Trigger.CANCEL, error=CANCEL_ERROR),
+        Notified(b.session_id, b.request_id),  # ended a step before
+        Forgot(c.session_id, c.request_id),  # still pending
+        Forgot(a.session_id, a.request_id),  # ended earlier in this batch
+        ended(unknown, Trigger.ANSWER, {"Ship it?": "no"}),
+        Notified(unknown.session_id, unknown.request_id),
+        Forgot(unknown.session_id, unknown.request_id),
+    ]) == [True, False, True, True, False, False, True, False, False, False]
+
+    assert await step([
+        ended(a, Trigger.ANSWER, {"Ship it?": "again"}),  # forgotten
+        Forgot(a.session_id, a.request_id),
+        ended(c, Trigger.EXPIRE, error=TIMEOUT_ERROR),
+        Forgot(b.session_id, b.request_id),
+        Forgot(b.session_id, b.request_id),
+        Notified(d.session_id, d.request_id),
+        Notified(d.session_id, d.request_id),  # marking twice still takes
+    ]) == [False, False, True, True, False, True, True]
