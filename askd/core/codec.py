@@ -13,6 +13,7 @@ them as invalid JSON rather than store and push a frame no page can read.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -45,8 +46,19 @@ def not_json(err: BaseException) -> str:
     return "not valid JSON"
 
 
+# orjson reads an integer beyond 64 bits as a float, losing its digits. Such
+# an integer has at least 19 digits in a row, so a text holding a run that
+# long (rare: ids and hashes in strings match too, harmlessly) goes to json,
+# which keeps every integer exact.
+_LONG_RUN = re.compile(rb"[0-9]{19}")
+_LONG_RUN_STR = re.compile(r"[0-9]{19}")
+
+
 def loads(data: bytes | str) -> Any:
     """Parse JSON text; raises ``ValueError`` (or ``RecursionError``) when it is not."""
+    long_run = _LONG_RUN if isinstance(data, (bytes, bytearray, memoryview)) else _LONG_RUN_STR
+    if long_run.search(data) is not None:  # type: ignore[arg-type]
+        return json.loads(data, parse_constant=_no_constant)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

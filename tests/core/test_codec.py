@@ -58,3 +58,11 @@ def test_a_kept_frame_costs_about_its_size() -> None:
     kept = [codec.dumps({**frame, "sessionId": f"s{i}"}) for i in range(n)]
     per_frame = (_rss() - before) / n
     assert len(kept[0]) < 700 and per_frame < 1_500, per_frame
+
+
+@pytest.mark.parametrize("number", [-(2**63) - 1, 2**64, 10**30, -(10**25)])
+def test_an_integer_beyond_64_bits_stays_exact(number: int) -> None:
+    # orjson alone reads these as floats; found by the round-trip property.
+    text = f'{{"n": {number}, "in": [{number}]}}'
+    assert codec.loads(text) == {"n": number, "in": [number]}
+    assert codec.loads(text.encode()) == {"n": number, "in": [number]}
