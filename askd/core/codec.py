@@ -86,3 +86,20 @@ def too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return False
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than :data:`MAX_DEPTH`."""
+
+
+def loads_bounded(data: bytes | str) -> Any:
+    """``loads`` for what a peer sends (a body, a frame): raises
+    :class:`TooDeep` past ``MAX_DEPTH`` levels, ``ValueError`` when it is
+    not JSON (``not_json`` says why)."""
+    try:
+        obj = loads(data)
+    except RecursionError:  # deeper than even the parser goes
+        raise TooDeep() from None
+    if too_deep(obj):
+        raise TooDeep()
+    return obj

@@ -92,14 +92,11 @@ def validation_details(err: ValidationError) -> list[dict[str, Any]]:
 
 def parse_frame(text: str | bytes) -> Frame:
     try:
-        data = codec.loads(text)
-        deep = codec.too_deep(data)
-    except RecursionError:  # deeper than even the parser goes
-        deep = True
+        data = codec.loads_bounded(text)
+    except codec.TooDeep:
+        raise FrameError("invalid_request", f"frame is nested deeper than {codec.MAX_DEPTH} levels") from None
     except ValueError as err:
         raise FrameError("bad_json", f"frame is {codec.not_json(err)}") from None
-    if deep:
-        raise FrameError("invalid_request", f"frame is nested deeper than {codec.MAX_DEPTH} levels")
     if not isinstance(data, dict):
         raise FrameError("invalid_request", "a frame must be a JSON object")
     frame_id = data.get("id")

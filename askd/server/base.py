@@ -193,14 +193,11 @@ class ApiHandler(tornado.web.RequestHandler):
         if len(body) > limit:
             raise ApiError("too_large", f"request body is over {limit} bytes")
         try:
-            raw = codec.loads(body or b"null")
-            deep = codec.too_deep(raw)
-        except RecursionError:  # deeper than even the parser goes
-            deep = True
+            raw = codec.loads_bounded(body or b"null")
+        except codec.TooDeep:
+            raise ApiError("invalid_request", f"request body is nested deeper than {codec.MAX_DEPTH} levels") from None
         except ValueError as err:
             raise ApiError("invalid_request", f"request body is {codec.not_json(err)}") from None
-        if deep:
-            raise ApiError("invalid_request", f"request body is nested deeper than {codec.MAX_DEPTH} levels")
         if not isinstance(raw, dict):
             raise ApiError("invalid_request", "request body must be a JSON object")
         try:
