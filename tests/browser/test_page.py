@@ -209,3 +209,10 @@ async def test_readme_screenshot(daemon: RunningDaemon, inbox: OpenInbox) -> Non
     if UPDATE_README_SHOT:
         README_SHOT.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, README_SHOT)
+
+
+async def test_a_refused_focus_subscribe_says_why_and_the_page_stays_connected(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    session = "x" * 300  # longer than askd accepts for a session id
+    tab = await inbox("alice", query=f"session={session}")  # waits for the pill's "Connected"
+    await expect(tab.page.locator("#banner")).to_contain_text(f"Cannot show session “{session}”")
+    await expect(tab.page.locator("#token-form")).to_be_hidden()

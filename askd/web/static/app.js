@@ -1,23 +1,29 @@
 // askd's inbox page: every pending question of the user, grouped by
-// session, answerable from any tab. Behaviour follows seed section 6.2: a
-// dropped socket only reconnects (panels stay), every reconnect
-// re-subscribes, events are de-duplicated by requestId, an answer is resent
-// until acknowledged, and ask_user_questions_cancelled closes the panel.
+// session, answerable from any tab. The user side of the protocol (subscribe
+// on every connect, de-duplicate by requestId, resend an answer until
+// acknowledged, reconnect with backoff, close what ended meanwhile) is
+// askd-client's Inbox, the same package web apps embed; this file draws it:
+// panels, notes, alerts, the badge, the status pill and the token form.
 
 import { Alerts } from './alerts.js';
 import { showCount } from './badge.js';
-import { Connection } from './connection.js';
 import { Panel } from './panel.js';
 import { h } from './dom.js';
 import { loadLanguage, t, translatePage } from './i18n.js';
+import { Inbox } from './vendor/askd-client/index.js';
 
 const TOKEN_KEY = 'askd.token';
 const NOTE_MS = 20_000;
+const BACKOFF_CAP_MS = 5000;
 
 // Why a panel closed: each has a catalogue text `note.<reason>`.
 const NOTES = new Set(['answered', 'answeredHere', 'timeout', 'cancelled', 'not_pending', 'gone']);
 
 const $ = (id) => document.getElementById(id);
+
+// The client's states without a text of their own. (`paused` is not used:
+// the page stays connected while hidden, so that alerts still come.)
+const CONN_TEXT = { rejected: 'stopped', closed: 'stopped', paused: 'stopped' };
 
 /** The token's claims, for display only (the daemon does the checking). */
 function claims(token) {
@@ -31,104 +37,60 @@ function claims(token) {
 
 // Every URL the page uses is relative to the page, so that a proxy may serve
 // it under any path prefix (https://tools.example.com/askd/ -> askd's /).
-function wsUrl(token) {
+function wsUrl() {
   const url = new URL('ws', location.href);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.search = `?token=${encodeURIComponent(token)}`;
+  url.search = '';
   url.hash = '';
   return url.href;
 }
 
-/** After a socket that never opened: is the token the reason? */
-async function probeToken(token) {
-  try {
-    const r = await fetch('ws', { headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' });
-    if (r.status === 401) return t('token.refused');
-    if (r.status === 403) return t('token.notUser');
-  } catch {
-    // the daemon is unreachable: keep retrying
-  }
-  return null;
+/** Why the client stopped, in the reader's language. */
+function rejection(error) {
+  if (error.code === 'token_ended') return t('token.ended');
+  if (error.status === 403) return t('token.notUser');
+  if (error.status === 401) return t('token.refused');
+  return error.message;
 }
 
-class Inbox {
+class InboxView {
   constructor(token, focus, backoff) {
     this.focus = focus;
     this.panels = new Map(); // requestId -> Panel
-    this.closed = new Set(); // requestIds that ended: never shown again
     this.groups = new Map(); // sessionId -> {section, list, count}
-    this.outbox = new Map(); // requestId -> answer frame not yet acknowledged
-    this.replay = null; // {id, seen} while a subscribe is being served
-    this.subscribes = 0;
+    this.sending = new Set(); // requestIds whose answer waits for askd's verdict
     this.connState = { state: 'connecting' };
     this.inboxEl = $('inbox');
     this.alerts = new Alerts($('alerts'), (requestId) => this.reveal(requestId));
-    this.conn = new Connection({
-      url: wsUrl(token),
-      ...backoff,
-      probe: () => probeToken(token),
-      onOpen: () => this.onOpen(),
-      onFrame: (frame) => this.onFrame(frame),
-      onState: (s) => this.onConnState(s),
-    });
-    $('retry').addEventListener('click', () => this.conn.retryNow());
-    window.addEventListener('online', () => this.conn.retryNow());
+    this.client = new Inbox({ url: wsUrl(), token, sessionId: focus ?? '*', backoff: { cap: BACKOFF_CAP_MS, ...backoff } });
+    this.client.on('asked', (q) => this.onAsk(q.sessionId, q.payload));
+    this.client.on('closed', (c) => this.close(c.requestId, c.reason === 'ended' ? 'gone' : c.reason));
+    this.client.on('extended', (e) => this.panels.get(e.requestId)?.extendTo(e.expiresAt));
+    this.client.on('state', (s) => this.onConnState(s));
+    this.client.on('refused', (err) => showBanner(t('focus.error', { session: this.focus, message: err.message })));
+    this.client.on('error', (err) => console.warn('askd:', err.code, err.message));
+    $('retry').addEventListener('click', () => this.client.retryNow());
     setInterval(() => this.tick(), 1000);
     this.render();
   }
 
   start() {
-    this.conn.start();
+    this.client.start();
   }
 
   // ---- the connection --------------------------------------------------
 
-  onOpen() {
-    this.subscribes += 1;
-    const id = `subscribe-${this.subscribes}`;
-    this.replay = { id, seen: new Set() };
-    this.conn.send({ type: 'subscribe', sessionId: this.focus ?? '*', id });
-    for (const [requestId, frame] of this.outbox) {
-      if (this.conn.send(frame)) this.panels.get(requestId)?.setState('sending', t('panel.sending'));
-    }
-  }
-
   onConnState(s) {
     this.connState = s;
-    if (s.state !== 'connected') {
-      this.replay = null;
-      for (const requestId of this.outbox.keys()) {
-        this.panels.get(requestId)?.setState('queued', t('panel.queued'));
-      }
-    }
-    if (s.state === 'rejected') showTokenForm(s.message);
+    // The client sends what waits once it is connected again.
+    const [state, key] = s.state === 'connected' ? ['sending', 'panel.sending'] : ['queued', 'panel.queued'];
+    for (const requestId of this.sending) this.panels.get(requestId)?.setState(state, t(key));
+    if (s.state === 'rejected') showTokenForm(rejection(s.error));
     this.renderConn();
-  }
-
-  onFrame(frame) {
-    const payload = frame.payload && typeof frame.payload === 'object' ? frame.payload : {};
-    switch (frame.type) {
-      case 'ask_user_questions':
-        return this.onAsk(frame.sessionId, payload);
-      case 'ask_user_questions_cancelled':
-        return this.close(payload.requestId, payload.reason === 'answered' ? 'answered' : payload.reason);
-      case 'ack':
-        return this.onAck(frame, payload);
-      case 'error':
-        return this.onError(frame, payload);
-      default:
-        return undefined; // session_snapshot, pong: nothing to show
-    }
   }
 
   onAsk(sessionId, payload) {
     const requestId = payload.requestId;
-    if (typeof requestId !== 'string' || typeof sessionId !== 'string') return;
-    if (this.focus !== null && sessionId !== this.focus) return;
-    if (this.replay) this.replay.seen.add(requestId);
-    // De-duplicate: a re-push after a reconnect must not reset what the user
-    // has already picked.
-    if (this.panels.has(requestId) || this.closed.has(requestId)) return;
     const panel = new Panel(sessionId, payload, (p) => this.submit(p));
     this.panels.set(requestId, panel);
     const group = this.group(sessionId);
@@ -149,22 +111,32 @@ class Inbox {
     panel.form.focus({ preventScroll: true });
   }
 
-  onAck(frame, payload) {
-    if (this.replay && frame.id === this.replay.id) {
-      // The replay is complete: whatever it did not re-push ended while
-      // this page was away.
-      const { seen } = this.replay;
-      this.replay = null;
-      this.conn.markHealthy();
-      for (const requestId of [...this.panels.keys()]) if (!seen.has(requestId)) this.close(requestId, 'gone');
+  // ---- answering ---------------------------------------------------------
+
+  async submit(panel) {
+    const { requestId } = panel;
+    if (this.sending.has(requestId)) return;
+    const result = panel.collect();
+    if (result.error) {
+      panel.showStatus(result.error, true);
+      result.focus?.focus();
       return;
     }
-    const requestId = this.answerFor(frame.id);
-    if (requestId === null) return;
-    this.outbox.delete(requestId);
-    const panel = this.panels.get(requestId);
-    if (!panel) return;
-    if (payload.accepted === true) {
+    this.sending.add(requestId);
+    if (this.connState.state === 'connected') panel.setState('sending', t('panel.sending'));
+    else panel.setState('queued', t('panel.queued'));
+    let verdict;
+    try {
+      verdict = await this.client.answer(requestId, result.answers, { sessionId: panel.sessionId });
+    } catch (err) {
+      panel.setState('editing');
+      panel.showStatus(t('panel.refused', { message: err.message }), true);
+      return;
+    } finally {
+      this.sending.delete(requestId);
+    }
+    if (!this.panels.has(requestId)) return; // closed meanwhile
+    if (verdict.accepted) {
       panel.answeredHere = true;
       panel.setState('accepted', t('panel.accepted'));
     } else {
@@ -172,61 +144,12 @@ class Inbox {
     }
   }
 
-  onError(frame, payload) {
-    const message = typeof payload.message === 'string' ? payload.message : 'error';
-    const requestId = this.answerFor(frame.id);
-    if (requestId !== null) {
-      this.outbox.delete(requestId);
-      const panel = this.panels.get(requestId);
-      if (panel) {
-        panel.setState('editing');
-        panel.showStatus(t('panel.refused', { message }), true);
-      }
-      return;
-    }
-    if (this.replay && frame.id === this.replay.id) {
-      this.replay = null;
-      showBanner(t('focus.error', { session: this.focus, message }));
-      return;
-    }
-    console.warn('askd:', payload.code, message);
-  }
-
-  answerFor(id) {
-    return typeof id === 'string' && id.startsWith('answer:') ? id.slice('answer:'.length) : null;
-  }
-
-  // ---- answering ---------------------------------------------------------
-
-  submit(panel) {
-    if (this.outbox.has(panel.requestId)) return;
-    const result = panel.collect();
-    if (result.error) {
-      panel.showStatus(result.error, true);
-      result.focus?.focus();
-      return;
-    }
-    const frame = {
-      type: 'ask_user_questions_result',
-      sessionId: panel.sessionId,
-      requestId: panel.requestId,
-      answers: result.answers,
-      id: `answer:${panel.requestId}`,
-    };
-    // Kept until acknowledged: onOpen resends it after a reconnect. A
-    // duplicate is harmless, the daemon answers it with not_pending.
-    this.outbox.set(panel.requestId, frame);
-    if (this.conn.send(frame)) panel.setState('sending', t('panel.sending'));
-    else panel.setState('queued', t('panel.queued'));
-  }
-
   close(requestId, reason) {
     const panel = this.panels.get(requestId);
-    this.closed.add(requestId);
-    this.outbox.delete(requestId);
     this.alerts.ended(requestId);
     if (!panel) return;
     this.panels.delete(requestId);
+    this.sending.delete(requestId);
     const key = reason === 'answered' && panel.answeredHere ? 'answeredHere' : reason;
     const note = h(
       'div',
@@ -294,8 +217,8 @@ class Inbox {
   renderConn() {
     const { state, retryAt } = this.connState;
     const box = $('conn');
-    box.dataset.state = state;
-    $('conn-text').textContent = t(`conn.${state === 'rejected' ? 'stopped' : state}`);
+    box.dataset.state = state === 'closed' ? 'stopped' : state;
+    $('conn-text').textContent = t(`conn.${CONN_TEXT[state] ?? state}`);
     const secs = state === 'waiting' ? Math.max(0, Math.ceil((retryAt - Date.now()) / 1000)) : null;
     $('conn-wait').textContent = secs === null ? '' : t('conn.wait', { n: secs });
     $('retry').hidden = state !== 'waiting';
@@ -421,7 +344,7 @@ async function main() {
     return;
   }
   $('empty').hidden = false;
-  new Inbox(token, focus, backoff).start();
+  new InboxView(token, focus, backoff).start();
 }
 
 main();

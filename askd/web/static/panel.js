@@ -246,6 +246,13 @@ export class Panel {
     this.statusEl.classList.toggle('error', Boolean(isError));
   }
 
+  /** The question was given more time (askd's ask_user_questions_extended). */
+  extendTo(expiresAt) {
+    this.expiresAt = Date.parse(expiresAt);
+    this.timeEl.dateTime = text(expiresAt);
+    this.tick(Date.now());
+  }
+
   tick(now) {
     if (Number.isNaN(this.expiresAt)) return;
     const left = this.expiresAt - now;

@@ -59,7 +59,12 @@ export type ConnectionState =
   /** Between attempts: the next one at `retryAt` (ms since the epoch). */
   | { state: 'waiting'; retryAt: number }
   | { state: 'paused' }
-  /** askd refused the token (or there is no WebSocket): the inbox stopped; a new token needs a new Inbox. */
+  /**
+   * The inbox stopped; a new token needs a new Inbox. `error.code` says why:
+   * askd's refusal of the token (`unauthorized` with status 401, `forbidden`
+   * with 403: not a user token), `token_ended` (askd closed the link with
+   * 4001: the token expired or was revoked), or `no_websocket`.
+   */
   | { state: 'rejected'; error: AskdError }
   | { state: 'closed' };
 
@@ -68,7 +73,9 @@ export interface InboxEvents {
   closed: ClosedQuestion;
   extended: ExtendedQuestion;
   state: ConnectionState;
-  /** An `error` frame that answers no call of this inbox (a refused subscribe). */
+  /** askd refused the subscribe (a session it does not accept, too many subscriptions): nothing of it will show. */
+  refused: AskdError;
+  /** Any other `error` frame that answers no call of this inbox. */
   error: AskdError;
 }
 
@@ -76,6 +83,9 @@ export interface InboxEvents {
 export type AnswerVerdict = { accepted: true } | { accepted: false; reason: string };
 /** askd's reply to an extend. */
 export type ExtendVerdict = { extended: true; expiresAt: string } | { extended: false; reason: string };
+
+/** The close code askd ends a WebSocket with when its token expires or is revoked. */
+export const TOKEN_ENDED = 4001;
 
 export interface InboxOptions {
   /** askd's public URL (`http://127.0.0.1:8765`, `https://tools.example.com/askd/`) or its `/ws` URL. */
@@ -297,7 +307,7 @@ export class Inbox {
     };
     ws.onmessage = (event) => this.frame(typeof event.data === 'string' ? event.data : String(event.data));
     ws.onerror = () => {}; // onclose follows
-    ws.onclose = () => void this.lost(ws, opened);
+    ws.onclose = (event) => void this.lost(ws, opened, (event as { code?: number } | undefined)?.code);
   }
 
   private opened(): void {
@@ -309,10 +319,16 @@ export class Inbox {
     this.startHeartbeat();
   }
 
-  private async lost(ws: SocketLike, opened: boolean): Promise<void> {
+  private async lost(ws: SocketLike, opened: boolean, code?: number): Promise<void> {
     if (ws !== this.ws) return;
     this.detach();
     if (this.stopped || this.pausedFor.size) return;
+    if (code === TOKEN_ENDED) {
+      // The same token would be refused: the application must get a new one.
+      this.stopped = true;
+      this.setState({ state: 'rejected', error: new AskdError('token_ended', 'askd ended this token: it expired or was revoked') });
+      return;
+    }
     if (!opened) {
       this.busy = true;
       const refused = await this.probe().finally(() => (this.busy = false));
@@ -471,8 +487,9 @@ export class Inbox {
       entry.reject(err);
       return;
     }
-    this.emit('error', err);
-    if (id === this.subscribeId) this.subscribed(false);
+    if (id !== this.subscribeId) return this.emit('error', err);
+    this.emit('refused', err);
+    this.subscribed(false);
   }
 
   /** The subscribe's re-push is complete: what it did not re-push ended while the link was down. */

@@ -1,6 +1,6 @@
 // askd-client: the user's inbox and the agent's calls, typed from askd's own models.
 
-export { Inbox } from './inbox.js';
+export { Inbox, TOKEN_ENDED } from './inbox.js';
 export type {
   AnswerVerdict,
   AskedQuestion,

@@ -97,11 +97,14 @@ export class Askd {
   /** A token from `askd token issue`, signed with this daemon's secret. */
   async token(role, sub) {
     const key = `${role}:${sub ?? ''}`;
-    if (!this.tokens.has(key)) {
-      const args = ['token', 'issue', '--role', role, ...(sub ? ['--sub', sub] : [])];
-      this.tokens.set(key, promisify(execFile)(ASKD, args, { env: this.env }).then(({ stdout }) => stdout.trim()));
-    }
+    if (!this.tokens.has(key)) this.tokens.set(key, this.issue('--role', role, ...(sub ? ['--sub', sub] : [])));
     return this.tokens.get(key);
+  }
+
+  /** A new token each call: `askd token issue` with these arguments. */
+  async issue(...args) {
+    const { stdout } = await promisify(execFile)(ASKD, ['token', 'issue', ...args], { env: this.env });
+    return stdout.trim();
   }
 
   /** An admin API call; the JSON body of its reply. */

@@ -180,6 +180,28 @@ describe('against askd serve', { timeout: 120_000 }, () => {
     tab.close();
   });
 
+  test('a token that expires on an open link stops the inbox as rejected (token_ended)', async () => {
+    const tab = new Inbox({ url: askd.url, token: await askd.issue('--role', 'user', '--sub', 'erin', '--ttl', '2'), backoff: FAST });
+    tab.start();
+    await tab.ready();
+    const { error } = await nextState(tab, 'rejected', 8000); // askd closes the socket with 4001 at exp
+    assert.equal(error.code, 'token_ended');
+    assert.equal((await askd.admin('GET', '/admin/v1/connections?userId=erin')).connections.length, 0, 'and does not reconnect');
+    tab.close();
+  });
+
+  test('a refused subscribe is a refused event, and the inbox stays connected', async (t) => {
+    const tab = new Inbox({ url: askd.url, token: await askd.token('user', 'alice'), backoff: FAST, sessionId: 'x'.repeat(300) });
+    t.after(() => tab.close());
+    const refused = next(tab, 'refused');
+    const errors = [];
+    tab.on('error', (err) => errors.push(err));
+    tab.start();
+    assert.ok((await refused) instanceof AskdError);
+    await tab.ready();
+    assert.deepEqual(errors, []);
+  });
+
   test('ask waits for the answer and returns the result', async (t) => {
     const tab = await inbox();
     t.after(() => tab.close());

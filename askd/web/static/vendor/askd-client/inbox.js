@@ -15,6 +15,8 @@ import { Backoff } from './backoff.js';
 import { AskdError, InboxClosed } from './errors.js';
 import { NoWebSocket, OPEN, socketFactory } from './socket.js';
 import { resolveToken, wsUrl } from './urls.js';
+/** The close code askd ends a WebSocket with when its token expires or is revoked. */
+export const TOKEN_ENDED = 4001;
 export class Inbox {
     url;
     sessionId;
@@ -208,7 +210,7 @@ export class Inbox {
         };
         ws.onmessage = (event) => this.frame(typeof event.data === 'string' ? event.data : String(event.data));
         ws.onerror = () => { }; // onclose follows
-        ws.onclose = () => void this.lost(ws, opened);
+        ws.onclose = (event) => void this.lost(ws, opened, event?.code);
     }
     opened() {
         this.replayed = new Set();
@@ -219,12 +221,18 @@ export class Inbox {
             this.send(entry.frame);
         this.startHeartbeat();
     }
-    async lost(ws, opened) {
+    async lost(ws, opened, code) {
         if (ws !== this.ws)
             return;
         this.detach();
         if (this.stopped || this.pausedFor.size)
             return;
+        if (code === TOKEN_ENDED) {
+            // The same token would be refused: the application must get a new one.
+            this.stopped = true;
+            this.setState({ state: 'rejected', error: new AskdError('token_ended', 'askd ended this token: it expired or was revoked') });
+            return;
+        }
         if (!opened) {
             this.busy = true;
             const refused = await this.probe().finally(() => (this.busy = false));
@@ -391,9 +399,10 @@ export class Inbox {
             entry.reject(err);
             return;
         }
-        this.emit('error', err);
-        if (id === this.subscribeId)
-            this.subscribed(false);
+        if (id !== this.subscribeId)
+            return this.emit('error', err);
+        this.emit('refused', err);
+        this.subscribed(false);
     }
     /** The subscribe's re-push is complete: what it did not re-push ended while the link was down. */
     subscribed(replayed) {
