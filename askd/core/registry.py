@@ -565,9 +565,9 @@ class Registry:
         """Drop an ended request once its result retention has run out."""
         session = self._sessions[req.session_id]
         del session.requests[req.request_id]
-        scoped = (req.agent, req.idempotency_key or "")
-        if req.idempotency_key is not None and session.by_key and session.by_key.get(scoped) is req:
-            del session.by_key[scoped]
+        key = req.idempotency_key
+        if key is not None and session.by_key and session.by_key.get((req.agent, key)) is req:
+            del session.by_key[(req.agent, key)]
         self._collect(session)
 
     def _collect(self, session: Session | None) -> None:
