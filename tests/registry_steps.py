@@ -24,15 +24,15 @@ class StepRegistry(Registry):
         assert req is not None
         return req
 
-    def withdraw(self, session_id: str, request_id: str) -> Request | None:
-        req, change = self.prepare_withdraw(session_id, request_id)
+    def withdraw(self, session_id: str, request_id: str, agent: str | None = None) -> Request | None:
+        req, change = self.prepare_withdraw(session_id, request_id, agent)
         if change is not None:
             self.apply(change)
         return req
 
-    def cancel_session(self, session_id: str) -> int:
+    def cancel_session(self, session_id: str, agent: str | None = None) -> int:
         """How many questions the cancel ended."""
-        return sum(self.apply(c) for c in self.prepare_cancel(session_id))
+        return sum(self.apply(c) for c in self.prepare_cancel(session_id, agent))
 
     def advance(self) -> None:
         """What the clock made due, until nothing is (an end can make its

@@ -32,6 +32,13 @@ class NotPending(AskdError):
     code = "not_pending"
 
 
+class NotFound(AskdError):
+    """Unknown to this caller: an agent token with a ``sub`` calling on a
+    session another agent first asked in gets this, never a hint it exists."""
+
+    code = "not_found"
+
+
 class Forbidden(AskdError):
     code = "forbidden"
 

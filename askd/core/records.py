@@ -37,6 +37,9 @@ class AskInput:
     require_online: bool = False
     parent_session_id: str | None = None
     idempotency_key: str | None = None
+    # The asking agent token's ``sub``: None (a token without one) reaches
+    # every session; with one, only the sessions that sub first asked in.
+    agent: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -84,6 +87,7 @@ class Request:
     error: str | None = None
     ended_at: float | None = None
     notified: bool = False  # a webhook delivery for it succeeded (a Notified change)
+    agent: str | None = None  # the asking agent token's sub: its Idempotency-Key is that agent's
 
     @property
     def pending(self) -> bool:
@@ -145,12 +149,15 @@ class Session:
     id: str
     owner: str
     parent: str | None = None
+    # The sub of the agent token that first asked in it (None: a token
+    # without one): an agent token with another sub never reaches it.
+    agent: str | None = None
     # Pending and retained, oldest first. Most sessions hold one: a SmallMap.
     requests: SmallMap[str, Request] = field(default_factory=SmallMap)
     pending: int = 0
     # Made on first use: most sessions have neither, and empty ones cost 280 B.
     children: set[str] | None = None
-    by_key: dict[str, Request] | None = None  # Idempotency-Key -> request
+    by_key: dict[tuple[str | None, str], Request] | None = None  # (agent, Idempotency-Key) -> request
 
 
 @dataclass(slots=True, eq=False)

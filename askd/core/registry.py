@@ -33,6 +33,7 @@ from askd.core.errors import (
     Forbidden,
     InvalidAnswer,
     InvalidRequest,
+    NotFound,
     NotPending,
     SessionOwnerMismatch,
     TooManyPending,
@@ -247,21 +248,24 @@ class Registry:
         and no change; raises :class:`AskInFlight` while the first is still
         being committed."""
         session_id, user_id, parent_session_id = ask.session_id, ask.user_id, ask.parent_session_id
-        idempotency_key, timeout = ask.idempotency_key, ask.timeout
+        idempotency_key, timeout, agent = ask.idempotency_key, ask.timeout, ask.agent
         if ALL_SESSIONS in (session_id, parent_session_id):
             raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
+        self.reach(session_id, agent)  # before the owner: another agent's session tells nothing
         session = self._sessions.get(session_id)
         flying = self._flying_in.get(session_id, ())
         owner = session.owner if session is not None else (flying[0].user_id if flying else None)
         if owner is not None and owner != user_id:
             raise SessionOwnerMismatch(f"session {session_id} belongs to another user")
         if idempotency_key is not None:
-            prior = session.by_key.get(idempotency_key) if session is not None and session.by_key else None
+            scoped = (agent, idempotency_key)  # keys are per agent sub
+            prior = session.by_key.get(scoped) if session is not None and session.by_key else None
             if prior is not None:
                 return prior, None
-            if any(r.idempotency_key == idempotency_key for r in flying):
+            if any(r.idempotency_key == idempotency_key and r.agent == agent for r in flying):
                 raise AskInFlight(f"an ask with this Idempotency-Key in session {session_id} is being stored")
         if parent_session_id is not None:
+            self.reach(parent_session_id, agent)
             self._check_parent(session_id, session, parent_session_id, user_id)
         if ask.require_online and user_id not in self._user_conns:
             raise UserOffline(f"user {user_id} has no open connection")
@@ -283,7 +287,7 @@ class Registry:
             # not one more copy of each per question, as ``restore`` does.
             session_id, user_id = session.id, session.owner
         now = self._clock()
-        req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
+        req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key, agent=agent)
         # Only the encoded frame is kept: pushes wrap it (Request.ask_event).
         req.frame = ev.encode(
             {
@@ -308,6 +312,24 @@ class Registry:
         self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
+    def reaches(self, session_id: str, agent: str | None) -> bool:
+        """Whether an agent token with this ``sub`` may act on the session:
+        a token without one reaches every session; one with a sub, a session
+        it first asked in, or one nobody asked in yet (nor is asking in)."""
+        if agent is None:
+            return True
+        session = self._sessions.get(session_id)
+        if session is not None:
+            return session.agent == agent
+        flying = self._flying_in.get(session_id)
+        return not flying or flying[0].agent == agent
+
+    def reach(self, session_id: str, agent: str | None) -> None:
+        """Raise :class:`NotFound` unless ``reaches``: the same answer as for
+        a session askd does not know, naming nobody."""
+        if not self.reaches(session_id, agent):
+            raise NotFound(f"no session {session_id} for this agent token")
+
     def release(self, change: Asked) -> None:
         """The ask's commit is over (taken, refused, or failed): what it
         reserved is free again. Applying it releases it too."""
@@ -322,12 +344,12 @@ class Registry:
     def _register(self, req: Request, parent_session_id: str | None) -> None:
         """Put a request (pending or ended) in its session, linking the
         session to its parent, and schedule its next deadline."""
-        session = self._session(req.session_id, req.user_id, parent_session_id)
+        session = self._session(req.session_id, req.user_id, parent_session_id, req.agent)
         session.requests[req.request_id] = req
         if req.idempotency_key is not None:
             if session.by_key is None:
                 session.by_key = {}
-            session.by_key[req.idempotency_key] = req
+            session.by_key[(req.agent, req.idempotency_key)] = req
         if req.pending:
             session.pending += 1
             self._pending_total += 1
@@ -359,11 +381,12 @@ class Registry:
                 if at is not None:
                     self.schedule.add(at, kind.name, req)
 
-    def _session(self, session_id: str, owner: str, parent_session_id: str | None) -> Session:
-        """The session, made if new, linked to its parent if it had none."""
-        session = self._sessions.get(session_id) or self._new_session(session_id, owner)
+    def _session(self, session_id: str, owner: str, parent_session_id: str | None, agent: str | None) -> Session:
+        """The session, made if new (the agent's: it asks first), linked to
+        its parent if it had none (a parent it names is made the agent's too)."""
+        session = self._sessions.get(session_id) or self._new_session(session_id, owner, agent)
         if parent_session_id is not None and session.parent is None:
-            parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, owner)
+            parent = self._sessions.get(parent_session_id) or self._new_session(parent_session_id, owner, agent)
             session.parent = parent.id
             if parent.children is None:
                 parent.children = set()
@@ -372,10 +395,14 @@ class Registry:
 
     # ---- a store's restore (at start) ----------------------------------
 
-    def restore_session(self, session_id: str, owner: str, parent_session_id: str | None) -> None:
+    def restore_session(
+        self, session_id: str, owner: str, parent_session_id: str | None, agent: str | None = None
+    ) -> None:
         """Load a session kept by a store, with its link to its parent (any
-        order: a parent named before it is loaded is made then)."""
-        self._session(session_id, owner, parent_session_id)
+        order: a parent named before it is loaded is made then, and gets its
+        own agent when it is loaded)."""
+        session = self._session(session_id, owner, parent_session_id, agent)
+        session.agent = agent
 
     def restore(self, req: Request) -> None:
         """Load a request kept by a store, oldest first, after its session.
@@ -410,8 +437,8 @@ class Registry:
                 raise InvalidRequest(f"session {parent_id} descends from {session_id}: a cycle")
             node = self._sessions.get(node.parent) if node.parent else None
 
-    def _new_session(self, session_id: str, owner: str) -> Session:
-        session = Session(session_id, owner)
+    def _new_session(self, session_id: str, owner: str, agent: str | None) -> Session:
+        session = Session(session_id, owner, agent=agent)
         self._sessions[session_id] = session
         owned = self._user_sessions.get(owner)
         if owned is None:
@@ -441,17 +468,22 @@ class Registry:
             raise InvalidAnswer(problem)
         return self._ending(req, Trigger.ANSWER, answers=answers)
 
-    def prepare_withdraw(self, session_id: str, request_id: str) -> tuple[Request | None, Ended | None]:
+    def prepare_withdraw(
+        self, session_id: str, request_id: str, agent: str | None = None
+    ) -> tuple[Request | None, Ended | None]:
         """The agent takes one question back: a pending one ends
-        ``cancelled``; an ended one stays as it is. None when unknown."""
-        req = self.get(session_id, request_id)
+        ``cancelled``; an ended one stays as it is. None when unknown (to
+        this agent: in another agent's session, as if unknown)."""
+        req = self.get(session_id, request_id) if self.reaches(session_id, agent) else None
         if req is None or not req.pending:
             return req, None
         return req, self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
 
-    def prepare_cancel(self, session_id: str) -> list[Ended]:
+    def prepare_cancel(self, session_id: str, agent: str | None = None) -> list[Ended]:
         """End every pending question of the session and of its descendants
-        as ``cancelled`` (seed ``failAllForSession``)."""
+        as ``cancelled`` (seed ``failAllForSession``). Raises
+        :class:`NotFound` for another agent's session."""
+        self.reach(session_id, agent)
         root = self._sessions.get(session_id)
         if root is None:
             return []
@@ -533,8 +565,9 @@ class Registry:
         """Drop an ended request once its result retention has run out."""
         session = self._sessions[req.session_id]
         del session.requests[req.request_id]
-        if req.idempotency_key is not None and session.by_key and session.by_key.get(req.idempotency_key) is req:
-            del session.by_key[req.idempotency_key]
+        key = req.idempotency_key
+        if key is not None and session.by_key and session.by_key.get((req.agent, key)) is req:
+            del session.by_key[(req.agent, key)]
         self._collect(session)
 
     def _collect(self, session: Session | None) -> None:

@@ -25,6 +25,13 @@ class _AgentHandler(ApiHandler):
         super().initialize(ctx)
         self._gone: asyncio.Future[None] | None = None
 
+    @property
+    def agent(self) -> str | None:
+        """The token's ``sub``: with one, this agent reaches only the
+        sessions it first asked in (the hub passes it to the registry)."""
+        assert self.principal is not None  # prepare() checked the token
+        return self.principal.sub
+
     def on_connection_close(self) -> None:
         # The agent hung up: stop waiting for it, never touch the question.
         if self._gone is not None and not self._gone.done():
@@ -86,6 +93,7 @@ class QuestionsHandler(_AgentHandler):
             require_online=body.requireOnline,
             parent_session_id=body.parentSessionId,
             idempotency_key=key,
+            agent=self.agent,
         )
         if not created:
             self.set_header("Idempotent-Replayed", "true")
@@ -98,7 +106,7 @@ class QuestionsHandler(_AgentHandler):
 
     async def get(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
-        pending = [r.describe() for r in await self.ctx.hub.pending(session_id=sid)]
+        pending = [r.describe() for r in await self.ctx.hub.pending(session_id=sid, agent=self.agent)]
         self.send_json({"sessionId": sid, "pending": pending})
 
 
@@ -124,7 +132,7 @@ class ResultHandler(_AgentHandler):
         wait = self.wait_seconds()
         # A wait sees the end when this node applies it; a read without one
         # must not answer pending for a question another node just ended.
-        req = await self.ctx.hub.lookup(sid, rid, fresh=not wait)
+        req = await self.ctx.hub.lookup(sid, rid, fresh=not wait, agent=self.agent)
         if req is None:
             raise _not_found(self.ctx.settings, sid, rid)
         if wait and req.pending:
@@ -133,7 +141,7 @@ class ResultHandler(_AgentHandler):
 
     async def delete(self, session_id: str, request_id: str) -> None:
         sid, rid = self.ids(session_id, request_id)
-        req = await self.ctx.hub.withdraw(sid, rid)
+        req = await self.ctx.hub.withdraw(sid, rid, agent=self.agent)
         if req is None:
             raise _not_found(self.ctx.settings, sid, rid)
         self.send_json(req.result())
@@ -142,7 +150,7 @@ class ResultHandler(_AgentHandler):
 class CancelHandler(_AgentHandler):
     async def post(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
-        self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid)})
+        self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid, agent=self.agent)})
 
 
 def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:

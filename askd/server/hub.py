@@ -117,10 +117,17 @@ class Hub:
         require_online: bool = False,
         parent_session_id: str | None = None,
         idempotency_key: str | None = None,
+        agent: str | None = None,
     ) -> tuple[Request, bool]:
         """Ask; returns the request and whether it is new (an Idempotency-Key
-        replay is not). Raises :class:`StoreUnavailable`, pushing nothing."""
-        ask = AskInput(session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key)
+        replay is not). Raises :class:`StoreUnavailable`, pushing nothing.
+
+        ``agent`` here and below is the calling agent token's ``sub``: with
+        one, a session another agent first asked in is unknown to it (the
+        registry's ``reach``); None reaches every session."""
+        ask = AskInput(
+            session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key, agent
+        )
         if require_online and await self.connections.online_elsewhere(user_id):
             ask = replace(ask, require_online=False)  # online means a connection on any node
         for _ in range(ASK_ATTEMPTS):
@@ -170,24 +177,27 @@ class Hub:
         assert req is not None
         return req
 
-    async def withdraw(self, session_id: str, request_id: str) -> Request | None:
+    async def withdraw(self, session_id: str, request_id: str, *, agent: str | None = None) -> Request | None:
         await self.lookup(session_id, request_id)
-        req, change = self.registry.prepare_withdraw(session_id, request_id)
+        req, change = self.registry.prepare_withdraw(session_id, request_id, agent)
         if change is not None:
             await self.commits.commit([change])  # flushed once stored
         return req
 
-    async def cancel_session(self, session_id: str) -> int:
+    async def cancel_session(self, session_id: str, *, agent: str | None = None) -> int:
         # On a shared store, questions of the session (or of a sub-session)
         # asked on another node a moment ago are cancelled too.
         await self.store.catch_up()
-        changes = self.registry.prepare_cancel(session_id)
+        changes = self.registry.prepare_cancel(session_id, agent)
         n = await self.commits.commit(list(changes)) if changes else 0  # flushed once stored
         log.info("session.cancelled", sessionId=session_id, cancelled=n)
         return n
 
-    async def lookup(self, session_id: str, request_id: str, *, fresh: bool = False) -> Request | None:
-        """The request, pending or ended (``registry.get``). A miss first
+    async def lookup(
+        self, session_id: str, request_id: str, *, fresh: bool = False, agent: str | None = None
+    ) -> Request | None:
+        """The request, pending or ended (``registry.get``); None for one in
+        another agent's session, as for one askd does not know. A miss first
         catches up with the cluster: an agent that asked on another node a
         moment ago (no sticky sessions) finds its question here too. With
         ``fresh`` a pending one catches up as well, so a read that returns at
@@ -197,12 +207,17 @@ class Hub:
         if req is None or (fresh and req.pending):
             await self.store.catch_up()
             req = self.registry.get(session_id, request_id)
-        return req
+        return req if self.registry.reaches(session_id, agent) else None
 
-    async def pending(self, *, session_id: str | None = None, user_id: str | None = None) -> list[Request]:
+    async def pending(
+        self, *, session_id: str | None = None, user_id: str | None = None, agent: str | None = None
+    ) -> list[Request]:
         """Pending questions (``registry.pending``), after catching up with
-        the cluster. Raises :class:`StoreUnavailable`."""
+        the cluster. Raises :class:`StoreUnavailable`, and :class:`NotFound`
+        for another agent's session."""
         await self.store.catch_up()
+        if session_id is not None:
+            self.registry.reach(session_id, agent)
         return self.registry.pending(session_id=session_id, user_id=user_id)
 
     async def wait(self, req: Request, timeout: float, abandon: asyncio.Future[None] | None = None) -> Request:

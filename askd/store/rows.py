@@ -19,10 +19,14 @@ def request_from_row(
     error: str | None,
     ended_at: float | None,
     notified: bool,
+    *,
+    agent: str | None = None,
 ) -> Request:
     """The request as kept: a pending one with its frame, an ended one with
     its result (``answers`` is UTF-8 JSON)."""
-    req = Request(request_id, session_id, user_id, created_at, expires_at, idempotency_key=idempotency_key, status=Status(status))
+    req = Request(
+        request_id, session_id, user_id, created_at, expires_at, idempotency_key=idempotency_key, status=Status(status), agent=agent
+    )
     req.notified = notified
     if req.pending:
         req.frame = frame

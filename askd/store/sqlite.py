@@ -58,6 +58,12 @@ MIGRATIONS: list[list[str]] = [
     [  # 2: daemon-wide values set at run time: the revocation instant (auth.not_before)
         "CREATE TABLE settings (name TEXT PRIMARY KEY, value REAL NOT NULL)",
     ],
+    [  # agents kept apart: the sub of the agent token that first asked in a
+        # session, and of the one that asked each question (its
+        # Idempotency-Key is that agent's); NULL: a token without a sub
+        "ALTER TABLE sessions ADD COLUMN agent TEXT",
+        "ALTER TABLE requests ADD COLUMN agent TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -193,16 +199,19 @@ class SqliteStore(LocalStore):
                 gc.enable()
 
     def _load(self, registry: Registry) -> int:
-        for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY rowid"):
-            registry.restore_session(sid, owner, parent)
+        sessions = self._db.execute("SELECT session_id, owner, parent_session_id, agent FROM sessions ORDER BY rowid")
+        for sid, owner, parent, agent in sessions:
+            registry.restore_session(sid, owner, parent, agent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
-            " status, answers, error, ended_at, notified FROM requests ORDER BY rowid"
+            " status, answers, error, ended_at, notified, agent FROM requests ORDER BY rowid"
         )
         n = 0
-        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified in rows:
+        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent in rows:
             registry.restore(
-                request_from_row(rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified))
+                request_from_row(
+                    rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified), agent=agent
+                )
             )
             n += 1
         return n
@@ -237,17 +246,21 @@ class SqliteStore(LocalStore):
             # row alone unless it gains its parent: rewriting it unchanged cost
             # a page in the WAL per ask.
             if not change.session_known:
+                # A new session (or a parent it names) is the asking agent's.
                 db.execute(
-                    "INSERT INTO sessions VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE"
-                    " SET parent_session_id = excluded.parent_session_id"
+                    "INSERT INTO sessions (session_id, owner, parent_session_id, agent) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (session_id) DO UPDATE SET parent_session_id = excluded.parent_session_id"
                     " WHERE parent_session_id IS NULL AND excluded.parent_session_id IS NOT NULL",
-                    (req.session_id, req.user_id, parent),
+                    (req.session_id, req.user_id, parent, req.agent),
                 )
                 if parent is not None:
-                    db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
+                    db.execute(
+                        "INSERT OR IGNORE INTO sessions (session_id, owner, parent_session_id, agent) VALUES (?, ?, NULL, ?)",
+                        (parent, req.user_id, req.agent),
+                    )
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-                " idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
+                " idempotency_key, frame, status, agent) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
                 (
                     req.request_id,
                     req.session_id,
@@ -256,6 +269,7 @@ class SqliteStore(LocalStore):
                     req.expires_at,
                     req.idempotency_key,
                     req.frame,
+                    req.agent,
                 ),
             )
             return True

@@ -2,7 +2,8 @@
 
 Hypothesis drives the real :class:`askd.core.Registry` (with a fake clock)
 and a small model of what the spec and ``docs/decisions.md`` promise, side by
-side, through any order of asks, connects, subscribes, disconnects, answers,
+side, through any order of asks (by agent tokens with and without a
+``sub``), connects, subscribes, disconnects, answers,
 clock jumps, timer firings, session cancels and restarts (the registry
 rebuilt from the SQLite store every change went through, as the daemon's
 hub drives it). After every step the frames
@@ -31,6 +32,7 @@ from askd.core import (
     InvalidAnswer,
     InvalidRequest,
     Limits,
+    NotFound,
     NotPending,
     AskInput,
     Registry,
@@ -46,6 +48,7 @@ from tests.core.test_registry import FakeClock
 from tests.model.profiles import scaled
 
 USERS = ("alice", "bob")
+AGENTS = (None, "agent-a", "agent-b")  # the agent token's sub; None: a token without one
 SESSIONS = ("s1", "s2", "s3", "s4")
 QUESTIONS = [
     {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
@@ -104,8 +107,8 @@ class StoredRegistry(Registry):
         assert req is not None
         return req
 
-    def cancel_session(self, session_id: str) -> int:
-        return self._keep(list(self.prepare_cancel(session_id)))
+    def cancel_session(self, session_id: str, agent: str | None = None) -> int:
+        return self._keep(list(self.prepare_cancel(session_id, agent)))
 
     def advance(self) -> None:
         while due := self.due():
@@ -120,6 +123,7 @@ class MReq:
     seq: int
     expires_at: float
     key: str | None
+    agent: str | None = None
     status: str = "pending"
     answers: dict[str, Any] | None = None
     ended_at: float | None = None
@@ -145,6 +149,7 @@ class MReq:
 class MSession:
     owner: str
     parent: str | None = None
+    agent: str | None = None  # the agent that first asked in it (or named it as a parent)
 
 
 @dataclass
@@ -173,6 +178,11 @@ class Model:
             out.append(node.parent)
             node = self.sessions.get(node.parent)
         return out
+
+    def reaches(self, sid: str, agent: str | None) -> bool:
+        """A token without a sub reaches every session; one with a sub,
+        only a session it made (or one that does not exist yet)."""
+        return agent is None or sid not in self.sessions or self.sessions[sid].agent == agent
 
     def subtree(self, sid: str) -> set[str]:
         return {s for s in self.sessions if s == sid or sid in self.ancestors(s)}
@@ -350,9 +360,13 @@ class RegistryMachine(RuleBasedStateMachine):
         key=st.none() | st.sampled_from(["k1", "k2"]),
         timeout=st.sampled_from([None, None, 1.0, 2.5, 0.0, 1e9]),
         require_online=st.booleans(),
+        agent=st.sampled_from(AGENTS),
     )
-    def ask(self, sid: str, user: str, parent: str | None, key: str | None, timeout: float | None, require_online: bool) -> None:
-        self.do_ask(sid, user, parent, key, timeout, require_online)
+    def ask(
+        self, sid: str, user: str, parent: str | None, key: str | None, timeout: float | None, require_online: bool,
+        agent: str | None,
+    ) -> None:
+        self.do_ask(sid, user, parent, key, timeout, require_online, agent)
 
     @precondition(lambda self: self.model.sessions)
     @rule(data=st.data(), child=st.booleans(), timeout=st.sampled_from([None, 1.0, 2.5]))
@@ -360,17 +374,20 @@ class RegistryMachine(RuleBasedStateMachine):
         """What agents mostly do: ask again in a session they own, or in a
         sub-agent's session under it (so caps and cascades get exercised)."""
         sid = data.draw(st.sampled_from(sorted(self.model.sessions)), label="session")
-        owner = self.model.sessions[sid].owner
+        owner, agent = self.model.sessions[sid].owner, self.model.sessions[sid].agent
         if child:
             sub = data.draw(st.sampled_from([s for s in SESSIONS if s != sid]), label="child")
-            self.do_ask(sub, owner, sid, None, timeout, False)
+            self.do_ask(sub, owner, sid, None, timeout, False, agent)
         else:
-            self.do_ask(sid, owner, None, None, timeout, False)
+            self.do_ask(sid, owner, None, None, timeout, False, agent)
 
-    def do_ask(self, sid: str, user: str, parent: str | None, key: str | None, timeout: float | None, require_online: bool) -> None:
+    def do_ask(
+        self, sid: str, user: str, parent: str | None, key: str | None, timeout: float | None, require_online: bool,
+        agent: str | None = None,
+    ) -> None:
         m = self.model
         seq = self.next_rid
-        expected_error = self.ask_error(sid, user, parent, key, timeout, require_online)
+        expected_error = self.ask_error(sid, user, parent, key, timeout, require_online, agent)
         call = lambda: self.reg.ask(  # noqa: E731
             sid,
             user,
@@ -380,6 +397,7 @@ class RegistryMachine(RuleBasedStateMachine):
             require_online=require_online,
             parent_session_id=parent,
             idempotency_key=key,
+            agent=agent,
         )
         if isinstance(expected_error, MReq):  # an idempotent replay
             req, created = call()
@@ -399,11 +417,11 @@ class RegistryMachine(RuleBasedStateMachine):
         self.next_rid += 1
         assert req.request_id == rid
         if sid not in m.sessions:
-            m.sessions[sid] = MSession(user)
+            m.sessions[sid] = MSession(user, agent=agent)
         if parent is not None and m.sessions[sid].parent is None:
-            m.sessions.setdefault(parent, MSession(user))
+            m.sessions.setdefault(parent, MSession(user, agent=agent))
             m.sessions[sid].parent = parent
-        mreq = MReq(rid, sid, user, seq, self.clock.now + (QUESTION_TIMEOUT if timeout is None else timeout), key)
+        mreq = MReq(rid, sid, user, seq, self.clock.now + (QUESTION_TIMEOUT if timeout is None else timeout), key, agent)
         m.reqs.append(mreq)
         assert req.expires_at == mreq.expires_at
         conns = m.conns_of(user)
@@ -416,17 +434,24 @@ class RegistryMachine(RuleBasedStateMachine):
         assert frame["type"] == "ask_user_questions" and frame["sessionId"] == sid
         assert frame["payload"]["requestId"] == rid and frame["payload"]["questions"] == QUESTIONS
 
-    def ask_error(self, sid: str, user: str, parent: str | None, key: str | None, timeout: float | None, online: bool) -> Any:
+    def ask_error(
+        self, sid: str, user: str, parent: str | None, key: str | None, timeout: float | None, online: bool,
+        agent: str | None = None,
+    ) -> Any:
         """What an ask must do, in the order spec and decisions give: the
         exception it raises, the request it replays, or None (a new one)."""
         m = self.model
         session = m.sessions.get(sid)
+        if not m.reaches(sid, agent):
+            return NotFound  # before the owner: another agent's session tells nothing
         if session is not None and session.owner != user:
             return SessionOwnerMismatch
         if key is not None and session is not None:
-            prior = [r for r in m.live_in(sid) if r.key == key]
+            prior = [r for r in m.live_in(sid) if r.key == key and r.agent == agent]  # keys are per agent
             if prior:
                 return prior[-1]
+        if parent is not None and not m.reaches(parent, agent):
+            return NotFound
         if parent is not None:
             if parent == sid:
                 return InvalidRequest
@@ -480,11 +505,18 @@ class RegistryMachine(RuleBasedStateMachine):
                 else:
                     raise AssertionError(f"answer {kind} by {who} of a {req.status} question should raise {expected.__name__}")
 
-    @rule(sid=st.sampled_from(SESSIONS + ("nowhere",)))
-    def cancel_session(self, sid: str) -> None:
+    @rule(sid=st.sampled_from(SESSIONS + ("nowhere",)), agent=st.sampled_from(AGENTS))
+    def cancel_session(self, sid: str, agent: str | None) -> None:
         m = self.model
+        if not m.reaches(sid, agent):
+            try:
+                self.reg.cancel_session(sid, agent)
+            except NotFound:
+                self.expect_sends([])
+                return
+            raise AssertionError(f"{agent} cancelled {sid}, another agent's session")
         doomed = [r for s in (m.subtree(sid) if sid in m.sessions else ()) for r in m.pending_in(s)]
-        assert self.reg.cancel_session(sid) == len(doomed)
+        assert self.reg.cancel_session(sid, agent) == len(doomed)
         for req in doomed:
             m.end(req, "cancelled")
         self.expect_sends([cancelled(r.end_conns, r) for r in doomed if r.end_conns])
@@ -569,6 +601,13 @@ class RegistryMachine(RuleBasedStateMachine):
             expected = self.model.sessions[sid].owner if sid in self.model.sessions else None
             assert self.reg.owner(sid) == expected, sid
         assert self.reg.stats()["sessions"] == len(self.model.sessions)
+
+    @invariant()
+    def each_agent_reaches_what_the_model_says(self) -> None:
+        """Across restarts too: the store keeps each session's agent."""
+        for sid in SESSIONS:
+            for agent in AGENTS:
+                assert self.reg.reaches(sid, agent) == self.model.reaches(sid, agent), (sid, agent)
 
     @invariant()
     def every_end_reached_each_connection_of_its_user_once(self) -> None:

@@ -24,6 +24,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["key"] = req.idempotency_key
         if change.parent_session_id is not None:
             out["parent"] = change.parent_session_id
+        if req.agent is not None:
+            out["agent"] = req.agent
         return json.dumps(out, separators=(",", ":"))
     out = {"o": node, "q": seq, "sid": change.session_id}
     if isinstance(change, Ended):
@@ -44,7 +46,7 @@ def from_json(data: dict[str, Any]) -> Change:
     t, sid, rid = data["t"], data["sid"], data["rid"]
     if t == "a":
         req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
-                      idempotency_key=data.get("key"))
+                      idempotency_key=data.get("key"), agent=data.get("agent"))
         req.frame = data["frame"].encode()
         return Asked(req, data.get("parent"))
     if t == "e":

@@ -13,13 +13,28 @@ local P = ARGV[2]  -- the key prefix (one hash slot)
 local maxlen = ARGV[3]  -- the stream's MAXLEN (about)
 local out = {}
 local last = ''
-local function session(sid, owner)
+local function session(sid, owner, agent)
   local sk = P .. 's:' .. sid
   if redis.call('EXISTS', sk) == 0 then
     redis.call('HSET', sk, 'owner', owner, 'n', 0, 'kids', 0, 'seq', redis.call('INCR', P .. 'seq'))
+    -- the sub of the agent token that first asked in it (none: a token without one)
+    if agent then redis.call('HSET', sk, 'agent', agent) end
     redis.call('SADD', P .. 'sessions', sid)
   end
   return sk
+end
+-- An Idempotency-Key is per session and per agent sub (a key or a sub
+-- holds no newline); a token without a sub keeps the name it always had.
+local function keyname(sid, key, agent)
+  local k = P .. 'k:' .. sid .. ':' .. key
+  if agent then k = k .. '\n' .. agent end
+  return k
+end
+-- An agent with a sub reaches only a session it first asked in (or a new one).
+local function reaches(sid, agent)
+  if not agent then return true end
+  local sk = P .. 's:' .. sid
+  return redis.call('EXISTS', sk) == 0 or redis.call('HGET', sk, 'agent') == agent
 end
 for i = 4, #ARGV do
   local c = cjson.decode(ARGV[i])
@@ -28,11 +43,12 @@ for i = 4, #ARGV do
   if c.t == 'a' then
     local sk = P .. 's:' .. c.sid
     local owner = redis.call('HGET', sk, 'owner')
-    local dup = c.key and redis.call('EXISTS', P .. 'k:' .. c.sid .. ':' .. c.key) == 1
-    if (not owner or owner == c.uid) and not dup and redis.call('EXISTS', rk) == 0 then
-      session(c.sid, c.uid)
+    local dup = c.key and redis.call('EXISTS', keyname(c.sid, c.key, c.agent)) == 1
+    local apart = not reaches(c.sid, c.agent) or (c.parent and not reaches(c.parent, c.agent))
+    if (not owner or owner == c.uid) and not dup and not apart and redis.call('EXISTS', rk) == 0 then
+      session(c.sid, c.uid, c.agent)
       if c.parent and not redis.call('HGET', sk, 'parent') then
-        session(c.parent, c.uid)
+        session(c.parent, c.uid, c.agent)
         redis.call('HSET', sk, 'parent', c.parent)
         redis.call('HINCRBY', P .. 's:' .. c.parent, 'kids', 1)
       end
@@ -40,9 +56,10 @@ for i = 4, #ARGV do
       local seq = redis.call('INCR', P .. 'seq')
       redis.call('HSET', rk, 'sid', c.sid, 'uid', c.uid, 'created', c.created, 'expires', c.expires,
         'frame', c.frame, 'status', 'pending', 'seq', seq, 'notified', 0)
+      if c.agent then redis.call('HSET', rk, 'agent', c.agent) end
       if c.key then
         redis.call('HSET', rk, 'key', c.key)
-        redis.call('SET', P .. 'k:' .. c.sid .. ':' .. c.key, c.rid)
+        redis.call('SET', keyname(c.sid, c.key, c.agent), c.rid)
       end
       redis.call('SADD', P .. 'requests', c.rid)
       ok = 1
@@ -64,7 +81,7 @@ for i = 4, #ARGV do
     local status = redis.call('HGET', rk, 'status')
     if status and status ~= 'pending' then
       local key = redis.call('HGET', rk, 'key')
-      if key then redis.call('DEL', P .. 'k:' .. c.sid .. ':' .. key) end
+      if key then redis.call('DEL', keyname(c.sid, key, redis.call('HGET', rk, 'agent'))) end
       redis.call('DEL', rk)
       redis.call('SREM', P .. 'requests', c.rid)
       local sid = c.sid

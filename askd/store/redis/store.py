@@ -105,8 +105,10 @@ class RedisStore:
         sessions = [(sid, f) for sid, f in zip(sids, await pipe.execute()) if f]
         sessions.sort(key=lambda item: int(item[1].get(b"seq", 0)))  # the order they were made in
         for sid, fields in sessions:
-            parent = fields.get(b"parent")
-            registry.restore_session(sid, fields[b"owner"].decode(), parent.decode() if parent else None)
+            parent, agent = fields.get(b"parent"), fields.get(b"agent")
+            registry.restore_session(
+                sid, fields[b"owner"].decode(), parent.decode() if parent else None, agent.decode() if agent else None
+            )
         rids = [x.decode() for x in await r.smembers(P + "requests")]
         rows: list[tuple[int, Request]] = []
         for start in range(0, len(rids), 1000):
@@ -126,7 +128,7 @@ class RedisStore:
 
     @staticmethod
     def _request(rid: str, f: dict[bytes, bytes]) -> Request:
-        key, error, ended = f.get(b"key"), f.get(b"error"), f.get(b"ended")
+        key, error, ended, agent = f.get(b"key"), f.get(b"error"), f.get(b"ended"), f.get(b"agent")
         return request_from_row(
             rid,
             f[b"sid"].decode(),
@@ -140,6 +142,7 @@ class RedisStore:
             error.decode() if error is not None else None,
             float(ended) if ended is not None else None,
             f.get(b"notified") == b"1",
+            agent=agent.decode() if agent is not None else None,
         )
 
     # ---- commits -------------------------------------------------------
