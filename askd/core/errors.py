@@ -32,6 +32,12 @@ class NotPending(AskdError):
     code = "not_pending"
 
 
+class NotAllowed(AskdError):
+    """An extension beyond what the question allows."""
+
+    code = "not_allowed"
+
+
 class Forbidden(AskdError):
     code = "forbidden"
 

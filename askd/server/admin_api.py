@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd.core import NotPending
-from askd.core.models import AnswerBody, Id
+from askd.core.models import AnswerBody, DeclineBody, Id
 from askd.server.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
 from askd.server.proxy import public_base
@@ -38,7 +38,19 @@ class AnswerHandler(_AdminHandler):
         rid = self.path_id(request_id, "requestId")
         body, _ = self.json_body(AnswerBody)
         try:
-            await self.ctx.hub.answer(sid, rid, body.answers, user_id=None)
+            await self.ctx.hub.answer(sid, rid, body.answers, user_id=None, via="admin", answered_by=self.principal.sub if self.principal else None)
+        except NotPending as err:
+            raise ApiError("not_pending", err.message) from None
+        self.send_json({"accepted": True})
+
+
+class DeclineHandler(_AdminHandler):
+    async def post(self, session_id: str, request_id: str) -> None:
+        sid = self.session_id(session_id)
+        rid = self.path_id(request_id, "requestId")
+        body, _ = self.json_body(DeclineBody)
+        try:
+            await self.ctx.hub.decline(sid, rid, body.reason, user_id=None, via="admin", answered_by=self.principal.sub if self.principal else None)
         except NotPending as err:
             raise ApiError("not_pending", err.message) from None
         self.send_json({"accepted": True})
@@ -120,6 +132,7 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
     return [
         (r"/admin/v1/pending", PendingHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/questions/{seg}/answer", AnswerHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/questions/{seg}/decline", DeclineHandler, {"ctx": ctx}),
         (r"/admin/v1/connections", ConnectionsHandler, {"ctx": ctx}),
         (r"/admin/v1/disconnect", DisconnectHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),

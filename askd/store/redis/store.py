@@ -140,6 +140,13 @@ class RedisStore:
             error.decode() if error is not None else None,
             float(ended) if ended is not None else None,
             f.get(b"notified") == b"1",
+            max_extension=float(f.get(b"mext", 0.0)),
+            extended=float(f.get(b"ext", 0.0)),
+            on_timeout=f.get(b"otm"),
+            answered_by=_text(f.get(b"by")),
+            via=_text(f.get(b"via")),
+            reason=_text(f.get(b"reason")),
+            defaulted=f.get(b"dflt") == b"1",
         )
 
     # ---- commits -------------------------------------------------------
@@ -240,3 +247,5 @@ class RedisStore:
         await self._redis.aclose()
 
 
+def _text(value: bytes | None) -> str | None:
+    return value.decode() if value is not None else None
