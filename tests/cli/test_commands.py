@@ -424,3 +424,45 @@ def test_every_error_line_has_one_askd_prefix() -> None:
     ):
         message, _ = describe_error(err)
         assert not message.lower().startswith("askd"), message
+
+
+# ---- time and refusal -----------------------------------------------------
+
+
+async def test_ask_on_timeout_prints_the_default_and_exits_0(local: RunningDaemon) -> None:
+    args = ["ask", "--user", "alice", "--session", "s1", "--question", "Deploy now?", "--option", "Yes", "--option", "No"]
+    r = await askd(*args, "--timeout", "0.3", "--on-timeout", "Deploy now?=No")
+    assert (r.exit_code, r.stdout) == (0, "No\n"), r.stderr
+    assert "took the --on-timeout default" in r.stderr
+    r = await askd(*args, "--timeout", "0.3", "--on-timeout", "Deploy now?=No", "--json")
+    body = json.loads(r.stdout)
+    assert (r.exit_code, body["status"], body["answers"], body["defaulted"]) == (0, "timeout", {"Deploy now?": "No"}, True)
+    r = await askd(*args, "--on-timeout", "Other?=No")
+    assert r.exit_code == 2 and "--on-timeout 'Other?=No' names no question" in r.stderr
+
+
+async def test_ask_declined_exits_5_and_askd_decline(local: RunningDaemon) -> None:
+    task = asyncio.create_task(askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?"))
+    [item] = await pending_on_daemon(local)
+    r = await askd("decline", "s1", item["requestId"], "--reason", "not mine")
+    assert (r.exit_code, r.stdout) == (0, f"Declined {item['requestId']} in session s1.\n"), r.stderr
+    r = await asyncio.wait_for(task, 10)
+    assert (r.exit_code, r.stdout) == (5, "")
+    assert "askd: an admin declined to answer: not mine" in r.stderr
+    r = await askd("decline", "s1", item["requestId"])
+    assert r.exit_code != 0 and "not pending" in r.stderr
+
+
+async def test_ask_max_extension_and_askd_extend(local: RunningDaemon) -> None:
+    r = await askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?", "--max-extension", "60", "--no-wait")
+    rid = r.stdout.strip()
+    tab = await local.connect("alice")
+    await tab.subscribe("s1")
+    await tab.send({"type": "extend", "sessionId": "s1", "requestId": rid, "seconds": 90, "id": "x"})
+    assert (await tab.recv())["payload"]["extended"] is True  # 60 of the 90 asked
+    before = (await local.result("s1", rid)).json()["expiresAt"]
+    r = await askd("extend", "s1", rid, "30", "--json")
+    body = json.loads(r.stdout)
+    assert r.exit_code == 0 and body["status"] == "pending" and body["expiresAt"] > before
+    r = await askd("extend", "s1", rid, "86400")
+    assert r.exit_code == 1 and "may live at most max_timeout_seconds" in r.stderr, r.stderr

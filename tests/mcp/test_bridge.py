@@ -46,7 +46,7 @@ async def test_lists_both_tools_with_schemas_from_askds_models(daemon: RunningDa
     for tool in (ask, get):
         assert tool.output_schema == schema(QuestionResult)
         assert tool.output_schema["required"] == ["requestId", "sessionId", "status"]
-        assert tool.output_schema["properties"]["status"]["enum"] == ["pending", "answered", "timeout", "cancelled"]
+        assert tool.output_schema["properties"]["status"]["enum"] == ["pending", "answered", "timeout", "cancelled", "declined"]
         assert tool.description
 
 
@@ -90,6 +90,8 @@ async def test_ask_is_answered_from_a_tab_with_progress_while_it_waits(daemon: R
         "sessionId": S,
         "status": "answered",
         "answers": answers,
+        "answeredBy": "alice",
+        "via": "ws",
     }
     assert text(result) == "Which database? → SQLite\nExtras? → tests, docs"
 
@@ -108,7 +110,8 @@ async def test_max_wait_returns_pending_then_get_answer_returns_the_answer(daemo
         first = await b.call("ask_user_questions", {"questions": [q("Which database?", "PostgreSQL", "SQLite")]})
         rid = first.structured_content["requestId"]
         assert first.is_error is False
-        assert first.structured_content == {"requestId": rid, "sessionId": S, "status": "pending"}
+        expires = first.structured_content["expiresAt"]
+        assert first.structured_content == {"requestId": rid, "sessionId": S, "status": "pending", "expiresAt": expires}
         assert "get_answer" in text(first) and rid in text(first)
         assert (await daemon.result(S, rid)).json()["status"] == "pending"  # the question itself is untouched
 
@@ -124,6 +127,8 @@ async def test_max_wait_returns_pending_then_get_answer_returns_the_answer(daemo
         "sessionId": S,
         "status": "answered",
         "answers": {"Which database?": "PostgreSQL"},
+        "answeredBy": "alice",
+        "via": "ws",
     }
     assert text(done) == "Which database? → PostgreSQL"
 
@@ -142,7 +147,7 @@ async def test_get_answer_waits_for_a_question_of_its_session_with_progress(daem
         frame = await tab.expect("ask_user_questions")
         await tab.answer(S, frame["payload"]["requestId"], {"Ship it?": "yes"})
         result = await asyncio.wait_for(call, 10)
-    assert result.structured_content == {"requestId": asked["requestId"], "sessionId": S, "status": "answered", "answers": {"Ship it?": "yes"}}
+    assert result.structured_content == {"requestId": asked["requestId"], "sessionId": S, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": "alice", "via": "ws"}
     assert text(result) == "Ship it? → yes"
 
 
