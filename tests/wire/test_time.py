@@ -225,3 +225,28 @@ async def test_an_allowance_above_the_cap_is_refused(daemon: RunningDaemon) -> N
     cap = daemon.daemon.settings.max_timeout_seconds
     err = (await daemon.ask("s1", "alice", [q("Deploy?")], expect=400, maxExtensionSeconds=cap + 1))["error"]
     assert err["code"] == "invalid_request" and "maxExtensionSeconds" in err["message"]
+
+
+async def test_extensions_at_once_from_two_tabs_each_take_effect_once(daemon: RunningDaemon) -> None:
+    """On two nodes the tabs sit on different nodes: each extension is decided
+    against the deadline it saw, and the one that lost is decided again."""
+    tab1, tab2 = await daemon.connect("alice"), await daemon.connect("alice")
+    asked = await daemon.ask("s1", "alice", [q("Deploy?")], timeoutSeconds=60, maxExtensionSeconds=100)
+    rid, first = asked["requestId"], at(asked["expiresAt"])
+    for tab in (tab1, tab2):
+        await tab.expect("ask_user_questions")
+    for tab, id_ in ((tab1, "x1"), (tab2, "x2")):
+        await tab.send({"type": "extend", "sessionId": "s1", "requestId": rid, "seconds": 70, "id": id_})
+    acks = []
+    for tab in (tab1, tab2):
+        while True:
+            frame = await tab.recv()
+            if frame["type"] == "ack":
+                acks.append(frame["payload"])
+                break
+            assert frame["type"] == "ask_user_questions_extended"
+    assert all(a["extended"] for a in acks), acks
+    # 70 and then the 30 left: the whole allowance, no more, no less.
+    final = (await daemon.result("s1", rid)).json()["expiresAt"]
+    assert at(final) == pytest.approx(first + 100, abs=0.002)
+    assert sorted(at(a["expiresAt"]) - first for a in acks) == pytest.approx([70, 100], abs=0.002)
