@@ -63,4 +63,13 @@ class SnapshotEvent:
     pending: int
 
 
-Event = QuestionEvent | CancelledEvent | SnapshotEvent
+@dataclass(frozen=True, slots=True)
+class ExtendedEvent:
+    """``ask_user_questions_extended``: a question's deadline moved to ``expires_at``."""
+
+    session_id: str
+    request_id: str
+    expires_at: str
+
+
+Event = QuestionEvent | CancelledEvent | ExtendedEvent | SnapshotEvent

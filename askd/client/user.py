@@ -29,7 +29,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketExce
 from askd.client.backoff import Backoff
 from askd.client.discovery import Discovery, TokenSource, resolve_token, ws_url
 from askd.client.errors import AskdClientError, AuthError, ClientClosed, InvalidAnswer, UntrustedCertificate
-from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, QuestionEvent, SnapshotEvent
+from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
 from askd.core.models import check_answers
 from askd.core.records import ALL_SESSIONS
 
@@ -396,6 +396,10 @@ class UserClient:
             self._question(frame)
         elif kind == "ask_user_questions_cancelled":
             self._end(payload.get("requestId", ""), payload.get("reason", ""), payload.get("answeredBy"), payload.get("via"))
+        elif kind == "ask_user_questions_extended":
+            known = self._questions.get(payload.get("requestId", ""))
+            if known is not None:  # a question this application was shown
+                self._deliver(ExtendedEvent(known[0].session_id, known[0].request_id, payload.get("expiresAt", "")))
         elif kind == "session_snapshot":
             self._deliver(SnapshotEvent(frame.get("sessionId", ""), bool(payload.get("active")), int(payload.get("pending", 0))))
         elif kind == "ack":

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from askd.client import AdminClient, AgentClient, CancelledEvent, QuestionEvent, Status, UserClient
+from askd.client import AdminClient, AgentClient, CancelledEvent, ExtendedEvent, QuestionEvent, Status, UserClient
 from askd.client.agent import AsyncAgentClient
 from askd.client.errors import ApiError
 from tests.client.waiting import eventually
@@ -40,6 +40,8 @@ async def test_user_client_extends_within_the_allowance_and_declines(daemon: Run
         # The agent's own extension leaves the allowance as it is (none left here).
         moved = await agent.extend("s1", asked.request_id, 10)
         assert moved.pending and moved.expires_at > verdict["expiresAt"]
+        await eventually(lambda: len([e for e in seen if isinstance(e, ExtendedEvent)]) == 2, what="two extensions")
+        assert [e.expires_at for e in seen if isinstance(e, ExtendedEvent)] == [verdict["expiresAt"], moved.expires_at]
 
         assert await user.decline(event, "not mine to decide") is True
         await eventually(lambda: [e for e in seen if isinstance(e, CancelledEvent)], what="the close")
