@@ -32,28 +32,39 @@ class PendingHandler(_AdminHandler):
         self.send_json({"pending": [r.describe() for r in pending]})
 
 
-class AnswerHandler(_AdminHandler):
+class _EndHandler(_AdminHandler):
+    """Ends a pending question as if its user had: ``end`` calls the hub
+    with the admin's name (its token's ``sub``) and ``via`` ``admin``."""
+
+    body: type[AnswerBody] | type[DeclineBody]
+
     async def post(self, session_id: str, request_id: str) -> None:
         sid = self.session_id(session_id)
         rid = self.path_id(request_id, "requestId")
-        body, _ = self.json_body(AnswerBody)
+        body, _ = self.json_body(self.body)
+        by = self.principal.sub if self.principal is not None else None
         try:
-            await self.ctx.hub.answer(sid, rid, body.answers, user_id=None, via="admin", answered_by=self.principal.sub if self.principal else None)
+            await self.end(sid, rid, body, by)
         except NotPending as err:
             raise ApiError("not_pending", err.message) from None
         self.send_json({"accepted": True})
 
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        raise NotImplementedError
 
-class DeclineHandler(_AdminHandler):
-    async def post(self, session_id: str, request_id: str) -> None:
-        sid = self.session_id(session_id)
-        rid = self.path_id(request_id, "requestId")
-        body, _ = self.json_body(DeclineBody)
-        try:
-            await self.ctx.hub.decline(sid, rid, body.reason, user_id=None, via="admin", answered_by=self.principal.sub if self.principal else None)
-        except NotPending as err:
-            raise ApiError("not_pending", err.message) from None
-        self.send_json({"accepted": True})
+
+class AnswerHandler(_EndHandler):
+    body = AnswerBody
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        await self.ctx.hub.answer(sid, rid, body.answers, user_id=None, via="admin", answered_by=by)
+
+
+class DeclineHandler(_EndHandler):
+    body = DeclineBody
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        await self.ctx.hub.decline(sid, rid, body.reason, user_id=None, via="admin", answered_by=by)
 
 
 class ConnectionsHandler(_AdminHandler):
