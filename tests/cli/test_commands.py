@@ -258,7 +258,7 @@ async def test_ask_multi_with_json(local: RunningDaemon) -> None:
     await answer_via_admin(local, {"Extras": ["a", "b"]})
     r = await asyncio.wait_for(task, 10)
     assert r.exit_code == 0
-    assert json.loads(r.stdout) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}}
+    assert json.loads(r.stdout) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}, "answeredBy": None, "via": "admin"}
 
 
 async def test_ask_timeout_exits_3(local: RunningDaemon) -> None:

@@ -114,7 +114,7 @@ async def test_pending_questions_come_back_unchanged(world: World) -> None:
     assert (listening["pending"], listening["results"]) == (8, 2)
     for body in world.keep:
         r = await d.result(body["sessionId"], body["requestId"])
-        assert r.json() == {"requestId": body["requestId"], "sessionId": body["sessionId"], "status": "pending"}
+        assert r.json() == {"requestId": body["requestId"], "sessionId": body["sessionId"], "status": "pending", "expiresAt": body["expiresAt"]}
     listed = (await d.admin("GET", "/admin/v1/pending", params={"userId": "alice"})).json()["pending"]
     assert listed == world.keep_listed  # same ids, questions, metadata, createdAt, expiresAt, order
     assert [p["createdAt"] for p in listed] == [b["createdAt"] for b in world.keep]
