@@ -444,13 +444,20 @@ async def test_ask_on_timeout_prints_the_default_and_exits_0(local: RunningDaemo
 async def test_ask_declined_exits_5_and_askd_decline(local: RunningDaemon) -> None:
     task = asyncio.create_task(askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?"))
     [item] = await pending_on_daemon(local)
-    r = await askd("decline", "s1", item["requestId"], "--reason", "not mine")
-    assert (r.exit_code, r.stdout) == (0, f"Declined {item['requestId']} in session s1.\n"), r.stderr
+    # One CLI run at a time in this process: the admin API declines meanwhile.
+    path = f"/admin/v1/sessions/s1/questions/{item['requestId']}/decline"
+    assert (await local.admin("POST", path, json={"reason": "not mine"})).json() == {"accepted": True}
     r = await asyncio.wait_for(task, 10)
     assert (r.exit_code, r.stdout) == (5, "")
     assert "askd: an admin declined to answer: not mine" in r.stderr
-    r = await askd("decline", "s1", item["requestId"])
-    assert r.exit_code != 0 and "not pending" in r.stderr
+
+    rid = (await askd("ask", "--user", "alice", "--session", "s2", "--question", "Deploy?", "--no-wait")).stdout.strip()
+    r = await askd("decline", "s2", rid, "--reason", "not mine")
+    assert (r.exit_code, r.stdout) == (0, f"Declined {rid} in session s2.\n"), r.stderr
+    result = (await local.result("s2", rid)).json()
+    assert (result["status"], result["reason"], result["via"]) == ("declined", "not mine", "admin")
+    r = await askd("decline", "s2", rid)
+    assert r.exit_code == 1 and "not pending" in r.stderr, r.stderr
 
 
 async def test_ask_max_extension_and_askd_extend(local: RunningDaemon) -> None:

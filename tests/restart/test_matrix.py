@@ -196,7 +196,7 @@ async def test_an_unread_result_is_kept_until_its_retention_runs_out(world: Worl
     counted from its end, not from the restart."""
     d, done = world.d, world.done
     r = await d.result("done", done["requestId"])
-    assert r.json() == {"requestId": done["requestId"], "sessionId": "done", "status": "answered", "answers": done["answers"]}
+    assert r.json() == {"requestId": done["requestId"], "sessionId": "done", "status": "answered", "answers": done["answers"], "answeredBy": "bob", "via": "ws"}
     gone_by = done["acked"] + TTL
 
     async def forgotten() -> bool:
