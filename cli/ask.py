@@ -16,6 +16,7 @@ from rich.text import Text
 from askd.cli.clients import CaCertOption, TokenOption, UrlOption, agent_client, command
 from askd.cli.common import ConfigOption, eprint, print_json
 from askd.cli.output import QuestionMarkdown, duration, parse_time
+from askd.cli.pending import answers_from_flags
 from askd.client import AgentClient, Result, Status
 from askd.client.agent import DEFAULT_POLL_SECONDS
 from askd.config import ConfigError, load_settings
@@ -24,6 +25,7 @@ from askd.webhook import inbox_url
 
 EXIT_TIMEOUT = 3
 EXIT_CANCELLED = 4
+EXIT_DECLINED = 5
 
 
 def readable(result: Result) -> str:
@@ -69,10 +71,10 @@ def _status_line(user: str, result: Result, link: str) -> Iterator[None]:
         yield
 
 
-def _ask_on_a_terminal(agent: AgentClient, session: str, user: str, q: Question, timeout: float | None, config: Path | None) -> Result:
+def _ask_on_a_terminal(agent: AgentClient, session: str, user: str, q: Question, time: dict[str, Any], config: Path | None) -> Result:
     # What was asked, as the person will read it, above the status line.
     Console(stderr=True, highlight=False).print(QuestionMarkdown(q.question))
-    result = agent.submit(session, user, [q], timeout=timeout)
+    result = agent.submit(session, user, [q], **time)
     if not result.pending:
         return result
     with _status_line(user, result, inbox_url(_inbox_base(agent.url, config), session)):
@@ -88,6 +90,12 @@ def ask(
     multi: bool = typer.Option(False, "--multi", help="The user may pick several choices."),
     header: str | None = typer.Option(None, "--header", help="A short title shown above the question."),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds before the question times out (default: the daemon's)."),
+    max_extension: float | None = typer.Option(
+        None, "--max-extension", help="Seconds the person may add to the deadline, in all (default: none)."
+    ),
+    on_timeout: list[str] = typer.Option(
+        [], "--on-timeout", help='"QUESTION=VALUE": the answer taken if nobody answers in time (exit 0, not 3).'
+    ),
     no_wait: bool = typer.Option(False, "--no-wait", help="Print the request id and return at once."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     url: str | None = UrlOption,
@@ -95,7 +103,7 @@ def ask(
     cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
-    """Ask a user a question and print the answer (exit 3 on timeout, 4 on cancel).
+    """Ask a user a question and print the answer (exit 3 on timeout, 4 on cancel, 5 when declined).
 
     On a terminal, the inbox link once on stderr, then a status line of whom
     it waits for and the time left, until the answer comes."""
@@ -107,20 +115,33 @@ def ask(
     if multi:
         fields["multiSelect"] = True
     q = Question(**fields)
+    time: dict[str, Any] = {"timeout": timeout, "max_extension": max_extension}
+    if on_timeout:
+        time["on_timeout"] = answers_from_flags(on_timeout, [q.model_dump(mode="json")], "--on-timeout")
     with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:
         agent.health()  # a daemon that is not there fails now; once asked, drops are retried
         if no_wait:
-            result = agent.submit(session, user, [q], timeout=timeout)
+            result = agent.submit(session, user, [q], **time)
         elif not as_json and sys.stderr.isatty():
-            result = _ask_on_a_terminal(agent, session, user, q, timeout, config)
+            result = _ask_on_a_terminal(agent, session, user, q, time, config)
         else:
-            result = agent.ask(session, user, [q], timeout=timeout)
+            result = agent.ask(session, user, [q], **time)
     if as_json:
         print_json(result.raw)
     elif result.pending:
         typer.echo(result.request_id)
-    elif result.answered:
+    elif result.answered or result.defaulted:
         typer.echo(readable(result))
+    if result.defaulted:
+        # The agent asked for a safe default: nobody answered, it is the answer.
+        if not as_json:
+            eprint("askd: no answer in time; took the --on-timeout default")
+        return
+    if result.status is Status.declined:
+        if not as_json:
+            who = result.answered_by or "an admin"
+            eprint(f"askd: {who} declined to answer" + (f": {result.reason}" if result.reason else ""))
+        raise typer.Exit(EXIT_DECLINED)
     if result.status is Status.timeout:
         if not as_json:
             eprint(f"askd: no answer: {result.error or 'timed out'}")

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from askd import __version__
-from askd.cli import ask, connections, mcp, notify, pending, schema, serve, sessions, status, token, withdraw
+from askd.cli import ask, connections, mcp, notify, pending, schema, serve, sessions, status, time, token, withdraw
 from askd.cli import open as open_command
 from askd.cli.commands import Commands
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, remember_globals
@@ -56,6 +56,8 @@ app.command("disconnect")(sessions.disconnect)
 app.command("cancel")(sessions.cancel)
 app.command("ask")(ask.ask)
 app.command("withdraw")(withdraw.withdraw)
+app.command("extend")(time.extend)
+app.command("decline")(time.decline)
 app.add_typer(token.app, name="token")
 app.command("status")(status.status)
 app.command("open")(open_command.open_page)

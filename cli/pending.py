@@ -90,7 +90,7 @@ def show(
         out.print()
 
 
-def _key_for(arg: str, questions: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+def _key_for(arg: str, questions: list[dict[str, Any]], flag: str = "--answer") -> tuple[dict[str, Any], str]:
     """Split ``QUESTION=VALUE``: the longest question text (or header) that
     the argument starts with, followed by ``=``; the text may hold ``=`` too."""
     matches = []
@@ -100,22 +100,22 @@ def _key_for(arg: str, questions: list[dict[str, Any]]) -> tuple[dict[str, Any],
                 matches.append((len(name), q, arg[len(name) + 1 :]))
     if not matches:
         names = "; ".join(repr(q["question"]) for q in questions)
-        fail(f"--answer {arg!r} names no question of this request (expected QUESTION=VALUE; questions: {names})", EXIT_USAGE)
+        fail(f"{flag} {arg!r} names no question of this request (expected QUESTION=VALUE; questions: {names})", EXIT_USAGE)
     _, q, value = max(matches, key=lambda m: m[0])
     return q, value
 
 
-def answers_from_flags(pairs: list[str], questions: list[dict[str, Any]]) -> dict[str, Any]:
-    """``--answer`` values to an answers object; repeated for a multiSelect
-    question they build a list (which a multiSelect answer always is)."""
+def answers_from_flags(pairs: list[str], questions: list[dict[str, Any]], flag: str = "--answer") -> dict[str, Any]:
+    """``--answer`` (or ``flag``) values to an answers object; repeated for a
+    multiSelect question they build a list (which a multiSelect answer always is)."""
     answers: dict[str, Any] = {}
     for arg in pairs:
-        q, value = _key_for(arg, questions)
+        q, value = _key_for(arg, questions, flag)
         key = q["question"]
         if q.get("multiSelect"):
             answers.setdefault(key, []).append(value)
         elif key in answers:
-            fail(f"question {key!r} takes one answer; --answer names it twice", EXIT_USAGE)
+            fail(f"question {key!r} takes one answer; {flag} names it twice", EXIT_USAGE)
         else:
             answers[key] = value
     return answers

@@ -195,6 +195,6 @@ async def test_serve_on_uvloop_answers_a_round_trip(serve, tmp_path: Path) -> No
         r = await http.post(f"{admin_base}/admin/v1/sessions/s1/questions/{rid}/answer", json={"answers": {"Fast?": "yes"}}, headers=admin)
         assert r.json() == {"accepted": True}
         result = (await waiting).json()
-    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Fast?": "yes"}}
+    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Fast?": "yes"}, "answeredBy": None, "via": "admin"}
     daemon.proc.send_signal(signal.SIGTERM)
     assert await daemon.exit_code(10) == 0

@@ -80,6 +80,11 @@ class AdminClient:
         path = f"/admin/v1/sessions/{seg(session)}/questions/{seg(request_id)}/answer"
         return bool(self._call("POST", path, json={"answers": answers})["accepted"])
 
+    def decline(self, session: str, request_id: str, reason: str | None = None) -> bool:
+        """Decline a pending question on the person's behalf."""
+        path = f"/admin/v1/sessions/{seg(session)}/questions/{seg(request_id)}/decline"
+        return bool(self._call("POST", path, json={} if reason is None else {"reason": reason})["accepted"])
+
     def connections(self, user: str | None = None) -> list[dict[str, Any]]:
         params = {"userId": user} if user is not None else None
         return self._call("GET", "/admin/v1/connections", params=params)["connections"]  # type: ignore[no-any-return]

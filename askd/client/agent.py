@@ -46,8 +46,14 @@ def ask_body(
     timeout: float | None,
     require_online: bool,
     parent_session: str | None,
+    max_extension: float | None = None,
+    on_timeout: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"userId": user, "questions": question_dicts(questions)}
+    if max_extension:
+        body["maxExtensionSeconds"] = max_extension
+    if on_timeout is not None:
+        body["onTimeout"] = {"answers": dict(on_timeout)}
     if metadata is not None:
         body["metadata"] = dict(metadata)
     if timeout is not None:
@@ -117,6 +123,13 @@ class _Flows:
 
     def withdraw(self, session: str, request_id: str) -> Flow[Result]:
         call = Call("DELETE", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}")
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            raise QuestionLost(session, request_id, _message(response))
+        return Result.from_json(json_or_raise(response))
+
+    def extend(self, session: str, request_id: str, seconds: float) -> Flow[Result]:
+        call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/extend", json={"seconds": seconds})
         response = yield from self._send(call)
         if response.status_code == 404:
             raise QuestionLost(session, request_id, _message(response))
@@ -194,10 +207,12 @@ class AgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        max_extension: float | None = None,
+        on_timeout: Mapping[str, Any] | None = None,
     ) -> Result:
         """Ask and block until the question is answered, times out or is
         cancelled. ``timeout`` is the question's own (``timeoutSeconds``)."""
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     def submit(
@@ -211,9 +226,11 @@ class AgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        max_extension: float | None = None,
+        on_timeout: Mapping[str, Any] | None = None,
     ) -> Result:
         """Ask without waiting; the result has the ``request_id`` to wait on."""
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
         return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     def result(self, session: str, request_id: str) -> Result:
@@ -235,6 +252,12 @@ class AgentClient:
         """Take one question back: a pending one ends ``cancelled``; an ended
         one's result is returned unchanged. ``QuestionLost`` when unknown."""
         return drive_sync(self._http, self._flows.withdraw(session, request_id))
+
+    def extend(self, session: str, request_id: str, seconds: float) -> Result:
+        """Move the question's deadline ``seconds`` later (not the person's
+        allowance); ``ApiError`` 409 ``not_allowed`` past the cap, the real
+        result once it ended, ``QuestionLost`` when unknown."""
+        return drive_sync(self._http, self._flows.extend(session, request_id, seconds))
 
     def cancel_session(self, session: str) -> int:
         """Cancel every pending question of the session and its sub-sessions."""
@@ -277,8 +300,10 @@ class AsyncAgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        max_extension: float | None = None,
+        on_timeout: Mapping[str, Any] | None = None,
     ) -> Result:
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     async def submit(
@@ -292,8 +317,10 @@ class AsyncAgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        max_extension: float | None = None,
+        on_timeout: Mapping[str, Any] | None = None,
     ) -> Result:
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
         return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     async def result(self, session: str, request_id: str) -> Result:
@@ -310,6 +337,9 @@ class AsyncAgentClient:
 
     async def withdraw(self, session: str, request_id: str) -> Result:
         return await drive_async(self._http, self._flows.withdraw(session, request_id))
+
+    async def extend(self, session: str, request_id: str, seconds: float) -> Result:
+        return await drive_async(self._http, self._flows.extend(session, request_id, seconds))
 
     async def cancel_session(self, session: str) -> int:
         return await drive_async(self._http, self._flows.cancel_session(session))

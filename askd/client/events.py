@@ -43,12 +43,15 @@ class QuestionEvent:
 @dataclass(frozen=True, slots=True)
 class CancelledEvent:
     """``ask_user_questions_cancelled``: the question ended; ``reason`` is
-    ``answered``, ``timeout``, ``cancelled``, or ``ended`` (see
-    ``ENDED_WHILE_AWAY``)."""
+    ``answered``, ``timeout``, ``cancelled``, ``declined``, or ``ended`` (see
+    ``ENDED_WHILE_AWAY``). An answered or declined one names who did it
+    (``answered_by``: None for an admin without a name) and how (``via``)."""
 
     session_id: str
     request_id: str
     reason: str
+    answered_by: str | None = None
+    via: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,4 +63,13 @@ class SnapshotEvent:
     pending: int
 
 
-Event = QuestionEvent | CancelledEvent | SnapshotEvent
+@dataclass(frozen=True, slots=True)
+class ExtendedEvent:
+    """``ask_user_questions_extended``: a question's deadline moved to ``expires_at``."""
+
+    session_id: str
+    request_id: str
+    expires_at: str
+
+
+Event = QuestionEvent | CancelledEvent | ExtendedEvent | SnapshotEvent

@@ -16,13 +16,15 @@ class Status(str, Enum):
     answered = "answered"
     timeout = "timeout"
     cancelled = "cancelled"
+    declined = "declined"
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
     """A question's state as the agent API reports it. ``answers`` is set
-    when ``status`` is ``answered``; ``error`` when it timed out or was
-    cancelled."""
+    when ``status`` is ``answered`` (or ``timeout`` with ``defaulted``: the
+    ask's ``on_timeout``); ``error`` when it timed out or was cancelled.
+    Answered or declined: ``answered_by`` and ``via``; declined: ``reason``."""
 
     request_id: str
     session_id: str
@@ -31,6 +33,10 @@ class Result:
     error: str | None = None
     created_at: str | None = None
     expires_at: str | None = None
+    answered_by: str | None = None
+    via: str | None = None
+    reason: str | None = None
+    defaulted: bool = False
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -43,6 +49,10 @@ class Result:
             error=data.get("error"),
             created_at=data.get("createdAt"),
             expires_at=data.get("expiresAt"),
+            answered_by=data.get("answeredBy"),
+            via=data.get("via"),
+            reason=data.get("reason"),
+            defaulted=data.get("defaulted") is True,
             raw=dict(data),
         )
 

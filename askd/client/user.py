@@ -29,7 +29,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketExce
 from askd.client.backoff import Backoff
 from askd.client.discovery import Discovery, TokenSource, resolve_token, ws_url
 from askd.client.errors import AskdClientError, AuthError, ClientClosed, InvalidAnswer, UntrustedCertificate
-from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, QuestionEvent, SnapshotEvent
+from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
 from askd.core.models import check_answers
 from askd.core.records import ALL_SESSIONS
 
@@ -40,10 +40,11 @@ Callback = Callable[[Any], Any]  # may return an awaitable
 
 @dataclass(slots=True)
 class _Outgoing:
-    """An answer waiting for its ack, resent on every new connection."""
+    """A frame (answer, decline, extend) waiting for its ack, resent on
+    every new connection; the reply is the ack's payload."""
 
     frame: str
-    reply: asyncio.Future[bool]
+    reply: asyncio.Future[dict[str, Any]]
     sent_on: int = -1  # the connection generation it was last sent on
 
 
@@ -195,15 +196,55 @@ class UserClient:
             problem = check_answers(answers, {q.question: q.multiSelect for q in known[0].questions})
             if problem:
                 raise InvalidAnswer(problem)
-        frame_id = f"ans-{uuid.uuid4().hex}"
-        frame = {
-            "type": "ask_user_questions_result",
-            "sessionId": session_id,
-            "requestId": request_id,
-            "answers": answers,
-            "id": frame_id,
-        }
-        entry = _Outgoing(json.dumps(frame), asyncio.get_running_loop().create_future())
+        frame = {"type": "ask_user_questions_result", "sessionId": session_id, "requestId": request_id, "answers": answers}
+        return (await self._request(frame, timeout)).get("accepted") is True
+
+    async def decline(
+        self,
+        request: QuestionEvent | str,
+        reason: str | None = None,
+        *,
+        session_id: str | None = None,
+        timeout: float | None = None,
+    ) -> bool:
+        """Refuse to answer (``reason`` optional, at most 1,000 characters);
+        True when askd took it, False when the question was no longer
+        pending. Kept and resent across reconnects as ``answer`` is."""
+        request_id, session_id = self._which(request, session_id)
+        frame: dict[str, Any] = {"type": "decline", "sessionId": session_id, "requestId": request_id}
+        if reason is not None:
+            frame["reason"] = reason
+        return (await self._request(frame, timeout)).get("accepted") is True
+
+    async def extend(
+        self,
+        request: QuestionEvent | str,
+        seconds: float,
+        *,
+        session_id: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Ask for ``seconds`` more (up to what the question allows). Returns
+        askd's verdict: ``{"extended": True, "expiresAt": ...}`` or
+        ``{"extended": False, "reason": "not_allowed" | "not_pending"}``."""
+        request_id, session_id = self._which(request, session_id)
+        frame = {"type": "extend", "sessionId": session_id, "requestId": request_id, "seconds": seconds}
+        return await self._request(frame, timeout)
+
+    def _which(self, request: QuestionEvent | str, session_id: str | None) -> tuple[str, str]:
+        if isinstance(request, QuestionEvent):
+            return request.request_id, request.session_id
+        if session_id is None:
+            known = self._questions.get(request)
+            if known is None:
+                raise ValueError(f"unknown question {request}: pass session_id=")
+            session_id = known[0].session_id
+        return request, session_id
+
+    async def _request(self, frame: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+        """Send a frame that askd acks, kept until it replies; the ack's payload."""
+        frame_id = f"{frame['type'][:3]}-{uuid.uuid4().hex}"
+        entry = _Outgoing(json.dumps({**frame, "id": frame_id}), asyncio.get_running_loop().create_future())
         self._outbox[frame_id] = entry
         try:
             await self._send_outgoing(entry)
@@ -354,7 +395,11 @@ class UserClient:
         if kind == "ask_user_questions":
             self._question(frame)
         elif kind == "ask_user_questions_cancelled":
-            self._end(payload.get("requestId", ""), payload.get("reason", ""))
+            self._end(payload.get("requestId", ""), payload.get("reason", ""), payload.get("answeredBy"), payload.get("via"))
+        elif kind == "ask_user_questions_extended":
+            known = self._questions.get(payload.get("requestId", ""))
+            if known is not None:  # a question this application was shown
+                self._deliver(ExtendedEvent(known[0].session_id, known[0].request_id, payload.get("expiresAt", "")))
         elif kind == "session_snapshot":
             self._deliver(SnapshotEvent(frame.get("sessionId", ""), bool(payload.get("active")), int(payload.get("pending", 0))))
         elif kind == "ack":
@@ -372,13 +417,13 @@ class UserClient:
         self._questions[rid] = (event, self._gen)
         self._deliver(event)
 
-    def _end(self, request_id: str, reason: str) -> None:
+    def _end(self, request_id: str, reason: str, answered_by: str | None = None, via: str | None = None) -> None:
         known = self._questions.pop(request_id, None)
         self._ended[request_id] = None
         while len(self._ended) > self._remember:
             self._ended.popitem(last=False)
         if known is not None:
-            self._deliver(CancelledEvent(known[0].session_id, request_id, reason))
+            self._deliver(CancelledEvent(known[0].session_id, request_id, reason, answered_by, via))
 
     def _ack(self, frame_id: Any, payload: dict[str, Any]) -> None:
         if isinstance(frame_id, str) and frame_id in self._subs_waiting:
@@ -386,7 +431,7 @@ class UserClient:
         elif isinstance(frame_id, str) and frame_id in self._outbox:
             reply = self._outbox[frame_id].reply
             if not reply.done():
-                reply.set_result(payload.get("accepted") is True)
+                reply.set_result(payload)
 
     def _error(self, frame_id: Any, payload: dict[str, Any]) -> None:
         code, message = payload.get("code", "error"), payload.get("message", "")

@@ -39,10 +39,32 @@ class Ended:
     answers: Answers | None
     error: str | None
     ended_at: float
+    # Who ended it and how (an answer or a decline; section I of the protocol).
+    answered_by: str | None = None
+    via: str | None = None
+    reason: str | None = None  # a decline's reason
+    defaulted: bool = False  # a timeout whose answers are the ask's onTimeout default
 
     @property
     def status(self) -> Status:
         return TRANSITIONS[(Status.PENDING, self.trigger)]
+
+
+@dataclass(frozen=True, slots=True)
+class Extended:
+    """A pending question's deadline moves to ``expires_at``. Takes effect
+    only while it is pending with the deadline ``previous`` (compare and
+    set: of two extensions decided at once, on any node, one applies and
+    the other is decided again). ``extended`` is the person's allowance used
+    after it (an agent's extension leaves it as it was); ``frame`` is the
+    ``ask_user_questions`` frame re-encoded with the new ``expiresAt``."""
+
+    session_id: str
+    request_id: str
+    previous: float
+    expires_at: float
+    extended: float
+    frame: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,4 +84,4 @@ class Notified:
     request_id: str
 
 
-Change = Union[Asked, Ended, Forgot, Notified]
+Change = Union[Asked, Ended, Extended, Forgot, Notified]

@@ -39,6 +39,12 @@ class NotFound(AskdError):
     code = "not_found"
 
 
+class NotAllowed(AskdError):
+    """An extension beyond what the question allows."""
+
+    code = "not_allowed"
+
+
 class Forbidden(AskdError):
     code = "forbidden"
 

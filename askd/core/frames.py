@@ -55,8 +55,7 @@ class Ping(_Frame):
 
 
 class ExtendFrame(_Frame):
-    """More time for a question (v1.2 section I). Not parsed yet: listed so
-    that clients' types come from here; FRAME_TYPES gains it with the server side."""
+    """The person asks for more time (``Registry.prepare_extend``)."""
 
     type: Literal["extend"]
     sessionId: Id
@@ -67,7 +66,7 @@ class ExtendFrame(_Frame):
 
 
 class DeclineFrame(_Frame):
-    """The user refuses to answer (v1.2 section I). Not parsed yet, as ExtendFrame."""
+    """The person refuses to answer (``Registry.prepare_decline``)."""
 
     type: Literal["decline"]
     sessionId: Id
@@ -75,12 +74,14 @@ class DeclineFrame(_Frame):
     reason: StrictStr | None = Field(default=None, max_length=1000)
 
 
-Frame = Union[Subscribe, Unsubscribe, AnswerFrame, Ping]
+Frame = Union[Subscribe, Unsubscribe, AnswerFrame, ExtendFrame, DeclineFrame, Ping]
 
 FRAME_TYPES: dict[str, type[_Frame]] = {
     "subscribe": Subscribe,
     "unsubscribe": Unsubscribe,
     "ask_user_questions_result": AnswerFrame,
+    "extend": ExtendFrame,
+    "decline": DeclineFrame,
     "ping": Ping,
 }
 

@@ -16,6 +16,7 @@ class Status(str, Enum):
     ANSWERED = "answered"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
+    DECLINED = "declined"
 
     def __str__(self) -> str:
         return self.value
@@ -25,12 +26,14 @@ class Trigger(str, Enum):
     ANSWER = "answer"  # a user (or an admin on its behalf) answered
     EXPIRE = "expire"  # the clock passed expiresAt
     CANCEL = "cancel"  # its session (or an ancestor session) was cancelled, or the agent withdrew it
+    DECLINE = "decline"  # the user (or an admin) refused to answer
 
 
 TRANSITIONS: dict[tuple[Status, Trigger], Status] = {
     (Status.PENDING, Trigger.ANSWER): Status.ANSWERED,
     (Status.PENDING, Trigger.EXPIRE): Status.TIMEOUT,
     (Status.PENDING, Trigger.CANCEL): Status.CANCELLED,
+    (Status.PENDING, Trigger.DECLINE): Status.DECLINED,
 }
 
 #: The ``reason`` of the ``ask_user_questions_cancelled`` event each end sends.
@@ -38,7 +41,11 @@ END_REASON: dict[Status, str] = {
     Status.ANSWERED: "answered",
     Status.TIMEOUT: "timeout",
     Status.CANCELLED: "cancelled",
+    Status.DECLINED: "declined",
 }
+
+#: How an answer (or a decline) reached askd: the result's ``via``.
+VIAS = ("ws", "link", "mcp", "admin")
 
 #: The ``error`` text an agent reads in a result that did not get an answer.
 TIMEOUT_ERROR = "Timed out waiting for the user's answer"

@@ -17,10 +17,13 @@ from pydantic import (
     RootModel,
     StrictBool,
     StrictStr,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from askd.core.lifecycle import Status
 
@@ -96,6 +99,14 @@ def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Qu
     return questions
 
 
+class OnTimeout(BaseModel):
+    """The answers a question ends with if nobody answers in time."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    answers: dict[str, Any] = Field(description="Checked against the questions like an answer.")
+
+
 class AskFields(BaseModel):
     """What an ask asks, whoever asks it: the HTTP ask body below and the MCP
     tool ``ask_user_questions`` (``askd.mcp``) both validate with this, and
@@ -113,8 +124,27 @@ class AskFields(BaseModel):
     timeoutSeconds: float | None = Field(
         default=None, gt=0, description="Seconds the user has to answer (default: the daemon's, 900)."
     )
+    maxExtensionSeconds: float = Field(
+        default=0, ge=0, description="The total time the person may add to the deadline (at most max_timeout_seconds)."
+    )
+    onTimeout: OnTimeout | None = Field(
+        default=None, description="A safe default: on timeout the result carries these answers and defaulted: true."
+    )
 
     _questions_ok = field_validator("questions")(_check_questions)
+
+    _extension_number = field_validator("maxExtensionSeconds", mode="before")(json_number)
+
+    @model_validator(mode="after")
+    def _default_fits(self) -> AskFields:
+        """onTimeout's answers are checked against the questions like an answer."""
+        if self.onTimeout is not None:
+            problem = check_answers(self.onTimeout.answers, {q.question: q.multiSelect for q in self.questions})
+            if problem:
+                error = PydanticCustomError("on_timeout", "{problem}", {"problem": problem})
+                detail = InitErrorDetails(type=error, loc=("onTimeout", "answers"), input=self.onTimeout.answers)
+                raise ValidationError.from_exception_data(type(self).__name__, [detail])
+        return self
 
     _timeout_number = field_validator("timeoutSeconds", mode="before")(json_number)
 
@@ -146,6 +176,21 @@ class QuestionResult(BaseModel):
     status: Status
     answers: Answers | None = Field(default=None, description="Keyed by question text; a list for multiSelect.")
     error: StrictStr | None = None
+    expiresAt: StrictStr | None = Field(default=None, description="While pending: the deadline, as extensions moved it.")
+    defaulted: StrictBool | None = Field(default=None, description="True: timed out, answers are the ask's onTimeout default.")
+    answeredBy: StrictStr | None = Field(
+        default=None, description="Answered or declined: the user who did (null for an admin without a sub)."
+    )
+    via: Literal["ws", "link", "mcp", "admin"] | None = Field(default=None, description="Answered or declined: how.")
+    reason: StrictStr | None = Field(default=None, description="Declined: the reason the person gave, if any.")
+
+
+class DeclineBody(BaseModel):
+    """``POST /admin/v1/sessions/{S}/questions/{R}/decline``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    reason: StrictStr | None = Field(default=None, max_length=1000)
 
 
 class PendingBody(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any
 from askd.core import codec
 from askd.core import events as ev
 from askd.core.events import Event, Send, isotime
-from askd.core.lifecycle import Status
+from askd.core.lifecycle import END_REASON, Status
 from askd.core.models import Answers
 from askd.core.smallmap import SmallMap
 
@@ -40,6 +40,8 @@ class AskInput:
     # The asking agent token's ``sub``: None (a token without one) reaches
     # every session; with one, only the sessions that sub first asked in.
     agent: str | None = None
+    max_extension: float = 0.0  # the total time the person may add (maxExtensionSeconds)
+    on_timeout: Answers | None = None  # the answers a timeout ends with (onTimeout.answers)
 
 
 @dataclass(slots=True, frozen=True)
@@ -88,6 +90,13 @@ class Request:
     ended_at: float | None = None
     notified: bool = False  # a webhook delivery for it succeeded (a Notified change)
     agent: str | None = None  # the asking agent token's sub: its Idempotency-Key is that agent's
+    max_extension: float = 0.0  # the time the person may add, in all
+    extended: float = 0.0  # the time the person added so far
+    on_timeout: Answers | None = None  # the default a timeout ends with
+    answered_by: str | None = None  # who answered or declined (None: an admin without a sub)
+    via: str | None = None  # ws, link, mcp or admin
+    reason: str | None = None  # a decline's reason
+    defaulted: bool = False  # timed out with on_timeout as its answers
 
     @property
     def pending(self) -> bool:
@@ -124,10 +133,27 @@ class Request:
             "sessionId": self.session_id,
             "status": self.status.value,
         }
+        if self.status is Status.PENDING:
+            out["expiresAt"] = isotime(self.expires_at)
         if self.answers is not None:
             out["answers"] = self.answers
+        if self.defaulted:
+            out["defaulted"] = True
+        if self.status in (Status.ANSWERED, Status.DECLINED):
+            out["answeredBy"] = self.answered_by
+            out["via"] = self.via
+        if self.reason is not None:
+            out["reason"] = self.reason
         if self.error is not None:
             out["error"] = self.error
+        return out
+
+    def end_payload(self) -> dict[str, Any]:
+        """The ``ask_user_questions_cancelled`` payload of the ended question."""
+        out: dict[str, Any] = {"requestId": self.request_id, "reason": END_REASON[self.status]}
+        if self.status in (Status.ANSWERED, Status.DECLINED):
+            out["answeredBy"] = self.answered_by
+            out["via"] = self.via
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -194,6 +220,7 @@ class Counters:
     answered: int = 0
     timeout: int = 0
     cancelled: int = 0
+    declined: int = 0
     repushed: int = 0
 
     def count(self, status: Status) -> None:
@@ -207,6 +234,8 @@ class Counters:
             self.answered += 1
         elif status is Status.TIMEOUT:
             self.timeout += 1
+        elif status is Status.DECLINED:
+            self.declined += 1
         else:
             self.cancelled += 1
 

@@ -27,13 +27,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from askd.core import events as ev
-from askd.core.changes import Asked, Change, Ended, Forgot, Notified
+from askd.core import codec
+from askd.core.changes import Asked, Change, Ended, Extended, Forgot, Notified
 from askd.core.errors import (
     AskInFlight,
     Forbidden,
     InvalidAnswer,
     InvalidRequest,
     NotFound,
+    NotAllowed,
     NotPending,
     SessionOwnerMismatch,
     TooManyPending,
@@ -42,7 +44,6 @@ from askd.core.errors import (
 from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import (
     CANCEL_ERROR,
-    END_REASON,
     TIMEOUT_ERROR,
     WITHDRAW_ERROR,
     Status,
@@ -107,15 +108,17 @@ def _notify_fire(reg: Registry, req: Request, now: float) -> None:
     reg._notify_due(req)  # not a change: a report for the front end
 
 
+def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
+    default = req.on_timeout
+    return Ended(
+        req.session_id, req.request_id, Trigger.EXPIRE, default, TIMEOUT_ERROR, now, defaulted=default is not None
+    )
+
+
 DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
-    # A pending question's expiresAt: it ends as ``timeout``.
-    DeadlineKind(
-        "timeout",
-        False,
-        lambda reg, req: req.expires_at,
-        lambda reg, req: req.pending,
-        lambda reg, req, now: Ended(req.session_id, req.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, now),
-    ),
+    # A pending question's expiresAt: it ends as ``timeout`` (with its
+    # onTimeout default as answers, when it has one).
+    DeadlineKind("timeout", False, lambda reg, req: req.expires_at, lambda reg, req: req.pending, _timeout_fire),
     # A webhook notification's due time, ``createdAt + notify.after``.
     DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
     # An ended question's result retention runs out: it is forgotten.
@@ -156,10 +159,16 @@ class Registry:
         self._flying: dict[str, Request] = {}
         self._flying_in: dict[str, list[Request]] = {}
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
-        self.schedule: Schedule[Request] = Schedule({k.name: partial(k.alive, self) for k in DEADLINE_KINDS})
+        self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in DEADLINE_KINDS})
         self._sends: list[Send] = []
         self._ended: list[Request] = []
         self._notify: list[Request] = []
+
+    def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
+        """A schedule entry counts while its kind's deadline for the request
+        is still alive and still at that time (an extension moved a timeout:
+        the entry at the old time is stale)."""
+        return kind.alive(self, req) and kind.when(self, req) == at
 
     # ---- output -------------------------------------------------------
 
@@ -281,6 +290,10 @@ class Registry:
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
+        if not 0 <= ask.max_extension <= self.limits.max_timeout:
+            raise InvalidRequest(
+                f"maxExtensionSeconds must be >= 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})"
+            )
 
         if session is not None:
             # The session's own id and owner strings (equal, as checked above),
@@ -288,6 +301,7 @@ class Registry:
             session_id, user_id = session.id, session.owner
         now = self._clock()
         req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key, agent=agent)
+        req.max_extension, req.on_timeout = ask.max_extension, ask.on_timeout
         # Only the encoded frame is kept: pushes wrap it (Request.ask_event).
         req.frame = ev.encode(
             {
@@ -453,20 +467,74 @@ class Registry:
         answers: Answers,
         *,
         user_id: str | None = None,
+        via: str = "ws",
+        answered_by: str | None = None,
     ) -> Ended:
         """Check an answer to a pending question; ``user_id`` None answers as
         an admin. Raises :class:`NotPending` when it is not pending for this
         user (ended, unknown, or another user's) and :class:`InvalidAnswer`
-        when the answers do not fit its questions."""
-        session = self._sessions.get(session_id)
-        req = session.requests.get(request_id) if session else None
-        if req is None or not req.pending or (user_id is not None and req.user_id != user_id):
-            raise NotPending(f"question {request_id} is not pending")
-        questions = req.questions
-        problem = check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
+        when the answers do not fit its questions. The result names
+        ``answered_by`` (default: ``user_id``) and ``via``."""
+        req = self._pending_for(session_id, request_id, user_id)
+        problem = self.check_answers(req.questions, answers)
         if problem:
             raise InvalidAnswer(problem)
-        return self._ending(req, Trigger.ANSWER, answers=answers)
+        by = user_id if answered_by is None else answered_by
+        return self._ending(req, Trigger.ANSWER, answers=answers, answered_by=by, via=via)
+
+    @staticmethod
+    def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
+        """What is wrong with ``answers`` to these questions, or None."""
+        return check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
+
+    def _pending_for(self, session_id: str, request_id: str, user_id: str | None) -> Request:
+        """The pending question ``user_id`` (None: an admin) may act on."""
+        req = self.get(session_id, request_id)
+        if req is None or not req.pending or (user_id is not None and req.user_id != user_id):
+            raise NotPending(f"question {request_id} is not pending")
+        return req
+
+    def prepare_decline(
+        self,
+        session_id: str,
+        request_id: str,
+        reason: str | None = None,
+        *,
+        user_id: str | None = None,
+        via: str = "ws",
+        answered_by: str | None = None,
+    ) -> Ended:
+        """The person refuses to answer: the question ends ``declined``.
+        Raises :class:`NotPending` as ``prepare_answer`` does."""
+        req = self._pending_for(session_id, request_id, user_id)
+        by = user_id if answered_by is None else answered_by
+        return self._ending(req, Trigger.DECLINE, answered_by=by, via=via, reason=reason)
+
+    def prepare_extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> Extended:
+        """Move a pending question's deadline later. From a person
+        (``user_id``): by ``seconds`` or what is left of its allowance
+        (``maxExtensionSeconds``), :class:`NotAllowed` when nothing is left.
+        From the agent (``user_id`` None): by ``seconds``, without using the
+        allowance, :class:`NotAllowed` past ``max_timeout`` plus the allowance
+        from its creation. :class:`NotPending` when it is not pending (for
+        this user)."""
+        req = self._pending_for(session_id, request_id, user_id)
+        extended = req.extended
+        if user_id is not None:
+            left = req.max_extension - req.extended
+            if left <= 0:
+                raise NotAllowed(f"question {request_id} allows no more time")
+            seconds = min(seconds, left)
+            extended += seconds
+        expires_at = req.expires_at + seconds
+        if user_id is None and expires_at > req.created_at + self.limits.max_timeout + req.max_extension:
+            raise NotAllowed(
+                f"question {request_id} may live at most max_timeout_seconds ({self.limits.max_timeout:g}) "
+                f"plus its maxExtensionSeconds ({req.max_extension:g}) from its creation"
+            )
+        frame = codec.loads(req.frame or b"")
+        frame["payload"]["expiresAt"] = isotime(expires_at)
+        return Extended(req.session_id, req.request_id, req.expires_at, expires_at, extended, ev.encode(frame))
 
     def prepare_withdraw(
         self, session_id: str, request_id: str, agent: str | None = None
@@ -494,9 +562,19 @@ class Registry:
             if req.pending
         ]
 
-    def _ending(self, req: Request, trigger: Trigger, *, answers: Answers | None = None, error: str | None = None) -> Ended:
+    def _ending(
+        self,
+        req: Request,
+        trigger: Trigger,
+        *,
+        answers: Answers | None = None,
+        error: str | None = None,
+        answered_by: str | None = None,
+        via: str | None = None,
+        reason: str | None = None,
+    ) -> Ended:
         next_status(req.status, trigger)  # raises on a move the lifecycle forbids
-        return Ended(req.session_id, req.request_id, trigger, answers, error, self._clock())
+        return Ended(req.session_id, req.request_id, trigger, answers, error, self._clock(), answered_by, via, reason)
 
     def _descendants(self, root: Session) -> Iterator[Session]:
         stack = [root]
@@ -531,6 +609,11 @@ class Registry:
             if req is None or not req.pending:
                 return False
             req.notified = True
+        elif isinstance(change, Extended):
+            req = self.get(change.session_id, change.request_id)
+            if req is None or not req.pending or req.expires_at != change.previous:
+                return False
+            self._extend(req, change)
         else:
             req = self.get(change.session_id, change.request_id)
             if req is None or req.pending:
@@ -544,6 +627,7 @@ class Registry:
         req.answers = change.answers
         req.error = change.error
         req.ended_at = change.ended_at
+        req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
         left = self._user_bytes.get(req.user_id, 0) - len(req.frame or b"")
         if left > 0:
             self._user_bytes[req.user_id] = left
@@ -555,11 +639,18 @@ class Registry:
         self._pending_total -= 1
         self.counters.ended(req.status)
         self._plan(req)
-        self._send_to_user(
-            req.user_id,
-            Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": END_REASON[req.status]}),
-        )
+        self._send_to_user(req.user_id, Event(ev.CANCELLED, req.session_id, req.end_payload()))
         self._ended.append(req)
+
+    def _extend(self, req: Request, change: Extended) -> None:
+        """A pending question's deadline moved: the entry at the old one
+        stays, stale (``_timeout_fire`` lets it pass), a new one is added."""
+        if change.previous > self._clock():
+            self.schedule.stale()
+        req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
+        self.schedule.add(req.expires_at, "timeout", req)
+        payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
+        self._send_to_user(req.user_id, Event(ev.EXTENDED, req.session_id, payload))
 
     def _forget(self, req: Request) -> None:
         """Drop an ended request once its result retention has run out."""
@@ -619,6 +710,7 @@ class Registry:
         nothing: what a store that keeps nothing of its own (``memory``)
         reports its commit took. ``apply`` agrees with it change by change."""
         seen: dict[tuple[str, str], Status | None] = {}  # what the batch did so far
+        deadline: dict[tuple[str, str], float] = {}  # expiresAt as the batch's extensions left it
 
         def status(sid: str, rid: str) -> Status | None:
             if (sid, rid) in seen:
@@ -639,6 +731,12 @@ class Registry:
                     took, after = now is Status.PENDING, change.status
                 elif isinstance(change, Notified):
                     took, after = now is Status.PENDING, now
+                elif isinstance(change, Extended):
+                    req = self.get(*key)
+                    was = deadline.get(key, req.expires_at if req is not None else None)
+                    took, after = now is Status.PENDING and was == change.previous, now
+                    if took:
+                        deadline[key] = change.expires_at
                 else:
                     took, after = now not in (None, Status.PENDING), None
             if took:
@@ -699,5 +797,6 @@ class Registry:
             "answered": c.answered,
             "timedOut": c.timeout,
             "cancelled": c.cancelled,
+            "declined": c.declined,
             "repushed": c.repushed,
         }

@@ -3,7 +3,8 @@
 A deadline is ``(at, kind, key)``: a time, a kind's name (``timeout``,
 ``forget``, ``notify`` today) and what it is for. The schedule knows no
 kind: it keeps them in time order (ties in the order they were added) and
-asks the kind's ``alive`` predicate whether an entry still counts. Entries whose
+asks the kind's ``alive`` predicate whether an entry (its key, at its time)
+still counts. Entries whose
 key moved on are left in the heap and skipped when they reach the top (no
 search to remove one); the heap is rebuilt when its owner reports most of
 them stale (a third), as asyncio does with cancelled timers. So a front end needs
@@ -25,8 +26,8 @@ COMPACT_MIN = 1024
 
 
 class Schedule(Generic[K]):
-    def __init__(self, alive: Mapping[str, Callable[[K], bool]]) -> None:
-        self._alive = alive  # by kind: whether an entry of that kind still counts
+    def __init__(self, alive: Mapping[str, Callable[[K, float], bool]]) -> None:
+        self._alive = alive  # by kind: whether an entry of that kind (key, at) still counts
         self._heap: list[tuple[float, int, str, K]] = []
         self._seq = itertools.count()
         self._stale = 0  # entries the owner reported stale, still in the heap
@@ -45,11 +46,11 @@ class Schedule(Generic[K]):
     def next_at(self) -> float | None:
         """When the earliest live deadline is due; None when there is none."""
         heap = self._heap
-        while heap and not self._alive[heap[0][2]](heap[0][3]):
+        while heap and not self._alive[heap[0][2]](heap[0][3], heap[0][0]):
             heapq.heappop(heap)
             self._stale = max(0, self._stale - 1)
         if self._stale > COMPACT_MIN and 3 * self._stale > len(heap):
-            heap = self._heap = [e for e in heap if self._alive[e[2]](e[3])]
+            heap = self._heap = [e for e in heap if self._alive[e[2]](e[3], e[0])]
             heapq.heapify(heap)
             self._stale = 0
         return heap[0][0] if heap else None
@@ -60,8 +61,8 @@ class Schedule(Generic[K]):
         one due by ``now`` comes out in the same walk."""
         heap = self._heap
         while heap and heap[0][0] <= now:
-            _, _, kind, key = heapq.heappop(heap)
-            if self._alive[kind](key):
+            at, _, kind, key = heapq.heappop(heap)
+            if self._alive[kind](key, at):
                 yield kind, key
             else:
                 self._stale = max(0, self._stale - 1)

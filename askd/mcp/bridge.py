@@ -163,6 +163,8 @@ class Bridge:
                 metadata=args.metadata,
                 timeout=args.timeoutSeconds,
                 idempotency_key=self.keys.header(key),
+                max_extension=args.maxExtensionSeconds,
+                on_timeout=arguments["onTimeout"]["answers"] if args.onTimeout is not None else None,
             )
             self.keys.asked(submitted.request_id, key)
             if not submitted.pending:

@@ -120,19 +120,28 @@ def describe(result: Result, user: str) -> str:
             f"{user} has not answered yet; the question is still open. "
             f'Call get_answer with requestId "{result.request_id}" to keep waiting.'
         )
+    if result.defaulted:
+        answers = "\n".join(f"{question} → {_value(value)}" for question, value in (result.answers or {}).items())
+        return f"{user} did not answer in time; your onTimeout default stands:\n{answers}"
     if result.status is Status.timeout:
         return f"{user} did not answer in time ({result.error or 'timed out'}); the question is closed."
+    if result.status is Status.declined:
+        who = result.answered_by or "An admin"
+        why = f": {result.reason}" if result.reason else ""
+        return f"{who} declined to answer{why}. Do not ask the same again; go on without it or ask differently."
     return f"The question was cancelled ({result.error or 'cancelled'}); {user} will not answer it."
 
 
 def tool_result(result: Result, user: str) -> types.CallToolResult:
-    """``isError`` is false for an answer or a still-open question, true for
-    a timeout or a cancel (the model did not get what it asked for)."""
-    structured = QuestionResult.model_validate(result.raw).model_dump(mode="json", exclude_none=True)
+    """``isError`` is false for an answer, a still-open question or a
+    timeout that took the onTimeout default; true for a plain timeout, a
+    cancel or a decline (the model did not get what it asked for)."""
+    # As askd sent it: answeredBy null (an admin without a name) is kept.
+    structured = QuestionResult.model_validate(result.raw).model_dump(mode="json", exclude_unset=True)
     return types.CallToolResult(
         content=[types.TextContent(text=describe(result, user))],
         structured_content=structured,
-        is_error=result.status in (Status.timeout, Status.cancelled),
+        is_error=result.status in (Status.timeout, Status.cancelled, Status.declined) and not result.defaulted,
     )
 
 

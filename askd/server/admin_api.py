@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd.core import NotPending
-from askd.core.models import AnswerBody, Id
+from askd.core.models import AnswerBody, DeclineBody, Id
 from askd.server.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
 from askd.server.proxy import public_base
@@ -32,16 +32,39 @@ class PendingHandler(_AdminHandler):
         self.send_json({"pending": [r.describe() for r in pending]})
 
 
-class AnswerHandler(_AdminHandler):
+class _EndHandler(_AdminHandler):
+    """Ends a pending question as if its user had: ``end`` calls the hub
+    with the admin's name (its token's ``sub``) and ``via`` ``admin``."""
+
+    body: type[AnswerBody] | type[DeclineBody]
+
     async def post(self, session_id: str, request_id: str) -> None:
         sid = self.session_id(session_id)
         rid = self.path_id(request_id, "requestId")
-        body, _ = self.json_body(AnswerBody)
+        body, _ = self.json_body(self.body)
+        by = self.principal.sub if self.principal is not None else None
         try:
-            await self.ctx.hub.answer(sid, rid, body.answers, user_id=None)
+            await self.end(sid, rid, body, by)
         except NotPending as err:
             raise ApiError("not_pending", err.message) from None
         self.send_json({"accepted": True})
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        raise NotImplementedError
+
+
+class AnswerHandler(_EndHandler):
+    body = AnswerBody
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        await self.ctx.hub.answer(sid, rid, body.answers, user_id=None, via="admin", answered_by=by)
+
+
+class DeclineHandler(_EndHandler):
+    body = DeclineBody
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        await self.ctx.hub.decline(sid, rid, body.reason, user_id=None, via="admin", answered_by=by)
 
 
 class ConnectionsHandler(_AdminHandler):
@@ -120,6 +143,7 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
     return [
         (r"/admin/v1/pending", PendingHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/questions/{seg}/answer", AnswerHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/questions/{seg}/decline", DeclineHandler, {"ctx": ctx}),
         (r"/admin/v1/connections", ConnectionsHandler, {"ctx": ctx}),
         (r"/admin/v1/disconnect", DisconnectHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),

@@ -11,7 +11,8 @@ import structlog
 
 from askd.core import Request
 from askd.core.events import isotime
-from askd.core.models import AskBody
+from askd.core import NotAllowed, NotPending
+from askd.core.models import AskBody, ExtendBody
 from askd.server.base import ApiError, ApiHandler
 from askd.server.hub import ShuttingDown
 
@@ -58,6 +59,12 @@ class _AgentHandler(ApiHandler):
         structlog.contextvars.bind_contextvars(sessionId=sid)
         return sid
 
+    def ids(self, session_id: str, request_id: str) -> tuple[str, str]:
+        sid = self.session_arg(session_id)
+        rid = self.path_id(request_id, "requestId")
+        structlog.contextvars.bind_contextvars(requestId=rid)
+        return sid, rid
+
 
 def pending_body(req: Request) -> dict[str, Any]:
     return {
@@ -94,6 +101,8 @@ class QuestionsHandler(_AgentHandler):
             parent_session_id=body.parentSessionId,
             idempotency_key=key,
             agent=self.agent,
+            max_extension=body.maxExtensionSeconds,
+            on_timeout=raw["onTimeout"]["answers"] if body.onTimeout is not None else None,
         )
         if not created:
             self.set_header("Idempotent-Replayed", "true")
@@ -121,12 +130,6 @@ def _not_found(settings: Any, sid: str, rid: str) -> ApiError:
 class ResultHandler(_AgentHandler):
     """``GET`` reads (or waits for) a result; ``DELETE`` withdraws the question."""
 
-    def ids(self, session_id: str, request_id: str) -> tuple[str, str]:
-        sid = self.session_arg(session_id)
-        rid = self.path_id(request_id, "requestId")
-        structlog.contextvars.bind_contextvars(requestId=rid)
-        return sid, rid
-
     async def get(self, session_id: str, request_id: str) -> None:
         sid, rid = self.ids(session_id, request_id)
         wait = self.wait_seconds()
@@ -147,6 +150,27 @@ class ResultHandler(_AgentHandler):
         self.send_json(req.result())
 
 
+class ExtendHandler(_AgentHandler):
+    """``POST``: the agent moves its own question's deadline."""
+
+    async def post(self, session_id: str, request_id: str) -> None:
+        sid, rid = self.ids(session_id, request_id)
+        body, _ = self.json_body(ExtendBody)
+        req = await self.ctx.hub.lookup(sid, rid, fresh=True, agent=self.agent)
+        if req is None:
+            raise _not_found(self.ctx.settings, sid, rid)
+        if req.pending:
+            try:
+                req = await self.ctx.hub.extend(sid, rid, body.seconds, user_id=None)
+            except NotAllowed as err:
+                raise ApiError("not_allowed", err.message) from None
+            except NotPending:
+                req = self.ctx.hub.registry.get(sid, rid)  # it ended meanwhile: its result
+                if req is None:
+                    raise _not_found(self.ctx.settings, sid, rid) from None
+        self.send_json(req.result())
+
+
 class CancelHandler(_AgentHandler):
     async def post(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
@@ -158,5 +182,6 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
     return [
         (rf"/v1/sessions/{seg}/questions", QuestionsHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/questions/{seg}", ResultHandler, {"ctx": ctx}),
+        (rf"/v1/sessions/{seg}/questions/{seg}/extend", ExtendHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
     ]

@@ -32,6 +32,7 @@ _END_EVENT = {
     Status.ANSWERED: "question.answered",
     Status.TIMEOUT: "question.timeout",
     Status.CANCELLED: "question.cancelled",
+    Status.DECLINED: "question.declined",
 }
 
 

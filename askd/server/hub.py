@@ -22,7 +22,7 @@ import structlog
 
 from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
-from askd.core.changes import Change
+from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight
 from askd.core.selectors import Selector
 from askd.server.clock import DeadlineClock
@@ -118,6 +118,8 @@ class Hub:
         parent_session_id: str | None = None,
         idempotency_key: str | None = None,
         agent: str | None = None,
+        max_extension: float = 0.0,
+        on_timeout: dict[str, Any] | None = None,
     ) -> tuple[Request, bool]:
         """Ask; returns the request and whether it is new (an Idempotency-Key
         replay is not). Raises :class:`StoreUnavailable`, pushing nothing.
@@ -126,7 +128,8 @@ class Hub:
         one, a session another agent first asked in is unknown to it (the
         registry's ``reach``); None reaches every session."""
         ask = AskInput(
-            session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key, agent
+            session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key,
+            agent=agent, max_extension=max_extension, on_timeout=on_timeout,
         )
         if require_online and await self.connections.online_elsewhere(user_id):
             ask = replace(ask, require_online=False)  # online means a connection on any node
@@ -161,21 +164,71 @@ class Hub:
         answers: dict[str, Any],
         *,
         user_id: str | None,
+        via: str = "ws",
+        answered_by: str | None = None,
         before_flush: Callable[[], None] | None = None,
     ) -> Request:
         """Answer; raises (changing nothing) when not pending, invalid, or the
         store fails. ``before_flush`` runs once the answer is taken and before
         the ``cancelled`` events go out (the sender's ack goes first)."""
         await self.lookup(session_id, request_id)
-        change = self.registry.prepare_answer(session_id, request_id, answers, user_id=user_id)
+        change = self.registry.prepare_answer(
+            session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by
+        )
+        return await self._end(change, before_flush)
+
+    async def decline(
+        self,
+        session_id: str,
+        request_id: str,
+        reason: str | None,
+        *,
+        user_id: str | None,
+        via: str = "ws",
+        answered_by: str | None = None,
+        before_flush: Callable[[], None] | None = None,
+    ) -> Request:
+        """The person refuses to answer; raises as ``answer`` does."""
+        await self.lookup(session_id, request_id)
+        change = self.registry.prepare_decline(
+            session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by
+        )
+        return await self._end(change, before_flush)
+
+    async def _end(self, change: Ended, before_flush: Callable[[], None] | None) -> Request:
         replies = {id(change): before_flush} if before_flush is not None else None
         if not await self.commits.commit([change], replies):  # flushed once stored
             # The store ended it first (its timeout was waiting to be written,
             # or another node's answer won).
-            raise NotPending(f"question {request_id} is not pending")
-        req = self.registry.get(session_id, request_id)
+            raise NotPending(f"question {change.request_id} is not pending")
+        req = self.registry.get(change.session_id, change.request_id)
         assert req is not None
         return req
+
+    async def extend(
+        self,
+        session_id: str,
+        request_id: str,
+        seconds: float,
+        *,
+        user_id: str | None,
+        before_flush: Callable[[], None] | None = None,
+    ) -> Request:
+        """Move a pending question's deadline (``Registry.prepare_extend``:
+        a person's with ``user_id``, the agent's without). Raises
+        :class:`NotPending`, :class:`NotAllowed` or :class:`StoreUnavailable`,
+        changing nothing. ``before_flush`` runs before the tabs hear of it."""
+        await self.lookup(session_id, request_id)
+        for _ in range(ASK_ATTEMPTS):
+            change = self.registry.prepare_extend(session_id, request_id, seconds, user_id=user_id)
+            replies = {id(change): before_flush} if before_flush is not None else None
+            if await self.commits.commit([change], replies):
+                req = self.registry.get(session_id, request_id)
+                assert req is not None
+                return req
+            # Not taken: another extension (or the end) got in first and was
+            # applied here: decide again against what holds now.
+        raise StoreUnavailable("the store refused the extension each time; nothing changed")
 
     async def withdraw(self, session_id: str, request_id: str, *, agent: str | None = None) -> Request | None:
         await self.lookup(session_id, request_id)

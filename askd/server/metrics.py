@@ -28,6 +28,7 @@ class _RegistryCollector(Collector):
         yield CounterMetricFamily("askd_questions_answered", "Questions answered.", value=s["answered"])
         yield CounterMetricFamily("askd_questions_timed_out", "Questions that timed out.", value=s["timedOut"])
         yield CounterMetricFamily("askd_questions_cancelled", "Questions cancelled with their session.", value=s["cancelled"])
+        yield CounterMetricFamily("askd_questions_declined", "Questions the person declined to answer.", value=s["declined"])
         yield CounterMetricFamily("askd_questions_repushed", "Pending questions re-pushed on subscribe.", value=s["repushed"])
 
 

@@ -13,10 +13,19 @@ import structlog
 import tornado.websocket
 from tornado.iostream import StreamClosedError
 
-from askd.core import Forbidden, InvalidAnswer, NotPending
+from askd.core import Forbidden, InvalidAnswer, NotAllowed, NotPending
 from askd.core import events as ev
-from askd.core.events import Event
-from askd.core.frames import AnswerFrame, FrameError, Ping, Subscribe, Unsubscribe, parse_frame
+from askd.core.events import Event, isotime
+from askd.core.frames import (
+    AnswerFrame,
+    DeclineFrame,
+    ExtendFrame,
+    FrameError,
+    Ping,
+    Subscribe,
+    Unsubscribe,
+    parse_frame,
+)
 from askd.server.base import ApiError, ApiHandler, Context, authenticate, house_headers
 from askd.server.logs import get_logger
 from askd.server.proxy import origin_of
@@ -203,6 +212,12 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         elif isinstance(frame, AnswerFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
             return self._answer(frame)
+        elif isinstance(frame, DeclineFrame):
+            structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
+            return self._decline(frame)
+        elif isinstance(frame, ExtendFrame):
+            structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
+            return self._extend(frame)
         return None
 
     async def _answer(self, frame: AnswerFrame) -> None:
@@ -221,8 +236,43 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         except InvalidAnswer as err:
             self._reply(Event(ev.ERROR, frame.sessionId, {"code": "invalid_answer", "message": err.message}, frame.id))
         except StoreUnavailable:
-            message = "askd cannot write to its store right now; the answer was not taken, send it again"
-            self._reply(Event(ev.ERROR, frame.sessionId, {"code": "store_unavailable", "message": message}, frame.id))
+            self._store_failed(frame, "the answer was not taken")
+
+    async def _decline(self, frame: DeclineFrame) -> None:
+        try:
+            await self.ctx.hub.decline(
+                frame.sessionId,
+                frame.requestId,
+                frame.reason,
+                user_id=self.user_id,
+                before_flush=lambda: self._reply(Event(ev.ACK, frame.sessionId, {"accepted": True}, frame.id)),
+            )
+        except NotPending:
+            self._reply(Event(ev.ACK, frame.sessionId, {"accepted": False, "reason": "not_pending"}, frame.id))
+        except StoreUnavailable:
+            self._store_failed(frame, "the decline was not taken")
+
+    async def _extend(self, frame: ExtendFrame) -> None:
+        def ack(payload: dict[str, Any]) -> None:
+            self._reply(Event(ev.ACK, frame.sessionId, payload, frame.id))
+
+        def extended() -> None:  # the sender's ack precedes every tab's `extended` event
+            req = self.ctx.hub.registry.get(frame.sessionId, frame.requestId)
+            assert req is not None
+            ack({"extended": True, "expiresAt": isotime(req.expires_at)})
+
+        try:
+            await self.ctx.hub.extend(frame.sessionId, frame.requestId, frame.seconds, user_id=self.user_id, before_flush=extended)
+        except NotPending:
+            ack({"extended": False, "reason": "not_pending"})
+        except NotAllowed:
+            ack({"extended": False, "reason": "not_allowed"})
+        except StoreUnavailable:
+            self._store_failed(frame, "the extension was not taken")
+
+    def _store_failed(self, frame: AnswerFrame | DeclineFrame | ExtendFrame, what: str) -> None:
+        message = f"askd cannot write to its store right now; {what}, send it again"
+        self._reply(Event(ev.ERROR, frame.sessionId, {"code": "store_unavailable", "message": message}, frame.id))
 
     def _reply(self, event: Event) -> None:
         self.send_frame(event.frame)

@@ -21,16 +21,27 @@ def request_from_row(
     notified: bool,
     *,
     agent: str | None = None,
+    max_extension: float = 0.0,
+    extended: float = 0.0,
+    on_timeout: bytes | None = None,
+    answered_by: str | None = None,
+    via: str | None = None,
+    reason: str | None = None,
+    defaulted: bool = False,
 ) -> Request:
-    """The request as kept: a pending one with its frame, an ended one with
-    its result (``answers`` is UTF-8 JSON)."""
+    """The request as kept: a pending one with its frame, its allowance and
+    its default, an ended one with its result (``answers`` and
+    ``on_timeout`` are UTF-8 JSON)."""
     req = Request(
         request_id, session_id, user_id, created_at, expires_at, idempotency_key=idempotency_key, status=Status(status), agent=agent
     )
     req.notified = notified
     if req.pending:
         req.frame = frame
+        req.max_extension, req.extended = max_extension, extended
+        req.on_timeout = codec.loads(on_timeout) if on_timeout is not None else None
     else:
         req.answers = codec.loads(answers) if answers is not None else None
         req.error, req.ended_at = error, ended_at
+        req.answered_by, req.via, req.reason, req.defaulted = answered_by, via, reason, defaulted
     return req

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from askd.core import Registry
-from askd.core.changes import Asked, Change, Ended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Extended, Forgot, Notified
 from askd.core.events import encode
 from askd.store.base import LocalStore, StoreError, StoreUnavailable
 from askd.store.rows import request_from_row
@@ -58,11 +58,20 @@ MIGRATIONS: list[list[str]] = [
     [  # 2: daemon-wide values set at run time: the revocation instant (auth.not_before)
         "CREATE TABLE settings (name TEXT PRIMARY KEY, value REAL NOT NULL)",
     ],
-    [  # agents kept apart: the sub of the agent token that first asked in a
+    [  # 3: agents kept apart: the sub of the agent token that first asked in a
         # session, and of the one that asked each question (its
         # Idempotency-Key is that agent's); NULL: a token without a sub
         "ALTER TABLE sessions ADD COLUMN agent TEXT",
         "ALTER TABLE requests ADD COLUMN agent TEXT",
+    ],
+    [  # 4: more time, a safe default, declining, and who answered how
+        "ALTER TABLE requests ADD COLUMN max_extension REAL NOT NULL DEFAULT 0",  # the person's allowance
+        "ALTER TABLE requests ADD COLUMN extended REAL NOT NULL DEFAULT 0",  # of which used
+        "ALTER TABLE requests ADD COLUMN on_timeout BLOB",  # UTF-8 JSON answers, while pending
+        "ALTER TABLE requests ADD COLUMN answered_by TEXT",
+        "ALTER TABLE requests ADD COLUMN via TEXT",
+        "ALTER TABLE requests ADD COLUMN reason TEXT",  # a decline's
+        "ALTER TABLE requests ADD COLUMN defaulted INTEGER NOT NULL DEFAULT 0",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -204,13 +213,19 @@ class SqliteStore(LocalStore):
             registry.restore_session(sid, owner, parent, agent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
-            " status, answers, error, ended_at, notified, agent FROM requests ORDER BY rowid"
+            " status, answers, error, ended_at, notified, agent, max_extension, extended, on_timeout, answered_by,"
+            " via, reason, defaulted FROM requests ORDER BY rowid"
         )
         n = 0
-        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent in rows:
+        for (
+            rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent,
+            max_extension, extended, on_timeout, answered_by, via, reason, defaulted,
+        ) in rows:
             registry.restore(
                 request_from_row(
-                    rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified), agent=agent
+                    rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified),
+                    agent=agent, max_extension=max_extension, extended=extended, on_timeout=on_timeout,
+                    answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted),
                 )
             )
             n += 1
@@ -260,7 +275,8 @@ class SqliteStore(LocalStore):
                     )
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-                " idempotency_key, frame, status, agent) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+                " idempotency_key, frame, status, agent, max_extension, on_timeout)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
                 (
                     req.request_id,
                     req.session_id,
@@ -270,20 +286,34 @@ class SqliteStore(LocalStore):
                     req.idempotency_key,
                     req.frame,
                     req.agent,
+                    req.max_extension,
+                    None if req.on_timeout is None else encode(req.on_timeout),
                 ),
             )
             return True
         if isinstance(change, Ended):
             cur = db.execute(
-                "UPDATE requests SET status = ?, answers = ?, error = ?, ended_at = ?, frame = NULL"
-                " WHERE request_id = ? AND status = 'pending'",
+                "UPDATE requests SET status = ?, answers = ?, error = ?, ended_at = ?, frame = NULL, on_timeout = NULL,"
+                " answered_by = ?, via = ?, reason = ?, defaulted = ? WHERE request_id = ? AND status = 'pending'",
                 (
                     change.status.value,
                     None if change.answers is None else encode(change.answers),  # lone surrogates escaped
                     change.error,
                     change.ended_at,
+                    change.answered_by,
+                    change.via,
+                    change.reason,
+                    int(change.defaulted),
                     change.request_id,
                 ),
+            )
+            return cur.rowcount == 1
+        if isinstance(change, Extended):
+            # Compare and set: only from the deadline it was decided against.
+            cur = db.execute(
+                "UPDATE requests SET expires_at = ?, extended = ?, frame = ?"
+                " WHERE request_id = ? AND status = 'pending' AND expires_at = ?",
+                (change.expires_at, change.extended, change.frame, change.request_id, change.previous),
             )
             return cur.rowcount == 1
         if isinstance(change, Notified):

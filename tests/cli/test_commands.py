@@ -258,7 +258,7 @@ async def test_ask_multi_with_json(local: RunningDaemon) -> None:
     await answer_via_admin(local, {"Extras": ["a", "b"]})
     r = await asyncio.wait_for(task, 10)
     assert r.exit_code == 0
-    assert json.loads(r.stdout) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}}
+    assert json.loads(r.stdout) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}, "answeredBy": None, "via": "admin"}
 
 
 async def test_ask_timeout_exits_3(local: RunningDaemon) -> None:
@@ -424,3 +424,52 @@ def test_every_error_line_has_one_askd_prefix() -> None:
     ):
         message, _ = describe_error(err)
         assert not message.lower().startswith("askd"), message
+
+
+# ---- time and refusal -----------------------------------------------------
+
+
+async def test_ask_on_timeout_prints_the_default_and_exits_0(local: RunningDaemon) -> None:
+    args = ["ask", "--user", "alice", "--session", "s1", "--question", "Deploy now?", "--option", "Yes", "--option", "No"]
+    r = await askd(*args, "--timeout", "0.3", "--on-timeout", "Deploy now?=No")
+    assert (r.exit_code, r.stdout) == (0, "No\n"), r.stderr
+    assert "took the --on-timeout default" in r.stderr
+    r = await askd(*args, "--timeout", "0.3", "--on-timeout", "Deploy now?=No", "--json")
+    body = json.loads(r.stdout)
+    assert (r.exit_code, body["status"], body["answers"], body["defaulted"]) == (0, "timeout", {"Deploy now?": "No"}, True)
+    r = await askd(*args, "--on-timeout", "Other?=No")
+    assert r.exit_code == 2 and "--on-timeout 'Other?=No' names no question" in r.stderr
+
+
+async def test_ask_declined_exits_5_and_askd_decline(local: RunningDaemon) -> None:
+    task = asyncio.create_task(askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?"))
+    [item] = await pending_on_daemon(local)
+    # One CLI run at a time in this process: the admin API declines meanwhile.
+    path = f"/admin/v1/sessions/s1/questions/{item['requestId']}/decline"
+    assert (await local.admin("POST", path, json={"reason": "not mine"})).json() == {"accepted": True}
+    r = await asyncio.wait_for(task, 10)
+    assert (r.exit_code, r.stdout) == (5, "")
+    assert "askd: an admin declined to answer: not mine" in r.stderr
+
+    rid = (await askd("ask", "--user", "alice", "--session", "s2", "--question", "Deploy?", "--no-wait")).stdout.strip()
+    r = await askd("decline", "s2", rid, "--reason", "not mine")
+    assert (r.exit_code, r.stdout) == (0, f"Declined {rid} in session s2.\n"), r.stderr
+    result = (await local.result("s2", rid)).json()
+    assert (result["status"], result["reason"], result["via"]) == ("declined", "not mine", "admin")
+    r = await askd("decline", "s2", rid)
+    assert r.exit_code == 1 and "not pending" in r.stderr, r.stderr
+
+
+async def test_ask_max_extension_and_askd_extend(local: RunningDaemon) -> None:
+    r = await askd("ask", "--user", "alice", "--session", "s1", "--question", "Deploy?", "--max-extension", "60", "--no-wait")
+    rid = r.stdout.strip()
+    tab = await local.connect("alice")
+    await tab.subscribe("s1")
+    await tab.send({"type": "extend", "sessionId": "s1", "requestId": rid, "seconds": 90, "id": "x"})
+    assert (await tab.recv())["payload"]["extended"] is True  # 60 of the 90 asked
+    before = (await local.result("s1", rid)).json()["expiresAt"]
+    r = await askd("extend", "s1", rid, "30", "--json")
+    body = json.loads(r.stdout)
+    assert r.exit_code == 0 and body["status"] == "pending" and body["expiresAt"] > before
+    r = await askd("extend", "s1", rid, "86400")
+    assert r.exit_code == 1 and "may live at most max_timeout_seconds" in r.stderr, r.stderr

@@ -103,7 +103,7 @@ async def test_questions_arrive_and_an_answer_reaches_the_agent(daemon: RunningD
     result = (await daemon.result("s1", asked["requestId"])).json()
     assert result["answers"] == {"Deploy?": "yes"}
     await eventually(lambda: app.of(CancelledEvent), what="the cancelled event")
-    assert app.of(CancelledEvent) == [CancelledEvent("s1", asked["requestId"], "answered")]
+    assert app.of(CancelledEvent) == [CancelledEvent("s1", asked["requestId"], "answered", "alice", "ws")]
     assert user.pending == []
 
 

@@ -63,7 +63,7 @@ async def test_kill_9_the_agent_reattaches_on_another_node_and_the_tab_answers_f
         for sid, rid, text in (("s1", rid1, "Ship it?"), ("s2", rid2, "Roll back?")):
             ack = await tab_c.answer(sid, rid, {text: "yes"})
             assert ack["payload"] == {"accepted": True}, ack
-            assert (await tab_c.expect("ask_user_questions_cancelled"))["payload"] == {"requestId": rid, "reason": "answered"}
+            assert (await tab_c.expect("ask_user_questions_cancelled"))["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "ws"}
 
         asked, waited = await asyncio.wait_for(asyncio.gather(asking, waiting), 15)
         assert (asked.request_id, asked.status, asked.answers) == (rid1, "answered", {"Ship it?": "yes"})

@@ -95,6 +95,8 @@ def test_row3_answer_removes_it_and_completes_with_the_answers(reg: StepRegistry
         "sessionId": "s1",
         "status": "answered",
         "answers": {"Which database?": "SQLite"},
+        "answeredBy": "alice",
+        "via": "ws",
     }
 
 
@@ -184,7 +186,7 @@ def test_answer_sends_cancelled_answered_to_every_connection(reg: StepRegistry) 
     assert frame == {
         "type": "ask_user_questions_cancelled",
         "sessionId": "s1",
-        "payload": {"requestId": req.request_id, "reason": "answered"},
+        "payload": {"requestId": req.request_id, "reason": "answered", "answeredBy": "alice", "via": "ws"},
     }
 
 
@@ -459,6 +461,7 @@ def test_stats(reg: StepRegistry, clock: FakeClock) -> None:
         "answered": 1,
         "timedOut": 1,
         "cancelled": 1,
+        "declined": 0,
         "repushed": 0,
     }
 

@@ -13,7 +13,7 @@ from tests.registry_steps import StepRegistry
 
 
 def test_many_kinds_come_out_in_time_order_and_ties_in_the_order_added() -> None:
-    s: Schedule[str] = Schedule(dict.fromkeys(("escalate", "timeout", "forget", "notify"), lambda key: True))
+    s: Schedule[str] = Schedule(dict.fromkeys(("escalate", "timeout", "forget", "notify"), lambda key, at: True))
     s.add(30.0, "escalate", "r1")
     s.add(10.0, "timeout", "r2")
     s.add(20.0, "forget", "r3")
@@ -29,7 +29,7 @@ def test_many_kinds_come_out_in_time_order_and_ties_in_the_order_added() -> None
 
 def test_entries_that_no_longer_count_are_skipped_whatever_their_kind() -> None:
     dead = {("timeout", "r1"), ("escalate", "r2")}
-    s: Schedule[str] = Schedule({kind: lambda key, kind=kind: (kind, key) not in dead for kind in ("timeout", "escalate")})
+    s: Schedule[str] = Schedule({kind: lambda key, at, kind=kind: (kind, key) not in dead for kind in ("timeout", "escalate")})
     for at, kind, key in ((1.0, "timeout", "r1"), (2.0, "escalate", "r2"), (3.0, "escalate", "r3")):
         s.add(at, kind, key)
     assert s.next_at() == 3.0  # the two dead ones at the top are dropped
@@ -37,7 +37,7 @@ def test_entries_that_no_longer_count_are_skipped_whatever_their_kind() -> None:
 
 
 def test_a_deadline_added_while_walking_comes_out_in_the_same_walk() -> None:
-    s: Schedule[str] = Schedule({"timeout": lambda key: True, "forget": lambda key: True})
+    s: Schedule[str] = Schedule({"timeout": lambda key, at: True, "forget": lambda key, at: True})
     s.add(1.0, "timeout", "r1")
     out = []
     for kind, key in s.pop_due(5.0):
@@ -49,7 +49,7 @@ def test_a_deadline_added_while_walking_comes_out_in_the_same_walk() -> None:
 
 def test_the_heap_is_rebuilt_once_a_third_of_it_is_stale() -> None:
     live: set[int] = set(range(3 * COMPACT_MIN))
-    s: Schedule[int] = Schedule({"timeout": lambda key: key in live})
+    s: Schedule[int] = Schedule({"timeout": lambda key, at: key in live})
     for key in sorted(live):
         s.add(1000.0 - key, "timeout", key)  # the newest at the top: nothing stale is on top
     for key in range(COMPACT_MIN, 2 * COMPACT_MIN + 1):  # COMPACT_MIN + 1 of them

@@ -172,4 +172,4 @@ def test_lone_surrogates_travel_escaped_both_ways(live: LiveDaemon, http: httpx.
     assert pushed["payload"]["metadata"] == {"k": "a\ud800"} and pushed["payload"]["questions"][0]["x"] == "\udfff"
     tab_for_fuzzer.send_raw('{"type":"ask_user_questions_result","sessionId":"fz-surrogate","requestId":"%s","answers":{"Q?":"\\ud800!"}}' % rid)
     result = http.get(f"{live.url}/v1/sessions/fz-surrogate/questions/{rid}", params={"wait": 5}, headers=live.headers("agent"))
-    assert check(result, 200) == {"requestId": rid, "sessionId": "fz-surrogate", "status": "answered", "answers": {"Q?": "\ud800!"}}
+    assert check(result, 200) == {"requestId": rid, "sessionId": "fz-surrogate", "status": "answered", "answers": {"Q?": "\ud800!"}, "answeredBy": "fuzzer", "via": "ws"}

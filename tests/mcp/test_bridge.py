@@ -46,7 +46,7 @@ async def test_lists_both_tools_with_schemas_from_askds_models(daemon: RunningDa
     for tool in (ask, get):
         assert tool.output_schema == schema(QuestionResult)
         assert tool.output_schema["required"] == ["requestId", "sessionId", "status"]
-        assert tool.output_schema["properties"]["status"]["enum"] == ["pending", "answered", "timeout", "cancelled"]
+        assert tool.output_schema["properties"]["status"]["enum"] == ["pending", "answered", "timeout", "cancelled", "declined"]
         assert tool.description
 
 
@@ -90,6 +90,8 @@ async def test_ask_is_answered_from_a_tab_with_progress_while_it_waits(daemon: R
         "sessionId": S,
         "status": "answered",
         "answers": answers,
+        "answeredBy": "alice",
+        "via": "ws",
     }
     assert text(result) == "Which database? → SQLite\nExtras? → tests, docs"
 
@@ -102,13 +104,45 @@ async def test_a_question_that_times_out_is_an_error_result(daemon: RunningDaemo
     assert "did not answer in time" in text(result)
 
 
+async def test_a_timeout_with_on_timeout_is_the_default_not_an_error(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    arguments = {
+        "questions": [q("Deploy now?", "Yes", "No")],
+        "timeoutSeconds": 0.3,
+        "onTimeout": {"answers": {"Deploy now?": "No"}},
+        "maxExtensionSeconds": 60,
+    }
+    async with bridge("--url", daemon.url, token=daemon.token("agent")) as b:
+        result = await b.call("ask_user_questions", arguments)
+        bad = await b.call("ask_user_questions", {**arguments, "onTimeout": {"answers": {"Other?": "No"}}})
+    assert result.is_error is False
+    assert result.structured_content is not None
+    assert (result.structured_content["status"], result.structured_content["defaulted"]) == ("timeout", True)
+    assert result.structured_content["answers"] == {"Deploy now?": "No"}
+    assert "default stands" in text(result) and "Deploy now? → No" in text(result)
+    assert bad.is_error is True and "onTimeout.answers" in text(bad)
+
+
+async def test_a_declined_question_is_an_error_naming_who_and_why(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    tab = await daemon.connect("alice")
+    async with bridge("--url", daemon.url, "--session", S, token=daemon.token("agent")) as b:
+        call = asyncio.create_task(b.call("ask_user_questions", {"questions": [q("Delete the branch?")]}))
+        frame = await tab.expect("ask_user_questions")
+        await tab.send({"type": "decline", "sessionId": S, "requestId": frame["payload"]["requestId"], "reason": "ask Bob", "id": "d"})
+        result = await asyncio.wait_for(call, 10)
+    assert result.is_error is True
+    assert result.structured_content is not None
+    assert (result.structured_content["status"], result.structured_content["answeredBy"]) == ("declined", "alice")
+    assert text(result).startswith("alice declined to answer: ask Bob.")
+
+
 async def test_max_wait_returns_pending_then_get_answer_returns_the_answer(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
     tab = await tab_for(daemon)
     async with bridge("--url", daemon.url, "--session", S, "--max-wait", "0.3", token=daemon.token("agent")) as b:
         first = await b.call("ask_user_questions", {"questions": [q("Which database?", "PostgreSQL", "SQLite")]})
         rid = first.structured_content["requestId"]
         assert first.is_error is False
-        assert first.structured_content == {"requestId": rid, "sessionId": S, "status": "pending"}
+        expires = first.structured_content["expiresAt"]
+        assert first.structured_content == {"requestId": rid, "sessionId": S, "status": "pending", "expiresAt": expires}
         assert "get_answer" in text(first) and rid in text(first)
         assert (await daemon.result(S, rid)).json()["status"] == "pending"  # the question itself is untouched
 
@@ -124,6 +158,8 @@ async def test_max_wait_returns_pending_then_get_answer_returns_the_answer(daemo
         "sessionId": S,
         "status": "answered",
         "answers": {"Which database?": "PostgreSQL"},
+        "answeredBy": "alice",
+        "via": "ws",
     }
     assert text(done) == "Which database? → PostgreSQL"
 
@@ -142,7 +178,7 @@ async def test_get_answer_waits_for_a_question_of_its_session_with_progress(daem
         frame = await tab.expect("ask_user_questions")
         await tab.answer(S, frame["payload"]["requestId"], {"Ship it?": "yes"})
         result = await asyncio.wait_for(call, 10)
-    assert result.structured_content == {"requestId": asked["requestId"], "sessionId": S, "status": "answered", "answers": {"Ship it?": "yes"}}
+    assert result.structured_content == {"requestId": asked["requestId"], "sessionId": S, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": "alice", "via": "ws"}
     assert text(result) == "Ship it? → yes"
 
 

@@ -68,5 +68,7 @@ async def test_a_daemon_restart_during_the_wait_still_ends_in_the_answer(
         "sessionId": "s-restart",
         "status": "answered",
         "answers": {"Which database?": "SQLite"},
+        "answeredBy": "alice",
+        "via": "ws",
     }
     assert text(result) == "Which database? → SQLite"

@@ -29,6 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from askd.core import (
     Forbidden,
+    NotAllowed,
     InvalidAnswer,
     InvalidRequest,
     Limits,
@@ -41,6 +42,7 @@ from askd.core import (
     TooManyPending,
     UserOffline,
 )
+from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR
 from askd.core.changes import Change
 from askd.store.sqlite import SqliteStore
@@ -73,7 +75,7 @@ INVALID = {
 }
 QUESTION_TIMEOUT, MAX_TIMEOUT = 3.0, 100.0
 PER_SESSION, TOTAL = 3, 6
-END_REASON = {"answered": "answered", "timeout": "timeout", "cancelled": "cancelled"}
+END_REASON = {"answered": "answered", "timeout": "timeout", "cancelled": "cancelled", "declined": "declined"}
 
 
 def at_once(coro: Any) -> Any:
@@ -102,10 +104,18 @@ class StoredRegistry(Registry):
         return req, change is not None
 
     def answer(self, session_id: str, request_id: str, answers: Any, *, user_id: str | None = None) -> Request:
-        assert self._keep([self.prepare_answer(session_id, request_id, answers, user_id=user_id)]) == 1
+        via = "ws" if user_id is not None else "admin"
+        assert self._keep([self.prepare_answer(session_id, request_id, answers, user_id=user_id, via=via)]) == 1
         req = self.get(session_id, request_id)
         assert req is not None
         return req
+
+    def decline(self, session_id: str, request_id: str, reason: str | None, *, user_id: str | None = None) -> None:
+        via = "ws" if user_id is not None else "admin"
+        assert self._keep([self.prepare_decline(session_id, request_id, reason, user_id=user_id, via=via)]) == 1
+
+    def extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> None:
+        assert self._keep([self.prepare_extend(session_id, request_id, seconds, user_id=user_id)]) == 1
 
     def cancel_session(self, session_id: str, agent: str | None = None) -> int:
         return self._keep(list(self.prepare_cancel(session_id, agent)))
@@ -124,8 +134,16 @@ class MReq:
     expires_at: float
     key: str | None
     agent: str | None = None
+    created_at: float = 0.0
+    max_ext: float = 0.0  # the person's allowance (maxExtensionSeconds)
+    extended: float = 0.0  # of which used
+    on_timeout: dict[str, Any] | None = None
     status: str = "pending"
     answers: dict[str, Any] | None = None
+    by: str | None = None
+    via: str | None = None
+    reason: str | None = None
+    defaulted: bool = False
     ended_at: float | None = None
     forgotten: bool = False
     end_conns: frozenset[str] = frozenset()  # connections of the user when it ended
@@ -136,8 +154,16 @@ class MReq:
 
     def expected_result(self) -> dict[str, Any]:
         out: dict[str, Any] = {"requestId": self.rid, "sessionId": self.sid, "status": self.status}
+        if self.status == "pending":
+            out["expiresAt"] = isotime(self.expires_at)
         if self.answers is not None:
             out["answers"] = self.answers
+        if self.defaulted:
+            out["defaulted"] = True
+        if self.status in ("answered", "declined"):
+            out["answeredBy"], out["via"] = self.by, self.via
+        if self.reason is not None:
+            out["reason"] = self.reason
         if self.status == "timeout":
             out["error"] = TIMEOUT_ERROR
         elif self.status == "cancelled":
@@ -187,9 +213,13 @@ class Model:
     def subtree(self, sid: str) -> set[str]:
         return {s for s in self.sessions if s == sid or sid in self.ancestors(s)}
 
-    def end(self, req: MReq, status: str, answers: dict[str, Any] | None = None) -> None:
+    def end(self, req: MReq, status: str, answers: dict[str, Any] | None = None, *, by: str | None = None,
+            via: str | None = None, reason: str | None = None) -> None:
         assert req.status == "pending"
         req.status, req.answers, req.ended_at = status, answers, self.clock.now
+        req.by, req.via, req.reason = by, via, reason
+        if status == "timeout" and req.on_timeout is not None:
+            req.answers, req.defaulted = req.on_timeout, True
         req.end_conns = self.conns_of(req.user)
 
     def collect(self) -> None:
@@ -215,6 +245,8 @@ def cancelled(to: frozenset[str], req: MReq) -> tuple[frozenset[str], dict[str, 
         "sessionId": req.sid,
         "payload": {"requestId": req.rid, "reason": END_REASON[req.status]},
     }
+    if req.status in ("answered", "declined"):
+        frame["payload"].update(answeredBy=req.by, via=req.via)
     return to, frame
 
 
@@ -388,6 +420,9 @@ class RegistryMachine(RuleBasedStateMachine):
         m = self.model
         seq = self.next_rid
         expected_error = self.ask_error(sid, user, parent, key, timeout, require_online, agent)
+        # Every other question lets the person add 2 s; every third has a default.
+        max_ext = 2.0 if seq % 2 else 0.0
+        on_timeout = ANSWERS["one"] if seq % 3 == 0 else None
         call = lambda: self.reg.ask(  # noqa: E731
             sid,
             user,
@@ -398,6 +433,8 @@ class RegistryMachine(RuleBasedStateMachine):
             parent_session_id=parent,
             idempotency_key=key,
             agent=agent,
+            max_extension=max_ext,
+            on_timeout=on_timeout,
         )
         if isinstance(expected_error, MReq):  # an idempotent replay
             req, created = call()
@@ -421,7 +458,10 @@ class RegistryMachine(RuleBasedStateMachine):
         if parent is not None and m.sessions[sid].parent is None:
             m.sessions.setdefault(parent, MSession(user, agent=agent))
             m.sessions[sid].parent = parent
-        mreq = MReq(rid, sid, user, seq, self.clock.now + (QUESTION_TIMEOUT if timeout is None else timeout), key, agent)
+        mreq = MReq(
+            rid, sid, user, seq, self.clock.now + (QUESTION_TIMEOUT if timeout is None else timeout), key, agent,
+            self.clock.now, max_ext, 0.0, on_timeout,
+        )
         m.reqs.append(mreq)
         assert req.expires_at == mreq.expires_at
         conns = m.conns_of(user)
@@ -495,7 +535,7 @@ class RegistryMachine(RuleBasedStateMachine):
                 expected = None
             if expected is None:
                 self.reg.answer(req.sid, req.rid, answers, user_id=user)
-                self.model.end(req, "answered", answers)
+                self.model.end(req, "answered", answers, by=user, via="ws" if user else "admin")
                 self.expect_sends([cancelled(req.end_conns, req)] if req.end_conns else [])
             else:
                 try:
@@ -504,6 +544,59 @@ class RegistryMachine(RuleBasedStateMachine):
                     self.expect_sends([])
                 else:
                     raise AssertionError(f"answer {kind} by {who} of a {req.status} question should raise {expected.__name__}")
+
+    @precondition(lambda self: self.model.reqs)
+    @rule(data=st.data(), who=st.sampled_from(["owner", "other", "admin"]), reason=st.sampled_from([None, "not mine"]))
+    def decline(self, data: st.DataObject, who: str, reason: str | None) -> None:
+        """Any request ever made, declined by its owner, another user or an admin."""
+        req = data.draw(st.sampled_from(self.model.reqs), label="request")
+        user = {"owner": req.user, "admin": None, "other": next(u for u in USERS if u != req.user)}[who]
+        if req.status != "pending" or user not in (None, req.user):
+            try:
+                self.reg.decline(req.sid, req.rid, reason, user_id=user)
+            except NotPending:
+                self.expect_sends([])
+                return
+            raise AssertionError(f"decline by {who} of a {req.status} question should raise NotPending")
+        self.reg.decline(req.sid, req.rid, reason, user_id=user)
+        self.model.end(req, "declined", by=user, via="ws" if user else "admin", reason=reason)
+        self.expect_sends([cancelled(req.end_conns, req)] if req.end_conns else [])
+
+    @precondition(lambda self: self.model.reqs)
+    @rule(data=st.data(), who=st.sampled_from(["owner", "other", "agent"]), seconds=st.sampled_from([0.5, 3.0, 200.0]))
+    def extend(self, data: st.DataObject, who: str, seconds: float) -> None:
+        """More time: the person within its allowance, the agent up to
+        max_timeout plus the allowance from creation."""
+        req = data.draw(st.sampled_from(self.model.reqs), label="request")
+        user = {"owner": req.user, "agent": None, "other": next(u for u in USERS if u != req.user)}[who]
+        expected: Any = None
+        if req.status != "pending" or user not in (None, req.user):
+            expected = NotPending
+        elif user is not None:
+            add = min(seconds, req.max_ext - req.extended)
+            expected = NotAllowed if add <= 0 else None
+        else:
+            add = seconds
+            if req.expires_at + add > req.created_at + MAX_TIMEOUT + req.max_ext:
+                expected = NotAllowed
+        if expected is not None:
+            try:
+                self.reg.extend(req.sid, req.rid, seconds, user_id=user)
+            except expected:
+                self.expect_sends([])
+                return
+            raise AssertionError(f"extend by {who} of a {req.status} question should raise {expected.__name__}")
+        self.reg.extend(req.sid, req.rid, seconds, user_id=user)
+        req.expires_at += add
+        if user is not None:
+            req.extended += add
+        frame = {
+            "type": "ask_user_questions_extended",
+            "sessionId": req.sid,
+            "payload": {"requestId": req.rid, "expiresAt": isotime(req.expires_at)},
+        }
+        conns = self.model.conns_of(req.user)
+        self.expect_sends([(conns, frame)] if conns else [])
 
     @rule(sid=st.sampled_from(SESSIONS + ("nowhere",)), agent=st.sampled_from(AGENTS))
     def cancel_session(self, sid: str, agent: str | None) -> None:
@@ -592,8 +685,16 @@ class RegistryMachine(RuleBasedStateMachine):
             kept = self.reg.get(req.sid, req.rid)
             assert kept is not None and kept.pending
         stats = self.reg.stats()
-        assert stats["asked"] == stats["pending"] + stats["answered"] + stats["timedOut"] + stats["cancelled"]
+        ended = stats["answered"] + stats["timedOut"] + stats["cancelled"] + stats["declined"]
+        assert stats["asked"] == stats["pending"] + ended
         assert stats["pending"] == len(self.model.pending())
+
+    @invariant()
+    def a_pending_question_shows_its_deadline_as_extended(self) -> None:
+        for req in self.model.pending():
+            kept = self.reg.get(req.sid, req.rid)
+            assert kept is not None and kept.expires_at == req.expires_at
+            assert kept.ask_payload()["expiresAt"] == isotime(req.expires_at)  # what a re-push carries
 
     @invariant()
     def sessions_are_owned_as_the_model_says(self) -> None:

@@ -114,7 +114,7 @@ async def test_pending_questions_come_back_unchanged(world: World) -> None:
     assert (listening["pending"], listening["results"]) == (8, 2)
     for body in world.keep:
         r = await d.result(body["sessionId"], body["requestId"])
-        assert r.json() == {"requestId": body["requestId"], "sessionId": body["sessionId"], "status": "pending"}
+        assert r.json() == {"requestId": body["requestId"], "sessionId": body["sessionId"], "status": "pending", "expiresAt": body["expiresAt"]}
     listed = (await d.admin("GET", "/admin/v1/pending", params={"userId": "alice"})).json()["pending"]
     assert listed == world.keep_listed  # same ids, questions, metadata, createdAt, expiresAt, order
     assert [p["createdAt"] for p in listed] == [b["createdAt"] for b in world.keep]
@@ -196,7 +196,7 @@ async def test_an_unread_result_is_kept_until_its_retention_runs_out(world: Worl
     counted from its end, not from the restart."""
     d, done = world.d, world.done
     r = await d.result("done", done["requestId"])
-    assert r.json() == {"requestId": done["requestId"], "sessionId": "done", "status": "answered", "answers": done["answers"]}
+    assert r.json() == {"requestId": done["requestId"], "sessionId": "done", "status": "answered", "answers": done["answers"], "answeredBy": "bob", "via": "ws"}
     gone_by = done["acked"] + TTL
 
     async def forgotten() -> bool:

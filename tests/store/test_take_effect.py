@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from askd.core import AskInput, Connection, Limits, Registry, Request
-from askd.core.changes import Change, Ended, Forgot, Notified
+from askd.core.changes import Change, Ended, Extended, Forgot, Notified
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
 from askd.store import Store
 from askd.store.redis import RedisStore
@@ -101,3 +101,20 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
         Notified(d.session_id, d.request_id),
         Notified(d.session_id, d.request_id),  # marking twice still takes
     ]) == [False, False, True, True, False, True, True]
+
+    # Extensions: compare and set on the deadline each was decided against.
+    e = reg.prepare_ask(AskInput("s9", "alice", QS, max_extension=100))[1]
+    assert e is not None and await step([e]) == [True]
+    req = e.request
+    first = reg.prepare_extend("s9", req.request_id, 30, user_id="alice")
+    rival = reg.prepare_extend("s9", req.request_id, 50, user_id="alice")  # decided against the same deadline
+    assert await step([first, rival]) == [True, False]
+    after = reg.prepare_extend("s9", req.request_id, 5)  # the agent's, against the moved deadline
+    assert await step([after, rival]) == [True, False]
+    again = reg.prepare_extend("s9", req.request_id, 5)
+    assert await step([again]) == [True]
+    assert await step([
+        ended(req, Trigger.ANSWER, {"Ship it?": "yes"}),
+        reg.prepare_extend("s9", req.request_id, 5),  # ended earlier in this batch
+        Extended(unknown.session_id, unknown.request_id, NOW + 1, NOW + 2, 0.0, b"{}"),
+    ]) == [True, False, False]

@@ -55,8 +55,10 @@ async def test_admin_answer_answers_as_the_user(daemon: RunningDaemon) -> None:
     r = await daemon.admin("POST", path, json={"answers": {"Ship?": "yes"}})
     assert (r.status_code, r.json()) == (200, {"accepted": True})
     closed = await tab.expect("ask_user_questions_cancelled")
-    assert closed["payload"] == {"requestId": rid, "reason": "answered"}
-    assert (await daemon.result("s1", rid)).json()["answers"] == {"Ship?": "yes"}
+    # an admin token without a sub: answered by nobody named, via admin
+    assert closed["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": None, "via": "admin"}
+    result = (await daemon.result("s1", rid)).json()
+    assert (result["answers"], result["answeredBy"], result["via"]) == ({"Ship?": "yes"}, None, "admin")
 
     for again in (path, "/admin/v1/sessions/s1/questions/unknown/answer", "/admin/v1/sessions/nope/questions/x/answer"):
         r = await daemon.admin("POST", again, json={"answers": {"Ship?": "no"}})

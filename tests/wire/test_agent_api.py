@@ -31,7 +31,7 @@ async def test_ask_answers_201_with_the_pending_body_and_lists_it(daemon: Runnin
     assert body["pending"][0]["userId"] == "alice"
 
     r = await daemon.result("s1", asked["requestId"])
-    assert r.json() == {"requestId": asked["requestId"], "sessionId": "s1", "status": "pending"}
+    assert r.json() == {"requestId": asked["requestId"], "sessionId": "s1", "status": "pending", "expiresAt": asked["expiresAt"]}
 
 
 async def test_unknown_result_is_404(daemon: RunningDaemon) -> None:
@@ -74,7 +74,9 @@ async def test_idempotency_key_returns_the_same_request_and_asks_once(daemon: Ru
         headers={**daemon.agent_headers, **key},
     )
     assert r3.status_code == 200 and r3.headers["Idempotent-Replayed"] == "true"
-    assert r3.json() == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Once?": "yes"}}
+    assert r3.json() == {
+        "requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Once?": "yes"}, "answeredBy": "alice", "via": "ws"
+    }
 
     # the key is per session
     other = await daemon.ask("s2", "alice", [q("Once?")], headers=key)
@@ -92,7 +94,7 @@ async def test_post_with_wait_returns_the_answer_when_answered_meanwhile(daemon:
     body = await daemon.ask("s1", "alice", [q("Now?")], expect=200, params={"wait": 10})
     await answering
     assert body["status"] == "answered" and body["answers"] == {"Now?": "ok"}
-    assert set(body) == {"requestId", "sessionId", "status", "answers"}
+    assert set(body) == {"requestId", "sessionId", "status", "answers", "answeredBy", "via"}
 
 
 async def test_post_with_wait_returns_201_pending_when_not_answered(daemon: RunningDaemon) -> None:

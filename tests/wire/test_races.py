@@ -107,7 +107,7 @@ async def test_answer_against_the_timeout_at_its_deadline(daemon: RunningDaemon)
         ack = await tab.ack("yes")
         result = await settle(daemon, user, rid, [tab, other], waiting)
         if ack["payload"]["accepted"]:
-            assert result == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}}
+            assert result == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": user, "via": "ws"}
         else:
             assert ack["payload"] == {"accepted": False, "reason": "not_pending"}
             assert result["status"] == "timeout" and "answers" not in result
@@ -175,7 +175,7 @@ async def test_answer_then_abort_then_resend_after_reconnect(daemon: RunningDaem
             assert ack["payload"] == {"accepted": False, "reason": "not_pending"}
         # Either way the question ended once, answered (each tab checks it saw one end).
         result = await settle(daemon, user, rid, [watcher, fresh] if still_pending else [watcher], waiting)
-        assert result == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}}
+        assert result == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": user, "via": "ws"}
         return "resend taken" if ack["payload"]["accepted"] else "first send taken"
 
     outcomes = await run_rounds(race)

@@ -64,10 +64,10 @@ async def test_any_tab_answers_the_agent_gets_it_and_other_tabs_close(daemon: Ru
     assert ack == {"type": "ack", "id": 7, "sessionId": "s1", "payload": {"accepted": True}}
     for tab in (tab1, tab2):
         closed = await tab.expect("ask_user_questions_cancelled")
-        assert closed["payload"] == {"requestId": rid, "reason": "answered"}
+        assert closed["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "ws"}
 
     result = (await waiting).json()
-    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Deploy now?": "yes"}}
+    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Deploy now?": "yes"}, "answeredBy": "alice", "via": "ws"}
 
     # resending after a reconnect is harmless
     again = await tab1.answer("s1", rid, {"Deploy now?": "no"})

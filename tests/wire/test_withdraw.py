@@ -43,7 +43,9 @@ async def test_withdraw_of_an_ended_question_returns_its_real_result_and_changes
 
     status, body = await withdraw(daemon, "s1", rid)
     assert status == 200
-    assert body == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Deploy?": "yes"}}
+    assert body == {
+        "requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Deploy?": "yes"}, "answeredBy": "alice", "via": "ws"
+    }
     await tab.quiet()  # no second cancelled event
     assert (await daemon.admin("GET", "/admin/v1/stats")).json()["cancelled"] == 0
 

@@ -113,10 +113,12 @@ async def test_accepted_answer_acks_before_closing_every_tab(daemon: RunningDaem
         assert await tab.recv() == {
             "type": "ask_user_questions_cancelled",
             "sessionId": "s1",
-            "payload": {"requestId": rid, "reason": "answered"},
+            "payload": {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "ws"},
         }
     result = (await daemon.result("s1", rid)).json()
-    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": answers}
+    assert result == {
+        "requestId": rid, "sessionId": "s1", "status": "answered", "answers": answers, "answeredBy": "alice", "via": "ws"
+    }
 
 
 async def test_resent_answer_after_a_reconnect_is_harmless(daemon: RunningDaemon) -> None:

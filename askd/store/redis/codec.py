@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from askd.core import Request
-from askd.core.changes import Asked, Change, Ended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Extended, Forgot, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
 
@@ -26,6 +26,10 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["parent"] = change.parent_session_id
         if req.agent is not None:
             out["agent"] = req.agent
+        if req.max_extension:
+            out["mext"] = repr(req.max_extension)
+        if req.on_timeout is not None:
+            out["otm"] = encode(req.on_timeout).decode()
         return json.dumps(out, separators=(",", ":"))
     out = {"o": node, "q": seq, "sid": change.session_id}
     if isinstance(change, Ended):
@@ -35,6 +39,15 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["answers"] = encode(change.answers).decode()
         if change.error is not None:
             out["error"] = change.error
+        for name, value in (("by", change.answered_by), ("via", change.via), ("reason", change.reason)):
+            if value is not None:
+                out[name] = value
+        if change.defaulted:
+            out["dflt"] = 1
+    elif isinstance(change, Extended):
+        # The deadlines as repr strings: the script compares them as text.
+        out.update(t="x", rid=change.request_id, prev=repr(change.previous), expires=repr(change.expires_at),
+                   ext=repr(change.extended), frame=change.frame.decode())
     elif isinstance(change, Notified):
         out.update(t="n", rid=change.request_id)
     else:
@@ -48,10 +61,17 @@ def from_json(data: dict[str, Any]) -> Change:
         req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
                       idempotency_key=data.get("key"), agent=data.get("agent"))
         req.frame = data["frame"].encode()
+        req.max_extension = float(data.get("mext", 0.0))
+        req.on_timeout = json.loads(data["otm"]) if "otm" in data else None
         return Asked(req, data.get("parent"))
     if t == "e":
         answers = json.loads(data["answers"]) if "answers" in data else None
-        return Ended(sid, rid, Trigger(data["trigger"]), answers, data.get("error"), float(data["ended"]))
+        return Ended(
+            sid, rid, Trigger(data["trigger"]), answers, data.get("error"), float(data["ended"]),
+            data.get("by"), data.get("via"), data.get("reason"), bool(data.get("dflt")),
+        )
+    if t == "x":
+        return Extended(sid, rid, float(data["prev"]), float(data["expires"]), float(data["ext"]), data["frame"].encode())
     if t == "n":
         return Notified(sid, rid)
     return Forgot(sid, rid)

@@ -57,6 +57,8 @@ for i = 4, #ARGV do
       redis.call('HSET', rk, 'sid', c.sid, 'uid', c.uid, 'created', c.created, 'expires', c.expires,
         'frame', c.frame, 'status', 'pending', 'seq', seq, 'notified', 0)
       if c.agent then redis.call('HSET', rk, 'agent', c.agent) end
+      if c.mext then redis.call('HSET', rk, 'mext', c.mext) end
+      if c.otm then redis.call('HSET', rk, 'otm', c.otm) end
       if c.key then
         redis.call('HSET', rk, 'key', c.key)
         redis.call('SET', keyname(c.sid, c.key, c.agent), c.rid)
@@ -67,9 +69,20 @@ for i = 4, #ARGV do
   elseif c.t == 'e' then
     if redis.call('HGET', rk, 'status') == 'pending' then
       redis.call('HSET', rk, 'status', c.status, 'ended', c.ended)
-      redis.call('HDEL', rk, 'frame')
+      redis.call('HDEL', rk, 'frame', 'otm')
       if c.answers then redis.call('HSET', rk, 'answers', c.answers) end
       if c.error then redis.call('HSET', rk, 'error', c.error) end
+      -- who answered or declined, how, why; a timeout that took its default
+      if c.by then redis.call('HSET', rk, 'by', c.by) end
+      if c.via then redis.call('HSET', rk, 'via', c.via) end
+      if c.reason then redis.call('HSET', rk, 'reason', c.reason) end
+      if c.dflt then redis.call('HSET', rk, 'dflt', 1) end
+      ok = 1
+    end
+  elseif c.t == 'x' then
+    -- an extension: compare and set, from the deadline it was decided against
+    if redis.call('HGET', rk, 'status') == 'pending' and redis.call('HGET', rk, 'expires') == c.prev then
+      redis.call('HSET', rk, 'expires', c.expires, 'ext', c.ext, 'frame', c.frame)
       ok = 1
     end
   elseif c.t == 'n' then

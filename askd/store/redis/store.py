@@ -143,6 +143,13 @@ class RedisStore:
             float(ended) if ended is not None else None,
             f.get(b"notified") == b"1",
             agent=agent.decode() if agent is not None else None,
+            max_extension=float(f.get(b"mext", 0.0)),
+            extended=float(f.get(b"ext", 0.0)),
+            on_timeout=f.get(b"otm"),
+            answered_by=_text(f.get(b"by")),
+            via=_text(f.get(b"via")),
+            reason=_text(f.get(b"reason")),
+            defaulted=f.get(b"dflt") == b"1",
         )
 
     # ---- commits -------------------------------------------------------
@@ -243,3 +250,5 @@ class RedisStore:
         await self._redis.aclose()
 
 
+def _text(value: bytes | None) -> str | None:
+    return value.decode() if value is not None else None

@@ -4,7 +4,7 @@
  * This interface was referenced by `Askd`'s JSON-Schema
  * via the `definition` "Status".
  */
-export type Status = "pending" | "answered" | "timeout" | "cancelled";
+export type Status = "pending" | "answered" | "timeout" | "cancelled" | "declined";
 /**
  * Any frame the daemon sends on ``/ws``.
  *
@@ -100,11 +100,19 @@ export interface ErrorDetail {
  */
 export interface AskBody {
   /**
+   * The total time the person may add to the deadline (at most max_timeout_seconds).
+   */
+  maxExtensionSeconds?: number;
+  /**
    * Any JSON object, passed to the user's client untouched.
    */
   metadata?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * A safe default: on timeout the result carries these answers and defaulted: true.
+   */
+  onTimeout?: OnTimeout | null;
   parentSessionId?: string | null;
   /**
    * The questions, asked together; each needs a unique 'question' text.
@@ -116,6 +124,20 @@ export interface AskBody {
    */
   timeoutSeconds?: number | null;
   userId: string;
+}
+/**
+ * The answers a question ends with if nobody answers in time.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "OnTimeout".
+ */
+export interface OnTimeout {
+  /**
+   * Checked against the questions like an answer.
+   */
+  answers: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Askd`'s JSON-Schema
@@ -215,7 +237,7 @@ export interface CancelledPayload {
   [k: string]: unknown;
 }
 /**
- * The user refuses to answer (v1.2 section I). Not parsed yet, as ExtendFrame.
+ * The person refuses to answer (``Registry.prepare_decline``).
  *
  * This interface was referenced by `Askd`'s JSON-Schema
  * via the `definition` "DeclineFrame".
@@ -266,8 +288,7 @@ export interface ExtendBody {
   seconds: number;
 }
 /**
- * More time for a question (v1.2 section I). Not parsed yet: listed so
- * that clients' types come from here; FRAME_TYPES gains it with the server side.
+ * The person asks for more time (``Registry.prepare_extend``).
  *
  * This interface was referenced by `Askd`'s JSON-Schema
  * via the `definition` "ExtendFrame".
@@ -355,15 +376,35 @@ export interface PongEvent {
  */
 export interface QuestionResult {
   /**
+   * Answered or declined: the user who did (null for an admin without a sub).
+   */
+  answeredBy?: string | null;
+  /**
    * Keyed by question text; a list for multiSelect.
    */
   answers?: {
     [k: string]: string | string[];
   } | null;
+  /**
+   * True: timed out, answers are the ask's onTimeout default.
+   */
+  defaulted?: boolean | null;
   error?: string | null;
+  /**
+   * While pending: the deadline, as extensions moved it.
+   */
+  expiresAt?: string | null;
+  /**
+   * Declined: the reason the person gave, if any.
+   */
+  reason?: string | null;
   requestId: string;
   sessionId: string;
   status: Status;
+  /**
+   * Answered or declined: how.
+   */
+  via?: ("ws" | "link" | "mcp" | "admin") | null;
 }
 /**
  * ``session_snapshot``: sent on subscribe, before the re-pushed questions.

@@ -155,18 +155,41 @@ describe('against askd serve', { timeout: 120_000 }, () => {
     await agent.withdraw(sid, pending.requestId);
   });
 
-  // extend and decline (askd 1.2 section I) are not served by this askd yet:
-  // what can be checked today is that the client sends them, waits for the
-  // reply and hands back askd's refusal.
-  test('extend and decline reject with the refusal of an askd that lacks them', async (t) => {
+  test('extend and decline: the allowance, the agent\'s own extension, a decline with its reason', async (t) => {
     const tab = await inbox();
     t.after(() => tab.close());
     const { sid, pending } = await askAndShow(tab);
-    const unknownType = (err) => err instanceof AskdError && err.code === 'unknown_type';
-    await assert.rejects(tab.extend(pending.requestId, 60), unknownType);
-    await assert.rejects(tab.decline(pending.requestId, 'not mine to decide'), unknownType);
-    await assert.rejects(agent.extend(sid, pending.requestId, 60), (err) => err instanceof AskdError && err.status === 404);
-    assert.equal((await agent.result(sid, pending.requestId)).status, 'pending');
+    // Asked without maxExtensionSeconds: the person may add nothing.
+    assert.deepEqual(await tab.extend(pending.requestId, 60), { extended: false, reason: 'not_allowed' });
+    // The agent may, and every tab hears of it.
+    const moved = next(tab, 'extended', (e) => e.requestId === pending.requestId);
+    const extended = await agent.extend(sid, pending.requestId, 60);
+    assert.equal(extended.status, 'pending');
+    assert.equal(Date.parse(extended.expiresAt) - Date.parse(pending.expiresAt), 60_000);
+    assert.equal((await moved).expiresAt, extended.expiresAt);
+
+    const closed = next(tab, 'closed');
+    assert.deepEqual(await tab.decline(pending.requestId, 'not mine to decide'), { accepted: true });
+    assert.deepEqual(await closed, { sessionId: sid, requestId: pending.requestId, reason: 'declined', answeredBy: 'alice' });
+    const result = await agent.result(sid, pending.requestId);
+    assert.deepEqual(
+      [result.status, result.reason, result.answeredBy, result.via],
+      ['declined', 'not mine to decide', 'alice', 'ws'],
+    );
+    assert.deepEqual(await tab.decline(pending.requestId, undefined, { sessionId: sid }), { accepted: false, reason: 'not_pending' });
+  });
+
+  test('the person extends up to the question\'s allowance', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const sid = newSession();
+    const shown = next(tab, 'asked', (q) => q.sessionId === sid);
+    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION], maxExtensionSeconds: 30 });
+    await shown;
+    const verdict = await tab.extend(pending.requestId, 60);
+    assert.equal(verdict.extended, true);
+    assert.equal(Date.parse(verdict.expiresAt) - Date.parse(pending.expiresAt), 30_000);
+    assert.deepEqual(await tab.extend(pending.requestId, 1), { extended: false, reason: 'not_allowed' });
     await agent.withdraw(sid, pending.requestId);
   });
 

@@ -1,0 +1,55 @@
+"""``askd extend`` (an agent moves its question's deadline) and ``askd
+decline`` (an admin refuses a question on the person's behalf)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, admin_client, agent_client, command
+from askd.cli.common import ConfigOption, print_json
+from askd.client.agent import DEFAULT_POLL_SECONDS
+
+
+@command
+def extend(
+    session: str = typer.Argument(..., help="The question's session."),
+    request: str = typer.Argument(..., help="The question's requestId."),
+    seconds: float = typer.Argument(..., help="How many seconds later its deadline moves (up to 86400)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    url: str | None = UrlOption,
+    token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Give your pending question more time (refused past max_timeout_seconds
+    plus its maxExtensionSeconds from its creation); an ended one is left as it is."""
+    with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:
+        result = agent.extend(session, request, seconds)
+    if as_json:
+        print_json(result.raw)
+    elif result.pending:
+        typer.echo(f"Question {request} of session {session} now expires at {result.expires_at}.")
+    else:
+        typer.echo(f"Question {request} of session {session} has ended: {result.status.value}.")
+
+
+@command
+def decline(
+    session: str = typer.Argument(..., help="The question's session id."),
+    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
+    reason: str | None = typer.Option(None, "--reason", help="Why (at most 1,000 characters); the agent reads it."),
+    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Decline a pending question as if the user had (it ends declined)."""
+    with admin_client(admin_url, token, config, cacert) as admin:
+        admin.decline(session, request, reason)
+    if as_json:
+        print_json({"accepted": True})
+    else:
+        typer.echo(f"Declined {request} in session {session}.")
