@@ -62,4 +62,21 @@ class Notified:
     request_id: str
 
 
-Change = Union[Asked, Ended, Forgot, Notified]
+@dataclass(frozen=True, slots=True)
+class GroupSet:
+    """A group's members are replaced (the group is made if new). Always
+    takes effect: the last one stored wins, on every node."""
+
+    group: str
+    members: tuple[str, ...]  # sorted, de-duplicated
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDeleted:
+    """A group is deleted: takes effect only if the store holds it, so of
+    two nodes deleting it one answers ``404``."""
+
+    group: str
+
+
+Change = Union[Asked, Ended, Forgot, Notified, GroupSet, GroupDeleted]

@@ -32,6 +32,10 @@ class NotPending(AskdError):
     code = "not_pending"
 
 
+class NotFound(AskdError):
+    code = "not_found"
+
+
 class Forbidden(AskdError):
     code = "forbidden"
 

@@ -34,6 +34,19 @@ AnswerValue = Union[StrictStr, list[StrictStr]]
 Answers = dict[StrictStr, AnswerValue]
 
 
+#: The most members a group holds (a team, not a directory).
+MAX_GROUP_MEMBERS = 1000
+
+
+class GroupBody(BaseModel):
+    """``PUT /admin/v1/groups/{G}``: the group's members (user ids),
+    replacing any before; stored sorted and de-duplicated."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    members: list[Id] = Field(max_length=MAX_GROUP_MEMBERS)
+
+
 class Option(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 

@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from askd.core import events as ev
-from askd.core.changes import Asked, Change, Ended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.errors import (
     AskInFlight,
     Forbidden,
     InvalidAnswer,
     InvalidRequest,
+    NotFound,
     NotPending,
     SessionOwnerMismatch,
     TooManyPending,
@@ -159,6 +160,7 @@ class Registry:
         self._sends: list[Send] = []
         self._ended: list[Request] = []
         self._notify: list[Request] = []
+        self.groups: dict[str, tuple[str, ...]] = {}  # group -> its members, sorted
 
     # ---- output -------------------------------------------------------
 
@@ -492,6 +494,12 @@ class Registry:
             self._register(req, change.parent_session_id)
             self.counters.count(req.status)
             self._send_to_user(req.user_id, req.ask_event())
+        elif isinstance(change, GroupSet):
+            self._set_group(change.group, change.members)
+        elif isinstance(change, GroupDeleted):
+            if change.group not in self.groups:
+                return False
+            self._set_group(change.group, None)
         elif isinstance(change, Notified):
             # A webhook delivery succeeded: never reported again. Only a
             # pending question's mark counts, on every store alike.
@@ -550,6 +558,29 @@ class Registry:
                 parent.children.discard(session.id)
             session = parent
 
+    # ---- groups -------------------------------------------------------
+
+    def prepare_group_set(self, group: str, members: Iterable[str]) -> GroupSet:
+        """Replace a group's members (sorted, de-duplicated)."""
+        return GroupSet(group, tuple(sorted(set(members))))
+
+    def prepare_group_delete(self, group: str) -> GroupDeleted:
+        """Delete a group; raises :class:`NotFound` when there is none."""
+        if group not in self.groups:
+            raise NotFound(f"no group {group}")
+        return GroupDeleted(group)
+
+    def restore_group(self, group: str, members: Iterable[str]) -> None:
+        """Load a group kept by a store (before its questions)."""
+        self.groups[group] = tuple(sorted(set(members)))
+
+    def _set_group(self, group: str, members: tuple[str, ...] | None) -> None:
+        """A group's members are now ``members`` (None: it is gone)."""
+        if members is not None:
+            self.groups[group] = members
+        else:
+            self.groups.pop(group, None)
+
     # ---- webhook notifications ----------------------------------------
 
     def _notify_due(self, req: Request) -> None:
@@ -586,6 +617,7 @@ class Registry:
         nothing: what a store that keeps nothing of its own (``memory``)
         reports its commit took. ``apply`` agrees with it change by change."""
         seen: dict[tuple[str, str], Status | None] = {}  # what the batch did so far
+        groups: dict[str, bool] = {}  # group -> held, as the batch left it
 
         def status(sid: str, rid: str) -> Status | None:
             if (sid, rid) in seen:
@@ -595,6 +627,12 @@ class Registry:
 
         out: list[Change] = []
         for change in changes:
+            if isinstance(change, (GroupSet, GroupDeleted)):
+                held = groups.get(change.group, change.group in self.groups)
+                groups[change.group] = isinstance(change, GroupSet)
+                if isinstance(change, GroupSet) or held:
+                    out.append(change)
+                continue
             if isinstance(change, Asked):
                 key = (change.request.session_id, change.request.request_id)
                 took = status(*key) is None

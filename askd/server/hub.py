@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
+from askd.core import AskInput, Connection, Limits, NotFound, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
 from askd.core.changes import Change
 from askd.core.errors import AskInFlight
@@ -262,6 +262,27 @@ class Hub:
         await self.store.save_not_before(at)
         if self.on_not_before is not None:
             self.on_not_before(at)
+
+    # ---- groups (admin) ----------------------------------------------
+
+    async def groups(self) -> dict[str, tuple[str, ...]]:
+        """Every group and its members, as the cluster holds them now."""
+        await self.store.catch_up()
+        return dict(self.registry.groups)
+
+    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
+        """Replace a group's members; returns them as stored."""
+        change = self.registry.prepare_group_set(group, members)
+        await self.commits.commit([change])  # flushed once stored
+        return change.members
+
+    async def delete_group(self, group: str) -> None:
+        """Delete a group; raises :class:`NotFound` when there is none (or
+        another node deleted it first)."""
+        await self.store.catch_up()
+        change = self.registry.prepare_group_delete(group)
+        if not await self.commits.commit([change]):
+            raise NotFound(f"no group {group}")
 
     # ---- stop ---------------------------------------------------------
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import json
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 from askd.core import Registry
-from askd.core.changes import Asked, Change, Ended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.store.base import LocalStore, StoreError, StoreUnavailable
 from askd.store.rows import request_from_row
@@ -57,6 +58,9 @@ MIGRATIONS: list[list[str]] = [
     ],
     [  # 2: daemon-wide values set at run time: the revocation instant (auth.not_before)
         "CREATE TABLE settings (name TEXT PRIMARY KEY, value REAL NOT NULL)",
+    ],
+    [  # next: groups, named sets of user ids a question may be asked of
+        "CREATE TABLE groups (name TEXT PRIMARY KEY, members TEXT NOT NULL)",  # members: a JSON list
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -193,6 +197,8 @@ class SqliteStore(LocalStore):
                 gc.enable()
 
     def _load(self, registry: Registry) -> int:
+        for name, members in self._db.execute("SELECT name, members FROM groups"):
+            registry.restore_group(name, json.loads(members))
         for sid, owner, parent in self._db.execute("SELECT session_id, owner, parent_session_id FROM sessions ORDER BY rowid"):
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
@@ -272,6 +278,14 @@ class SqliteStore(LocalStore):
                 ),
             )
             return cur.rowcount == 1
+        if isinstance(change, GroupSet):
+            db.execute(
+                "INSERT INTO groups VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET members = excluded.members",
+                (change.group, json.dumps(change.members)),
+            )
+            return True
+        if isinstance(change, GroupDeleted):
+            return db.execute("DELETE FROM groups WHERE name = ?", (change.group,)).rowcount == 1
         if isinstance(change, Notified):
             cur = db.execute(
                 "UPDATE requests SET notified = 1 WHERE request_id = ? AND status = 'pending'", (change.request_id,)

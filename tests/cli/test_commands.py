@@ -144,6 +144,27 @@ async def test_pending_answer_errors_from_the_daemon(local: RunningDaemon) -> No
     assert "400 invalid_answer" in line
 
 
+# ---- group ----------------------------------------------------------------
+
+
+async def test_group_set_list_delete(local: RunningDaemon) -> None:
+    r = await askd("group", "list")
+    assert (r.exit_code, r.stdout) == (0, "No groups.\n")
+    r = await askd("group", "set", "oncall", "bob", "alice", "bob")
+    assert (r.exit_code, r.stdout) == (0, "Group oncall: alice, bob.\n")
+    r = await askd("group", "set", "leads", "--json")
+    assert json.loads(r.stdout) == {"group": "leads", "members": []}
+    r = await askd("group", "list", "--json")
+    assert json.loads(r.stdout) == [{"group": "leads", "members": []}, {"group": "oncall", "members": ["alice", "bob"]}]
+    r = await askd("group", "list")
+    assert r.stdout.splitlines()[0].split() == ["GROUP", "MEMBERS"]
+    assert r.stdout.splitlines()[2].split() == ["oncall", "alice,", "bob"]
+    r = await askd("group", "delete", "leads")
+    assert (r.exit_code, r.stdout) == (0, "Deleted group leads.\n")
+    assert "404 not_found" in one_error_line(await askd("group", "delete", "leads"))
+    assert [g["group"] for g in (await local.admin("GET", "/admin/v1/groups")).json()["groups"]] == ["oncall"]
+
+
 # ---- connections, disconnect, cancel ------------------------------------
 
 

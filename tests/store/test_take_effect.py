@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from askd.core import AskInput, Connection, Limits, Registry, Request
-from askd.core.changes import Change, Ended, Forgot, Notified
+from askd.core.changes import Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
 from askd.store import Store
 from askd.store.redis import RedisStore
@@ -101,3 +101,19 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
         Notified(d.session_id, d.request_id),
         Notified(d.session_id, d.request_id),  # marking twice still takes
     ]) == [False, False, True, True, False, True, True]
+
+    # Groups: a set always takes; a delete only of a group held (as the
+    # batch left it). What took is what a fresh load restores.
+    assert await step([
+        GroupDeleted("oncall"),  # none yet
+        GroupSet("oncall", ("alice", "bob")),
+        GroupSet("leads", ()),
+        GroupDeleted("leads"),
+        GroupDeleted("leads"),  # deleted a step before
+        GroupSet("oncall", ("bob",)),
+    ]) == [False, True, True, True, False, True]
+    assert reg.groups == {"oncall": ("bob",)}
+    if isinstance(store, SqliteStore):  # a second load of a RedisStore would start a second follower
+        fresh = Registry(Limits(), clock=lambda: NOW)
+        await store.load(fresh)
+        assert fresh.groups == {"oncall": ("bob",)}

@@ -26,7 +26,7 @@ from tests.redis_server import RedisServer
 # per-user connection cap), webhooks (per-node metrics; one sender is
 # tests/cluster/test_webhooks.py); bad input, security and hostile peers
 # pass there but test nothing across nodes.
-ON_TWO_NODES = {"test_agent_api", "test_group_commit", "test_races", "test_resume", "test_withdraw", "test_ws_protocol"}
+ON_TWO_NODES = {"test_agent_api", "test_group_commit", "test_groups", "test_races", "test_resume", "test_withdraw", "test_ws_protocol"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from askd.core import Request
-from askd.core.changes import Asked, Change, Ended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
 
@@ -25,6 +25,12 @@ def to_json(change: Change, node: str, seq: int) -> str:
         if change.parent_session_id is not None:
             out["parent"] = change.parent_session_id
         return json.dumps(out, separators=(",", ":"))
+    if isinstance(change, GroupSet):
+        # members as one JSON string: the script stores it as is (cjson
+        # would encode an empty Lua table as an object)
+        return json.dumps({"o": node, "q": seq, "t": "g", "g": change.group, "members": json.dumps(change.members)})
+    if isinstance(change, GroupDeleted):
+        return json.dumps({"o": node, "q": seq, "t": "gd", "g": change.group})
     out = {"o": node, "q": seq, "sid": change.session_id}
     if isinstance(change, Ended):
         out.update(t="e", rid=change.request_id, trigger=change.trigger.value, status=change.status.value,
@@ -41,7 +47,12 @@ def to_json(change: Change, node: str, seq: int) -> str:
 
 
 def from_json(data: dict[str, Any]) -> Change:
-    t, sid, rid = data["t"], data["sid"], data["rid"]
+    t = data["t"]
+    if t == "g":
+        return GroupSet(data["g"], tuple(json.loads(data["members"])))
+    if t == "gd":
+        return GroupDeleted(data["g"])
+    sid, rid = data["sid"], data["rid"]
     if t == "a":
         req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
                       idempotency_key=data.get("key"))

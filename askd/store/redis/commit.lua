@@ -24,7 +24,7 @@ end
 for i = 4, #ARGV do
   local c = cjson.decode(ARGV[i])
   local ok = 0
-  local rk = P .. 'r:' .. c.rid
+  local rk = P .. 'r:' .. (c.rid or '')
   if c.t == 'a' then
     local sk = P .. 's:' .. c.sid
     local owner = redis.call('HGET', sk, 'owner')
@@ -55,6 +55,12 @@ for i = 4, #ARGV do
       if c.error then redis.call('HSET', rk, 'error', c.error) end
       ok = 1
     end
+  elseif c.t == 'g' then
+    -- a group's members (a JSON list, kept as sent), replacing any before
+    redis.call('HSET', P .. 'groups', c.g, c.members)
+    ok = 1
+  elseif c.t == 'gd' then
+    ok = redis.call('HDEL', P .. 'groups', c.g)
   elseif c.t == 'n' then
     if redis.call('HGET', rk, 'status') == 'pending' then
       redis.call('HSET', rk, 'notified', 1)

@@ -98,6 +98,8 @@ class RedisStore:
         r = self._redis
         newest = await r.xrevrange(STREAM, count=1)
         start = newest[0][0].decode() if newest else "0-0"  # the snapshot is from here
+        for name, members in (await r.hgetall(P + "groups")).items():
+            registry.restore_group(name.decode(), json.loads(members))
         sids = [s.decode() for s in await r.smembers(P + "sessions")]
         pipe = r.pipeline(transaction=False)
         for sid in sids:
