@@ -63,6 +63,18 @@ class Notified:
 
 
 @dataclass(frozen=True, slots=True)
+class Escalated:
+    """Escalation step ``step`` (from 1) of a pending question is taken:
+    its entries join the audience. Takes effect only while the question is
+    pending and has taken fewer steps, on every store: once per step,
+    whichever node's clock decided it first."""
+
+    session_id: str
+    request_id: str
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
 class GroupSet:
     """A group's members are replaced (the group is made if new). Always
     takes effect: the last one stored wins, on every node."""
@@ -79,4 +91,4 @@ class GroupDeleted:
     group: str
 
 
-Change = Union[Asked, Ended, Forgot, Notified, GroupSet, GroupDeleted]
+Change = Union[Asked, Ended, Forgot, Notified, Escalated, GroupSet, GroupDeleted]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from askd.core import events as ev
-from askd.core.changes import Asked, Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Asked, Change, Ended, Escalated, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.errors import (
     AskInFlight,
     Forbidden,
@@ -43,6 +43,7 @@ from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import (
     CANCEL_ERROR,
     END_REASON,
+    REASSIGNED,
     TIMEOUT_ERROR,
     WITHDRAW_ERROR,
     Status,
@@ -52,6 +53,7 @@ from askd.core.lifecycle import (
 from askd.core.models import Answers, check_answers
 from askd.core.records import (
     ALL_SESSIONS,
+    GROUP_PREFIX,
     AskInput,
     Connection,
     Counters,
@@ -60,6 +62,9 @@ from askd.core.records import (
     Outbox,
     Request,
     Session,
+    audience_entries,
+    audience_key,
+    is_team,
 )
 from askd.core.schedule import Schedule
 from askd.core.selectors import subscribed
@@ -107,6 +112,19 @@ def _notify_fire(reg: Registry, req: Request, now: float) -> None:
     reg._notify_due(req)  # not a change: a report for the front end
 
 
+def _escalate_when(reg: Registry, req: Request) -> float | None:
+    if req.escalations >= len(req.escalate):
+        return None
+    return req.created_at + req.escalate[req.escalations][0]
+
+
+def _escalate_fire(reg: Registry, req: Request, now: float) -> Escalated | None:
+    at = _escalate_when(reg, req)
+    if at is None or at > now:
+        return None  # an entry for a step taken already (another node's): the next has its own
+    return Escalated(req.session_id, req.request_id, req.escalations + 1)
+
+
 DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
     # A pending question's expiresAt: it ends as ``timeout``.
     DeadlineKind(
@@ -118,6 +136,14 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
     ),
     # A webhook notification's due time, ``createdAt + notify.after``.
     DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
+    # The next escalation step's time, ``createdAt + afterSeconds`` (spec H).
+    DeadlineKind(
+        "escalate",
+        False,
+        _escalate_when,
+        lambda reg, req: req.pending and req.escalations < len(req.escalate),
+        _escalate_fire,
+    ),
     # An ended question's result retention runs out: it is forgotten.
     DeadlineKind(
         "forget",
@@ -161,6 +187,9 @@ class Registry:
         self._ended: list[Request] = []
         self._notify: list[Request] = []
         self.groups: dict[str, tuple[str, ...]] = {}  # group -> its members, sorted
+        # Pending questions asked of more than one user or a group, or with
+        # escalation steps: their audience is resolved from the groups live.
+        self._team: dict[str, Request] = {}
 
     # ---- output -------------------------------------------------------
 
@@ -174,6 +203,50 @@ class Registry:
         conns = self._user_conns.get(user_id)
         if conns:
             self._sends.append(Send(tuple(conns), event))
+
+    def _send_to_users(self, users: Iterable[str], event: Event) -> None:
+        to = tuple(c for u in sorted(users) for c in self._user_conns.get(u, ()))
+        if to:
+            self._sends.append(Send(to, event))
+
+    # ---- audiences (spec G) -------------------------------------------
+
+    def resolve(self, entries: Iterable[str]) -> set[str]:
+        """The users ``entries`` name, with the groups as they are now."""
+        users: set[str] = set()
+        for entry in entries:
+            if entry.startswith(GROUP_PREFIX):
+                users.update(self.groups.get(entry[len(GROUP_PREFIX) :], ()))
+            else:
+                users.add(entry)
+        return users
+
+    def audience(self, req: Request) -> set[str]:
+        """Who may see and answer the question now."""
+        if req.request_id not in self._team:
+            return {req.user_id}  # one user, never escalated: the common case
+        return self.resolve(req.to)
+
+    def _in_audience(self, user_id: str, req: Request) -> bool:
+        return req.user_id == user_id or (req.request_id in self._team and user_id in self.audience(req))
+
+    def notify_users(self, req: Request) -> tuple[list[str], list[str]]:
+        """For a webhook: the audience (sorted), and those whose presence
+        ``only_offline`` looks at: the audience, or after an escalation step
+        the users that step added (so a step reaches them even while an
+        earlier member has a tab open)."""
+        users = self.audience(req)
+        if not req.escalations:
+            return sorted(users), sorted(users)
+        before = self.resolve(self._entries_upto(req, req.escalations - 1))
+        return sorted(users), sorted(users - before)
+
+    @staticmethod
+    def _entries_upto(req: Request, steps: int) -> list[str]:
+        out = list(audience_entries(req.user_id))
+        for _, entries in req.escalate[:steps]:
+            out.extend(entries)
+        return out
 
     # ---- connections --------------------------------------------------
 
@@ -209,20 +282,31 @@ class Registry:
         if session_id == ALL_SESSIONS:
             conn.subscriptions[ALL_SESSIONS] = None
             pushed = 0
-            for sid in self._user_sessions.get(conn.user_id, ()):
+            sids = dict.fromkeys(self._user_sessions.get(conn.user_id, ()))
+            # and every session with a pending question whose audience holds the user
+            sids.update((r.session_id, None) for r in self._team.values() if conn.user_id in self.audience(r))
+            for sid in sids:
                 session = self._sessions[sid]
                 if session.pending:
                     pushed += self._replay(conn, sid, session, reply_id)
             return pushed
         session = self._sessions.get(session_id)
-        if session is not None and session.owner != conn.user_id:
+        if session is not None and not self._may_subscribe(conn.user_id, session):
             raise Forbidden(f"session {session_id} belongs to another user")
         conn.subscriptions[session_id] = None
         return self._replay(conn, session_id, session, reply_id)
 
+    def _may_subscribe(self, user_id: str, session: Session) -> bool:
+        """In the audience of the session's first question (its owner, the
+        groups as they are now) or of any of its pending questions."""
+        if session.owner == user_id or (is_team(session.owner) and user_id in self.resolve(audience_entries(session.owner))):
+            return True
+        return any(r.pending and self._in_audience(user_id, r) for r in session.requests.values())
+
     def _replay(self, conn: Connection, session_id: str, session: Session | None, reply_id: Any) -> int:
         to = (conn.id,)
-        pending = [r for r in session.requests.values() if r.pending] if session else []
+        user = conn.user_id
+        pending = [r for r in session.requests.values() if r.pending and self._in_audience(user, r)] if session else []
         snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)}, reply_id)
         self._sends.append(Send(to, snapshot))
         for req in pending:
@@ -248,7 +332,10 @@ class Registry:
         ``idempotency_key`` in the same session returns the first request
         and no change; raises :class:`AskInFlight` while the first is still
         being committed."""
-        session_id, user_id, parent_session_id = ask.session_id, ask.user_id, ask.parent_session_id
+        session_id, parent_session_id = ask.session_id, ask.parent_session_id
+        # A question's (and its session's) owner is its audience's key: a
+        # lone user's id, as in v1, else the set of entries (spec G).
+        user_id = audience_key(ask.to) if ask.to else ask.user_id
         idempotency_key, timeout = ask.idempotency_key, ask.timeout
         if ALL_SESSIONS in (session_id, parent_session_id):
             raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
@@ -265,8 +352,9 @@ class Registry:
                 raise AskInFlight(f"an ask with this Idempotency-Key in session {session_id} is being stored")
         if parent_session_id is not None:
             self._check_parent(session_id, session, parent_session_id, user_id)
-        if ask.require_online and user_id not in self._user_conns:
-            raise UserOffline(f"user {user_id} has no open connection")
+        self._check_entries(ask)
+        if ask.require_online and not any(u in self._user_conns for u in self.resolve(ask.to or (user_id,))):
+            raise UserOffline(f"no user of {', '.join(ask.to or (user_id,))} has an open connection")
         in_session = (session.pending if session is not None else 0) + len(flying)
         if in_session >= self.limits.max_pending_per_session:
             raise TooManyPending(
@@ -279,13 +367,19 @@ class Registry:
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
+        for i, (after, _) in enumerate(ask.escalate):
+            if after >= timeout:
+                msg = f"must be below the question's timeout ({timeout:g} s)"
+                raise InvalidRequest(f"escalate.{i}.afterSeconds {msg}", [{"loc": f"escalate.{i}.afterSeconds", "msg": msg}])
 
         if session is not None:
             # The session's own id and owner strings (equal, as checked above),
             # not one more copy of each per question, as ``restore`` does.
             session_id, user_id = session.id, session.owner
         now = self._clock()
-        req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key)
+        req = Request(
+            self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key, escalate=ask.escalate
+        )
         # Only the encoded frame is kept: pushes wrap it (Request.ask_event).
         req.frame = ev.encode(
             {
@@ -310,6 +404,15 @@ class Registry:
         self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
+    def _check_entries(self, ask: AskInput) -> None:
+        """Every ``group:G`` the ask names must exist (``400``, ``loc`` the entry)."""
+        named = [(f"to.{i}", e) for i, e in enumerate(ask.to or ())]
+        named += [(f"escalate.{i}.to.{j}", e) for i, (_, entries) in enumerate(ask.escalate) for j, e in enumerate(entries)]
+        for loc, entry in named:
+            if entry.startswith(GROUP_PREFIX) and entry[len(GROUP_PREFIX) :] not in self.groups:
+                msg = f"no group {entry[len(GROUP_PREFIX):]!r}"
+                raise InvalidRequest(f"{loc}: {msg}", [{"loc": loc, "msg": msg}])
+
     def release(self, change: Asked) -> None:
         """The ask's commit is over (taken, refused, or failed): what it
         reserved is free again. Applying it releases it too."""
@@ -331,6 +434,8 @@ class Registry:
                 session.by_key = {}
             session.by_key[req.idempotency_key] = req
         if req.pending:
+            if is_team(req.user_id) or req.escalate:
+                self._team[req.request_id] = req
             session.pending += 1
             self._pending_total += 1
             self._user_bytes[req.user_id] = self._user_bytes.get(req.user_id, 0) + len(req.frame or b"")
@@ -435,7 +540,7 @@ class Registry:
         when the answers do not fit its questions."""
         session = self._sessions.get(session_id)
         req = session.requests.get(request_id) if session else None
-        if req is None or not req.pending or (user_id is not None and req.user_id != user_id):
+        if req is None or not req.pending or (user_id is not None and not self._in_audience(user_id, req)):
             raise NotPending(f"question {request_id} is not pending")
         questions = req.questions
         problem = check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
@@ -493,7 +598,12 @@ class Registry:
                 return False
             self._register(req, change.parent_session_id)
             self.counters.count(req.status)
-            self._send_to_user(req.user_id, req.ask_event())
+            self._send_to_users(self.audience(req), req.ask_event())
+        elif isinstance(change, Escalated):
+            req = self.get(change.session_id, change.request_id)
+            if req is None or not req.pending or req.escalations >= change.step:
+                return False
+            self._escalate(req, change.step)
         elif isinstance(change, GroupSet):
             self._set_group(change.group, change.members)
         elif isinstance(change, GroupDeleted):
@@ -531,11 +641,23 @@ class Registry:
         self._pending_total -= 1
         self.counters.ended(req.status)
         self._plan(req)
-        self._send_to_user(
-            req.user_id,
+        self._send_to_users(
+            self.audience(req),
             Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": END_REASON[req.status]}),
         )
+        self._team.pop(req.request_id, None)
         self._ended.append(req)
+
+    def _escalate(self, req: Request, step: int) -> None:
+        """Steps up to ``step`` are taken: their entries join the audience,
+        who get the question now; notifications go out again (spec H)."""
+        before = self.audience(req)
+        req.escalations = step
+        self._send_to_users(self.audience(req) - before, req.ask_event())
+        at = _escalate_when(self, req)
+        if at is not None:
+            self.schedule.add(at, "escalate", req)
+        self._notify_due(req, again=True)
 
     def _forget(self, req: Request) -> None:
         """Drop an ended request once its result retention has run out."""
@@ -575,19 +697,31 @@ class Registry:
         self.groups[group] = tuple(sorted(set(members)))
 
     def _set_group(self, group: str, members: tuple[str, ...] | None) -> None:
-        """A group's members are now ``members`` (None: it is gone)."""
+        """A group's members are now ``members`` (None: it is gone). The
+        pending questions asked of it follow at once: added members get
+        them, removed ones lose them (``reassigned``)."""
+        entry = GROUP_PREFIX + group
+        naming = [r for r in self._team.values() if entry in r.to]
+        before = [self.audience(r) for r in naming]
         if members is not None:
             self.groups[group] = members
         else:
             self.groups.pop(group, None)
+        for req, was in zip(naming, before):
+            now = self.audience(req)
+            self._send_to_users(now - was, req.ask_event())
+            gone = Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": REASSIGNED})
+            self._send_to_users(was - now, gone)
 
     # ---- webhook notifications ----------------------------------------
 
-    def _notify_due(self, req: Request) -> None:
+    def _notify_due(self, req: Request, *, again: bool = False) -> None:
+        """Report a webhook due; ``again`` after an escalation step, even if
+        one was delivered before (for the new audience)."""
         policy = self.notify_policy
-        if policy is None or not req.pending or req.notified:
+        if policy is None or not req.pending or (req.notified and not again):
             return
-        if policy.only_offline and req.user_id in self._user_conns:
+        if policy.only_offline and any(u in self._user_conns for u in self.notify_users(req)[1]):
             return  # seen online at the due moment: no webhook (spec E)
         self._notify.append(req)
 
@@ -618,6 +752,7 @@ class Registry:
         reports its commit took. ``apply`` agrees with it change by change."""
         seen: dict[tuple[str, str], Status | None] = {}  # what the batch did so far
         groups: dict[str, bool] = {}  # group -> held, as the batch left it
+        steps: dict[tuple[str, str], int] = {}  # escalation steps taken, as the batch left them
 
         def status(sid: str, rid: str) -> Status | None:
             if (sid, rid) in seen:
@@ -642,6 +777,12 @@ class Registry:
                 now = status(*key)
                 if isinstance(change, Ended):
                     took, after = now is Status.PENDING, change.status
+                elif isinstance(change, Escalated):
+                    req = self.get(*key)
+                    taken = steps.get(key, req.escalations if req is not None else 0)
+                    took, after = now is Status.PENDING and taken < change.step, now
+                    if took:
+                        steps[key] = change.step
                 elif isinstance(change, Notified):
                     took, after = now is Status.PENDING, now
                 else:
@@ -670,13 +811,21 @@ class Registry:
             sessions = [self._sessions[s] for s in self._user_sessions.get(user_id, ())]
         else:
             sessions = self._sessions.values()
-        return [
+        out = [
             r
             for s in sessions
             if s.pending and (user_id is None or s.owner == user_id)
             for r in s.requests.values()
             if r.pending
         ]
+        if user_id is not None:  # and those asked of a team the user is in
+            mine = {r.request_id for r in out}
+            out += [
+                r
+                for r in self._team.values()
+                if r.request_id not in mine and (session_id is None or r.session_id == session_id) and user_id in self.audience(r)
+            ]
+        return out
 
     def connection(self, conn_id: str) -> Connection:
         return self._conns[conn_id]

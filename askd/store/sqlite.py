@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from askd.core import Registry
-from askd.core.changes import Asked, Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Asked, Change, Ended, Escalated, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.store.base import LocalStore, StoreError, StoreUnavailable
-from askd.store.rows import request_from_row
+from askd.store.rows import request_from_row, steps_from_json, steps_to_json
 
 #: ``PRAGMA application_id``: marks the file as askd's ("askd" in ASCII).
 APPLICATION_ID = 0x61736B64
@@ -59,8 +59,10 @@ MIGRATIONS: list[list[str]] = [
     [  # 2: daemon-wide values set at run time: the revocation instant (auth.not_before)
         "CREATE TABLE settings (name TEXT PRIMARY KEY, value REAL NOT NULL)",
     ],
-    [  # next: groups, named sets of user ids a question may be asked of
+    [  # next: groups, named sets of user ids a question may be asked of, and escalation steps
         "CREATE TABLE groups (name TEXT PRIMARY KEY, members TEXT NOT NULL)",  # members: a JSON list
+        "ALTER TABLE requests ADD COLUMN escalate TEXT",  # JSON [[afterSeconds, [entries]], ...], or NULL
+        "ALTER TABLE requests ADD COLUMN escalations INTEGER NOT NULL DEFAULT 0",  # steps taken
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -203,13 +205,13 @@ class SqliteStore(LocalStore):
             registry.restore_session(sid, owner, parent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
-            " status, answers, error, ended_at, notified FROM requests ORDER BY rowid"
+            " status, answers, error, ended_at, notified, escalate, escalations FROM requests ORDER BY rowid"
         )
         n = 0
-        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified in rows:
-            registry.restore(
-                request_from_row(rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified))
-            )
+        for rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, *esc in rows:
+            req = request_from_row(rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified))
+            req.escalate, req.escalations = steps_from_json(esc[0]), esc[1]
+            registry.restore(req)
             n += 1
         return n
 
@@ -253,7 +255,7 @@ class SqliteStore(LocalStore):
                     db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, NULL)", (parent, req.user_id))
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-                " idempotency_key, frame, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
+                " idempotency_key, frame, escalate, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
                 (
                     req.request_id,
                     req.session_id,
@@ -262,6 +264,7 @@ class SqliteStore(LocalStore):
                     req.expires_at,
                     req.idempotency_key,
                     req.frame,
+                    steps_to_json(req.escalate),
                 ),
             )
             return True
@@ -276,6 +279,12 @@ class SqliteStore(LocalStore):
                     change.ended_at,
                     change.request_id,
                 ),
+            )
+            return cur.rowcount == 1
+        if isinstance(change, Escalated):
+            cur = db.execute(
+                "UPDATE requests SET escalations = ? WHERE request_id = ? AND status = 'pending' AND escalations < ?",
+                (change.step, change.request_id, change.step),
             )
             return cur.rowcount == 1
         if isinstance(change, GroupSet):

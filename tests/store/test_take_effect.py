@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from askd.core import AskInput, Connection, Limits, Registry, Request
-from askd.core.changes import Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Change, Ended, Escalated, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
 from askd.store import Store
 from askd.store.redis import RedisStore
@@ -102,6 +102,20 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
         Notified(d.session_id, d.request_id),  # marking twice still takes
     ]) == [False, False, True, True, False, True, True]
 
+    # Escalation steps: once each, only while pending.
+    e, _ = reg.prepare_ask(AskInput("s9", "alice", QS, escalate=((60.0, ("bob",)), (120.0, ("carol",)))))
+    assert await step([_]) == [True]
+    assert await step([
+        Escalated(e.session_id, e.request_id, 1),
+        Escalated(e.session_id, e.request_id, 1),  # the same step, decided by another node
+        Escalated(d.session_id, d.request_id, 1),  # pending, but with no steps: still once
+        Escalated(e.session_id, e.request_id, 2),
+        Escalated(a.session_id, a.request_id, 1),  # forgotten
+        ended(e, Trigger.ANSWER, {"Ship it?": "yes"}),
+        Escalated(e.session_id, e.request_id, 3),  # ended
+    ]) == [True, False, True, True, False, True, False]
+    assert e.escalations == 2
+
     # Groups: a set always takes; a delete only of a group held (as the
     # batch left it). What took is what a fresh load restores.
     assert await step([
@@ -117,3 +131,5 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
         fresh = Registry(Limits(), clock=lambda: NOW)
         await store.load(fresh)
         assert fresh.groups == {"oncall": ("bob",)}
+        kept = fresh.get(e.session_id, e.request_id)
+        assert kept is not None and (kept.escalate, kept.escalations) == (e.escalate, 2)

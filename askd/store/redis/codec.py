@@ -6,9 +6,10 @@ import json
 from typing import Any
 
 from askd.core import Request
-from askd.core.changes import Asked, Change, Ended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Asked, Change, Ended, Escalated, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
+from askd.store.rows import steps_from_json, steps_to_json
 
 
 def to_json(change: Change, node: str, seq: int) -> str:
@@ -24,6 +25,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["key"] = req.idempotency_key
         if change.parent_session_id is not None:
             out["parent"] = change.parent_session_id
+        if req.escalate:
+            out["esc"] = steps_to_json(req.escalate)
         return json.dumps(out, separators=(",", ":"))
     if isinstance(change, GroupSet):
         # members as one JSON string: the script stores it as is (cjson
@@ -41,6 +44,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["error"] = change.error
     elif isinstance(change, Notified):
         out.update(t="n", rid=change.request_id)
+    elif isinstance(change, Escalated):
+        out.update(t="x", rid=change.request_id, step=change.step)
     else:
         out.update(t="f", rid=change.request_id)
     return json.dumps(out, separators=(",", ":"))
@@ -57,10 +62,13 @@ def from_json(data: dict[str, Any]) -> Change:
         req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
                       idempotency_key=data.get("key"))
         req.frame = data["frame"].encode()
+        req.escalate = steps_from_json(data.get("esc"))
         return Asked(req, data.get("parent"))
     if t == "e":
         answers = json.loads(data["answers"]) if "answers" in data else None
         return Ended(sid, rid, Trigger(data["trigger"]), answers, data.get("error"), float(data["ended"]))
     if t == "n":
         return Notified(sid, rid)
+    if t == "x":
+        return Escalated(sid, rid, int(data["step"]))
     return Forgot(sid, rid)

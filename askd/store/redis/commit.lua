@@ -40,6 +40,7 @@ for i = 4, #ARGV do
       local seq = redis.call('INCR', P .. 'seq')
       redis.call('HSET', rk, 'sid', c.sid, 'uid', c.uid, 'created', c.created, 'expires', c.expires,
         'frame', c.frame, 'status', 'pending', 'seq', seq, 'notified', 0)
+      if c.esc then redis.call('HSET', rk, 'esc', c.esc, 'escalations', 0) end
       if c.key then
         redis.call('HSET', rk, 'key', c.key)
         redis.call('SET', P .. 'k:' .. c.sid .. ':' .. c.key, c.rid)
@@ -53,6 +54,13 @@ for i = 4, #ARGV do
       redis.call('HDEL', rk, 'frame')
       if c.answers then redis.call('HSET', rk, 'answers', c.answers) end
       if c.error then redis.call('HSET', rk, 'error', c.error) end
+      ok = 1
+    end
+  elseif c.t == 'x' then
+    -- an escalation step: once, while pending and not yet taken
+    if redis.call('HGET', rk, 'status') == 'pending'
+        and tonumber(redis.call('HGET', rk, 'escalations') or '0') < c.step then
+      redis.call('HSET', rk, 'escalations', c.step)
       ok = 1
     end
   elseif c.t == 'g' then

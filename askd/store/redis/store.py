@@ -34,7 +34,7 @@ from askd.store.redis.codec import to_json
 from askd.store.redis.follower import Follower
 from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, P, drop_idle
 from askd.store.redis.presence import Presence
-from askd.store.rows import request_from_row
+from askd.store.rows import request_from_row, steps_from_json
 
 #: The commit step (one atomic script run per commit); see the file.
 COMMIT = files("askd.store.redis").joinpath("commit.lua").read_text(encoding="utf-8")
@@ -128,6 +128,12 @@ class RedisStore:
 
     @staticmethod
     def _request(rid: str, f: dict[bytes, bytes]) -> Request:
+        req = RedisStore._row(rid, f)
+        req.escalate, req.escalations = steps_from_json(f.get(b"esc")), int(f.get(b"escalations", 0))
+        return req
+
+    @staticmethod
+    def _row(rid: str, f: dict[bytes, bytes]) -> Request:
         key, error, ended = f.get(b"key"), f.get(b"error"), f.get(b"ended")
         return request_from_row(
             rid,
