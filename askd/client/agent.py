@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +40,25 @@ READ_GRACE_SECONDS = 15.0
 
 
 def ask_body(
-    user: str,
+    user: str | None,
     questions: QuestionLike | Iterable[QuestionLike],
     metadata: Mapping[str, Any] | None,
     timeout: float | None,
     require_online: bool,
     parent_session: str | None,
+    to: Sequence[str] | None = None,
+    escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"userId": user, "questions": question_dicts(questions)}
+    """The ask's body. ``user`` or ``to`` (users and ``group:NAME``
+    entries) names whom to ask; ``escalate`` is ``(afterSeconds, entries)``
+    steps that join the audience while nobody answers."""
+    body: dict[str, Any] = {"questions": question_dicts(questions)}
+    if user is not None:
+        body["userId"] = user
+    if to is not None:
+        body["to"] = list(to)
+    if escalate:
+        body["escalate"] = [{"afterSeconds": after, "to": list(entries)} for after, entries in escalate]
     if metadata is not None:
         body["metadata"] = dict(metadata)
     if timeout is not None:
@@ -186,7 +197,7 @@ class AgentClient:
     def ask(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -194,16 +205,18 @@ class AgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
         """Ask and block until the question is answered, times out or is
         cancelled. ``timeout`` is the question's own (``timeoutSeconds``)."""
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, to, escalate)
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     def submit(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -211,9 +224,11 @@ class AgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
         """Ask without waiting; the result has the ``request_id`` to wait on."""
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, to, escalate)
         return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     def result(self, session: str, request_id: str) -> Result:
@@ -269,7 +284,7 @@ class AsyncAgentClient:
     async def ask(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -277,14 +292,16 @@ class AsyncAgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, to, escalate)
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     async def submit(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -292,8 +309,10 @@ class AsyncAgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session)
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, to, escalate)
         return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     async def result(self, session: str, request_id: str) -> Result:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -109,6 +110,41 @@ def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Qu
     return questions
 
 
+#: ``to`` holds 1 to this many entries (spec G); ``escalate`` 1 to 5 steps (spec H).
+MAX_TO = 20
+MAX_STEPS = 5
+
+
+def _check_entry(entry: str) -> str:
+    if entry.startswith("group:") and len(entry) == len("group:"):
+        raise ValueError("group: needs a group's name")
+    return entry
+
+
+# A user id, or ``group:G`` naming a group.
+Entry = Annotated[Id, AfterValidator(_check_entry)]
+To = Annotated[
+    list[Entry],
+    Field(
+        min_length=1,
+        max_length=MAX_TO,
+        description="Whom to ask: user ids and group:NAME entries; any of them may answer.",
+    ),
+]
+
+
+class EscalationStep(BaseModel):
+    """When nobody has answered ``afterSeconds`` after the ask, ``to``
+    joins the question's audience."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    afterSeconds: float = Field(gt=0, description="Seconds after the ask; below the question's timeout.")
+    to: To
+
+    _after_number = field_validator("afterSeconds", mode="before")(json_number)
+
+
 class AskFields(BaseModel):
     """What an ask asks, whoever asks it: the HTTP ask body below and the MCP
     tool ``ask_user_questions`` (``askd.mcp``) both validate with this, and
@@ -127,7 +163,23 @@ class AskFields(BaseModel):
         default=None, gt=0, description="Seconds the user has to answer (default: the daemon's, 900)."
     )
 
+    to: To | None = None
+    escalate: list[EscalationStep] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_STEPS,
+        description="Steps that widen the audience while nobody answers; afterSeconds strictly increasing.",
+    )
+
     _questions_ok = field_validator("questions")(_check_questions)
+
+    # That afterSeconds increase, each below the timeout, is the core's to
+    # check (Registry.prepare_ask), with the step's own loc.
+
+    def audience(self) -> tuple[tuple[str, ...] | None, tuple[tuple[float, tuple[str, ...]], ...]]:
+        """``to`` and the escalation steps as the core takes them."""
+        to = tuple(self.to) if self.to is not None else None
+        return to, tuple((s.afterSeconds, tuple(s.to)) for s in self.escalate or ())
 
     _timeout_number = field_validator("timeoutSeconds", mode="before")(json_number)
 
@@ -144,9 +196,15 @@ class AskBody(AskFields):
     """``POST /v1/sessions/{S}/questions``. Validate with a context giving
     ``max_questions`` and ``max_timeout``."""
 
-    userId: Id
+    userId: Id | None = None
     requireOnline: StrictBool = False
     parentSessionId: Id | None = None
+
+    @model_validator(mode="after")
+    def _one_audience(self) -> AskBody:
+        if (self.userId is None) == (self.to is None):
+            raise ValueError("give exactly one of userId and to")
+        return self
 
 
 class QuestionResult(BaseModel):
@@ -159,6 +217,7 @@ class QuestionResult(BaseModel):
     status: Status
     answers: Answers | None = Field(default=None, description="Keyed by question text; a list for multiSelect.")
     error: StrictStr | None = None
+    escalations: int | None = Field(default=None, description="Escalation steps taken so far (asked with escalate).")
 
 
 class PendingBody(BaseModel):
@@ -177,7 +236,9 @@ class PendingQuestion(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     sessionId: Id
-    userId: Id
+    userId: Id | None = Field(default=None, description="Only for a question asked of one user.")
+    to: list[StrictStr] = Field(description="Whom it is asked of now: user ids and group:NAME entries.")
+    escalations: int | None = None
     requestId: Id
     questions: list[Question]
     metadata: dict[str, Any]

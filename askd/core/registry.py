@@ -368,8 +368,12 @@ class Registry:
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
         for i, (after, _) in enumerate(ask.escalate):
-            if after >= timeout:
-                msg = f"must be below the question's timeout ({timeout:g} s)"
+            msg = None
+            if not 0 < after < timeout:
+                msg = f"must be > 0 and below the question's timeout ({timeout:g} s)"
+            elif i and after <= ask.escalate[i - 1][0]:
+                msg = "must be greater than the step before's"
+            if msg is not None:
                 raise InvalidRequest(f"escalate.{i}.afterSeconds {msg}", [{"loc": f"escalate.{i}.afterSeconds", "msg": msg}])
 
         if session is not None:

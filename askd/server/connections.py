@@ -82,13 +82,14 @@ class Connections:
         conns = await self._store.connections()
         return [c for c in conns if user_id is None or c["userId"] == user_id]
 
-    async def online_elsewhere(self, user_id: str) -> bool:
-        """Whether the user has a connection on another node (the core
-        checks this node's); False when the store cannot say."""
-        if self._registry.connections(user_id):
+    async def online_elsewhere(self, *users: str) -> bool:
+        """Whether one of the users has a connection on another node and
+        none on this one (the core checks this node's); False when the
+        store cannot say."""
+        if not users or any(self._registry.connections(u) for u in users):
             return False
         try:
-            return any(c["node"] != self._node_id for c in await self.listing(user_id))
+            return any(c["node"] != self._node_id and c["userId"] in users for c in await self.listing())
         except StoreUnavailable:
             return False
 

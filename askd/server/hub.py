@@ -23,6 +23,7 @@ import structlog
 from askd.core import AskInput, Connection, Limits, NotFound, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
 from askd.core.changes import Change
+from askd.core.records import Step
 from askd.core.errors import AskInFlight
 from askd.core.selectors import Selector
 from askd.server.clock import DeadlineClock
@@ -117,11 +118,16 @@ class Hub:
         require_online: bool = False,
         parent_session_id: str | None = None,
         idempotency_key: str | None = None,
+        to: tuple[str, ...] | None = None,
+        escalate: tuple[Step, ...] = (),
     ) -> tuple[Request, bool]:
-        """Ask; returns the request and whether it is new (an Idempotency-Key
+        """Ask ``user_id``, or ``to`` (users and groups) with ``escalate``
+        steps; returns the request and whether it is new (an Idempotency-Key
         replay is not). Raises :class:`StoreUnavailable`, pushing nothing."""
-        ask = AskInput(session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key)
-        if require_online and await self.connections.online_elsewhere(user_id):
+        ask = AskInput(
+            session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key, to, escalate
+        )
+        if require_online and await self.connections.online_elsewhere(*self.registry.resolve(to or (user_id,))):
             ask = replace(ask, require_online=False)  # online means a connection on any node
         for _ in range(ASK_ATTEMPTS):
             try:
@@ -143,7 +149,7 @@ class Hub:
             raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
         # One line per question: what was asked and to how many connections it went.
-        pushed = len(self.registry.connections(user_id))
+        pushed = sum(len(self.registry.connections(u)) for u in self.registry.audience(req))
         log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
         return req, True
 
@@ -231,12 +237,12 @@ class Hub:
     # ---- webhooks (app.py's notifier) ----------------------------------
 
     @property
-    def on_notify(self) -> Callable[[Request], object] | None:
+    def on_notify(self) -> Callable[[Request, list[str]], object] | None:
         """Takes each question due for a webhook (``Notifier.submit``)."""
         return self.webhooks.sink
 
     @on_notify.setter
-    def on_notify(self, sink: Callable[[Request], object] | None) -> None:
+    def on_notify(self, sink: Callable[[Request, list[str]], object] | None) -> None:
         self.webhooks.sink = sink
 
     # ---- admin --------------------------------------------------------

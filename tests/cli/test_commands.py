@@ -68,7 +68,7 @@ async def test_pending_list_table_and_json(local: RunningDaemon) -> None:
     r = await askd("pending", "list", "--json")
     items = json.loads(r.stdout)
     assert [i["requestId"] for i in items] == [a["requestId"], b["requestId"]]
-    assert set(items[0]) == {"sessionId", "userId", "requestId", "questions", "metadata", "createdAt", "expiresAt"}
+    assert set(items[0]) == {"sessionId", "userId", "to", "requestId", "questions", "metadata", "createdAt", "expiresAt"}
     for flags, expected in ((["--user", "bob"], [b]), (["--session", "s1"], [a]), (["--session", "s1", "--user", "bob"], [])):
         r = await askd("pending", "list", "--json", *flags)
         assert [i["requestId"] for i in json.loads(r.stdout)] == [e["requestId"] for e in expected]

@@ -69,6 +69,8 @@ async def test_a_new_question_is_posted_as_json_and_signed(daemon: RunningDaemon
     assert body == {
         "event": "question.asked",
         "userId": "alice",
+        "to": ["alice"],
+        "users": ["alice"],
         "sessionId": "s1",
         "requestId": asked["requestId"],
         "questions": [q("Which database?", "PostgreSQL", "SQLite", header="DB")],

@@ -184,7 +184,9 @@ class RedisStore:
         first to claim it; the claim lasts as long as the question could)."""
         ttl = max(1, int(req.expires_at - req.created_at) + 60)
         try:
-            return bool(await self._redis.set(f"{P}notify:{req.request_id}", self.node, nx=True, ex=ttl))
+            # one claim per escalation step too: each step notifies again (spec H)
+            step = f":{req.escalations}" if req.escalations else ""
+            return bool(await self._redis.set(f"{P}notify:{req.request_id}{step}", self.node, nx=True, ex=ttl))
         except (RedisError, OSError) as err:
             raise await self._failed("does not answer", err) from None
 

@@ -100,6 +100,16 @@ export interface ErrorDetail {
  */
 export interface AskBody {
   /**
+   * Steps that widen the audience while nobody answers; afterSeconds strictly increasing.
+   */
+  escalate?:
+    | [EscalationStep]
+    | [EscalationStep, EscalationStep]
+    | [EscalationStep, EscalationStep, EscalationStep]
+    | [EscalationStep, EscalationStep, EscalationStep, EscalationStep]
+    | [EscalationStep, EscalationStep, EscalationStep, EscalationStep, EscalationStep]
+    | null;
+  /**
    * Any JSON object, passed to the user's client untouched.
    */
   metadata?: {
@@ -115,7 +125,291 @@ export interface AskBody {
    * Seconds the user has to answer (default: the daemon's, 900).
    */
   timeoutSeconds?: number | null;
-  userId: string;
+  to?:
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | null;
+  userId?: string | null;
+}
+/**
+ * When nobody has answered ``afterSeconds`` after the ask, ``to``
+ * joins the question's audience.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "EscalationStep".
+ */
+export interface EscalationStep {
+  /**
+   * Seconds after the ask; below the question's timeout.
+   */
+  afterSeconds: number;
+  /**
+   * Whom to ask: user ids and group:NAME entries; any of them may answer.
+   *
+   * @minItems 1
+   * @maxItems 20
+   */
+  to:
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
 }
 /**
  * This interface was referenced by `Askd`'s JSON-Schema
@@ -319,6 +613,7 @@ export interface PendingBody {
  */
 export interface PendingQuestion {
   createdAt: string;
+  escalations?: number | null;
   expiresAt: string;
   metadata: {
     [k: string]: unknown;
@@ -326,7 +621,14 @@ export interface PendingQuestion {
   questions: Question[];
   requestId: string;
   sessionId: string;
-  userId: string;
+  /**
+   * Whom it is asked of now: user ids and group:NAME entries.
+   */
+  to: string[];
+  /**
+   * Only for a question asked of one user.
+   */
+  userId?: string | null;
   [k: string]: unknown;
 }
 /**
@@ -361,6 +663,10 @@ export interface QuestionResult {
     [k: string]: string | string[];
   } | null;
   error?: string | null;
+  /**
+   * Escalation steps taken so far (asked with escalate).
+   */
+  escalations?: number | null;
   requestId: string;
   sessionId: string;
   status: Status;
