@@ -156,13 +156,16 @@ class Bridge:
         args = AskFields.model_validate(arguments, context=limits)
         key = self.keys.for_call(ASK, arguments)
         async with self._client(found) as client:
+            to, escalate = args.audience()
             submitted = await client.submit(
                 self.cfg.session,
-                self.cfg.user,
+                None if to else self.cfg.user,  # to: whom the tool names instead of the bridge's user
                 arguments["questions"],  # sent as given: unknown fields pass through
                 metadata=args.metadata,
                 timeout=args.timeoutSeconds,
                 idempotency_key=self.keys.header(key),
+                to=to,
+                escalate=escalate,
             )
             self.keys.asked(submitted.request_id, key)
             if not submitted.pending:
