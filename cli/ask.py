@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from askd.cli.clients import CaCertOption, TokenOption, UrlOption, agent_client, command
-from askd.cli.common import ConfigOption, eprint, print_json
+from askd.cli.common import EXIT_USAGE, ConfigOption, eprint, fail, print_json
 from askd.cli.output import QuestionMarkdown, duration, parse_time
 from askd.client import AgentClient, Result, Status
 from askd.client.agent import DEFAULT_POLL_SECONDS
@@ -69,19 +69,36 @@ def _status_line(user: str, result: Result, link: str) -> Iterator[None]:
         yield
 
 
-def _ask_on_a_terminal(agent: AgentClient, session: str, user: str, q: Question, timeout: float | None, config: Path | None) -> Result:
+def _ask_on_a_terminal(agent: AgentClient, session: str, user: str | None, q: Question, timeout: float | None, config: Path | None, **aud: Any) -> Result:
     # What was asked, as the person will read it, above the status line.
     Console(stderr=True, highlight=False).print(QuestionMarkdown(q.question))
-    result = agent.submit(session, user, [q], timeout=timeout)
+    result = agent.submit(session, user, [q], timeout=timeout, **aud)
     if not result.pending:
         return result
-    with _status_line(user, result, inbox_url(_inbox_base(agent.url, config), session)):
+    with _status_line(user or ", ".join(aud["to"]), result, inbox_url(_inbox_base(agent.url, config), session)):
         return agent.wait(session, result.request_id)
+
+
+def _step(text: str) -> tuple[float, list[str]]:
+    """``--escalate 300=group:leads,carol``: seconds after the ask, then whom."""
+    after, sep, whom = text.partition("=")
+    try:
+        seconds = float(after)
+    except ValueError:
+        seconds = -1.0
+    entries = [w for w in whom.split(",") if w]
+    if not sep or seconds <= 0 or not entries:
+        fail(f"--escalate {text!r}: expected SECONDS=WHOM[,WHOM...], e.g. 300=group:leads", EXIT_USAGE)
+    return seconds, entries
 
 
 @command
 def ask(
-    user: str = typer.Option(..., "--user", help="The user to ask."),
+    user: str | None = typer.Option(None, "--user", help="The user to ask (or --to)."),
+    to: list[str] = typer.Option([], "--to", help="Whom to ask instead of --user: a user id or group:NAME; repeat for several."),
+    escalate: list[str] = typer.Option(
+        [], "--escalate", help="SECONDS=WHOM[,WHOM...]: who joins if nobody has answered by then, e.g. 300=group:leads; repeat for more steps."
+    ),
     session: str = typer.Option(..., "--session", help="The session (yours to choose)."),
     question: str = typer.Option(..., "--question", help="The question text (Markdown)."),
     options: list[str] = typer.Option([], "--option", help="A choice; repeat for several (none: free text)."),
@@ -99,6 +116,9 @@ def ask(
 
     On a terminal, the inbox link once on stderr, then a status line of whom
     it waits for and the time left, until the answer comes."""
+    if (user is None) == (not to):
+        fail("give either --user USER or one or more --to USER|group:NAME", EXIT_USAGE)
+    aud: dict[str, Any] = {"to": to or None, "escalate": [_step(s) for s in escalate] or None}
     fields: dict[str, Any] = {"question": question}
     if header is not None:
         fields["header"] = header
@@ -110,11 +130,11 @@ def ask(
     with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:
         agent.health()  # a daemon that is not there fails now; once asked, drops are retried
         if no_wait:
-            result = agent.submit(session, user, [q], timeout=timeout)
+            result = agent.submit(session, user, [q], timeout=timeout, **aud)
         elif not as_json and sys.stderr.isatty():
-            result = _ask_on_a_terminal(agent, session, user, q, timeout, config)
+            result = _ask_on_a_terminal(agent, session, user, q, timeout, config, **aud)
         else:
-            result = agent.ask(session, user, [q], timeout=timeout)
+            result = agent.ask(session, user, [q], timeout=timeout, **aud)
     if as_json:
         print_json(result.raw)
     elif result.pending:
