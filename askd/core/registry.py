@@ -843,8 +843,21 @@ class Registry:
     def connections_for_session(self, session_id: str) -> list[Connection]:
         """Connections that get this session's events on subscribe: those
         subscribed to it, and its owner's connections subscribed to ``*``."""
-        owner = self.owner(session_id)
-        return [c for c in self._conns.values() if subscribed(c, session_id, owner)]
+        users = self.session_users(session_id)
+        return [c for c in self._conns.values() if subscribed(c, session_id, users)]
+
+    def session_users(self, session_id: str) -> set[str]:
+        """Whom the session is for: its owner (the audience of its first
+        question, the groups as they are now) and the audience of each of
+        its pending questions."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return set()
+        users = self.resolve(audience_entries(session.owner))
+        for req in session.requests.values():
+            if req.pending and req.request_id in self._team:
+                users |= self.audience(req)
+        return users
 
     def stats(self) -> dict[str, int]:
         c = self.counters

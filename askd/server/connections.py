@@ -74,7 +74,7 @@ class Connections:
 
     def matching(self, selector: Selector) -> list[Connection]:
         """This node's connections ``selector`` names."""
-        owner = self._registry.owner(selector.session_id) if selector.session_id else None
+        owner = self._registry.session_users(selector.session_id) if selector.session_id else set()
         return [c for c in self._registry.connections() if matches(c, selector, owner)]
 
     async def listing(self, user_id: str | None = None) -> list[dict[str, Any]]:
@@ -95,7 +95,7 @@ class Connections:
 
     async def disconnect_matching(self, selector: Selector, mode: str) -> int:
         """Drop the connections ``selector`` names, on every node."""
-        owner = self._registry.owner(selector.session_id) if selector.session_id else None
+        owner = self._registry.session_users(selector.session_id) if selector.session_id else set()
         listed = (Connection.from_description(c) for c in await self.listing())
         n = sum(1 for c in listed if matches(c, selector, owner))
         if n:

@@ -59,3 +59,8 @@ async def test_three_nodes_take_each_step_once_and_notify_once_per_step(cluster:
     for n in nodes:
         await eventually(lambda n=n: n.daemon.hub.registry.get("s1", rid).escalations == 2, what="every node applied both")
     await dave.quiet()
+    # a node started now loads the groups and the steps taken from Redis
+    late = (await cluster.add()).daemon.hub.registry
+    assert late.groups == {"leads": ("dave",)}
+    kept = late.get("s1", rid)
+    assert kept is not None and kept.escalate == ((0.4, ("group:leads",)), (0.8, ("erin",))) and kept.escalations == 2

@@ -149,3 +149,15 @@ async def test_escalation_steps_are_checked(daemon: RunningDaemon) -> None:
         assert r["error"]["details"][0]["loc"] == loc, r
     r = await ask_to(daemon, "s1", ["alice"], expect=400, escalate=[{"afterSeconds": i + 1, "to": ["b"]} for i in range(6)])
     assert r["error"]["details"][0]["loc"].startswith("escalate")
+
+
+async def test_a_disconnect_by_session_names_the_star_tabs_of_its_audience(daemon: RunningDaemon) -> None:
+    await set_group(daemon, "oncall", "bob")
+    bob, erin = await daemon.connect("bob"), await daemon.connect("erin")
+    await bob.subscribe("*")
+    await erin.subscribe("*")
+    await ask_to(daemon, "s1", ["group:oncall"])
+    r = await daemon.admin("POST", "/admin/v1/disconnect", json={"sessionId": "s1", "mode": "close"})
+    assert r.json() == {"disconnected": 1}
+    assert await bob.closed() == 1001
+    await erin.works()
