@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from askd.core import Forbidden, InvalidRequest, Limits, NotifyPolicy, NotPending, SessionOwnerMismatch, UserOffline
+from askd.core import AskInput, Forbidden, InvalidRequest, Limits, NotifyPolicy, NotPending, SessionOwnerMismatch, UserOffline
 from askd.core.changes import Escalated
 from tests.core.test_registry import FakeClock
 from tests.registry_steps import StepRegistry
@@ -72,9 +72,7 @@ def test_the_session_audience_is_compared_as_a_set(reg: StepRegistry) -> None:
             reg.prepare_ask(_ask("s1", to=other))
 
 
-def _ask(session: str, **kw: Any) -> Any:
-    from askd.core import AskInput
-
+def _ask(session: str, **kw: Any) -> AskInput:
     return AskInput(session, "", QS, **kw)
 
 
