@@ -40,12 +40,20 @@ def redact_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/…"
 
 
-def event(description: dict[str, Any], url: str) -> dict[str, Any]:
+def event(description: dict[str, Any], url: str, users: list[str] | None = None) -> dict[str, Any]:
     """The ``json`` body from a pending question as listings describe it
-    (``Request.describe()``); metadata is the agent's and stays out."""
+    (``Request.describe()``); metadata is the agent's and stays out.
+    ``users`` is the audience resolved (sorted); ``userId`` is there only
+    for a question asked of one user, ``escalation`` after a step (spec H)."""
+    out: dict[str, Any] = {"event": EVENT}
+    if "userId" in description:
+        out["userId"] = description["userId"]
+    to = description.get("to", [description.get("userId")])
+    out.update(to=to, users=users if users is not None else [u for u in to if not u.startswith("group:")])
+    if description.get("escalations"):
+        out["escalation"] = description["escalations"]
     return {
-        "event": EVENT,
-        "userId": description["userId"],
+        **out,
         "sessionId": description["sessionId"],
         "requestId": description["requestId"],
         "questions": description["questions"],
@@ -58,7 +66,8 @@ def event(description: dict[str, Any], url: str) -> dict[str, Any]:
 def slack_text(ev: dict[str, Any]) -> str:
     """One short message for a chat incoming webhook (Slack's mrkdwn)."""
     until = str(ev["expiresAt"])[11:16]
-    lines = [f"An agent is waiting for *{escape(ev['userId'])}* to answer (session {escape(ev['sessionId'])}, until {until} UTC):"]
+    who = ev.get("userId") or ", ".join(ev.get("to") or ev.get("users") or ())
+    lines = [f"An agent is waiting for *{escape(who)}* to answer (session {escape(ev['sessionId'])}, until {until} UTC):"]
     for q in ev["questions"]:
         header = q.get("header")
         line = f"*{escape(header)}*: " if isinstance(header, str) and header else ""

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from askd.cli.clients import CaCertOption, TokenOption, UrlOption, agent_client, command
-from askd.cli.common import ConfigOption, eprint, print_json
+from askd.cli.common import EXIT_USAGE, ConfigOption, eprint, fail, print_json
 from askd.cli.output import QuestionMarkdown, duration, parse_time
 from askd.cli.pending import answers_from_flags
 from askd.client import AgentClient, Result, Status
@@ -71,19 +71,36 @@ def _status_line(user: str, result: Result, link: str) -> Iterator[None]:
         yield
 
 
-def _ask_on_a_terminal(agent: AgentClient, session: str, user: str, q: Question, time: dict[str, Any], config: Path | None) -> Result:
+def _ask_on_a_terminal(agent: AgentClient, session: str, user: str | None, q: Question, opts: dict[str, Any], config: Path | None) -> Result:
     # What was asked, as the person will read it, above the status line.
     Console(stderr=True, highlight=False).print(QuestionMarkdown(q.question))
-    result = agent.submit(session, user, [q], **time)
+    result = agent.submit(session, user, [q], **opts)
     if not result.pending:
         return result
-    with _status_line(user, result, inbox_url(_inbox_base(agent.url, config), session)):
+    with _status_line(user or ", ".join(opts["to"]), result, inbox_url(_inbox_base(agent.url, config), session)):
         return agent.wait(session, result.request_id)
+
+
+def _step(text: str) -> tuple[float, list[str]]:
+    """``--escalate 300=group:leads,carol``: seconds after the ask, then whom."""
+    after, sep, whom = text.partition("=")
+    try:
+        seconds = float(after)
+    except ValueError:
+        seconds = -1.0
+    entries = [w for w in whom.split(",") if w]
+    if not sep or seconds <= 0 or not entries:
+        fail(f"--escalate {text!r}: expected SECONDS=WHOM[,WHOM...], e.g. 300=group:leads", EXIT_USAGE)
+    return seconds, entries
 
 
 @command
 def ask(
-    user: str = typer.Option(..., "--user", help="The user to ask."),
+    user: str | None = typer.Option(None, "--user", help="The user to ask (or --to)."),
+    to: list[str] = typer.Option([], "--to", help="Whom to ask instead of --user: a user id or group:NAME; repeat for several."),
+    escalate: list[str] = typer.Option(
+        [], "--escalate", help="SECONDS=WHOM[,WHOM...]: who joins if nobody has answered by then, e.g. 300=group:leads; repeat for more steps."
+    ),
     session: str = typer.Option(..., "--session", help="The session (yours to choose)."),
     question: str = typer.Option(..., "--question", help="The question text (Markdown)."),
     options: list[str] = typer.Option([], "--option", help="A choice; repeat for several (none: free text)."),
@@ -107,6 +124,9 @@ def ask(
 
     On a terminal, the inbox link once on stderr, then a status line of whom
     it waits for and the time left, until the answer comes."""
+    if (user is None) == (not to):
+        fail("give either --user USER or one or more --to USER|group:NAME", EXIT_USAGE)
+    aud: dict[str, Any] = {"to": to or None, "escalate": [_step(s) for s in escalate] or None}
     fields: dict[str, Any] = {"question": question}
     if header is not None:
         fields["header"] = header
@@ -115,17 +135,17 @@ def ask(
     if multi:
         fields["multiSelect"] = True
     q = Question(**fields)
-    time: dict[str, Any] = {"timeout": timeout, "max_extension": max_extension}
+    opts: dict[str, Any] = {"timeout": timeout, "max_extension": max_extension, **aud}
     if on_timeout:
-        time["on_timeout"] = answers_from_flags(on_timeout, [q.model_dump(mode="json")], "--on-timeout")
+        opts["on_timeout"] = answers_from_flags(on_timeout, [q.model_dump(mode="json")], "--on-timeout")
     with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:
         agent.health()  # a daemon that is not there fails now; once asked, drops are retried
         if no_wait:
-            result = agent.submit(session, user, [q], **time)
+            result = agent.submit(session, user, [q], **opts)
         elif not as_json and sys.stderr.isatty():
-            result = _ask_on_a_terminal(agent, session, user, q, time, config)
+            result = _ask_on_a_terminal(agent, session, user, q, opts, config)
         else:
-            result = agent.ask(session, user, [q], **time)
+            result = agent.ask(session, user, [q], **opts)
     if as_json:
         print_json(result.raw)
     elif result.pending:

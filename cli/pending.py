@@ -29,6 +29,15 @@ def _summary(questions: list[dict[str, Any]]) -> str:
     return text
 
 
+def _audience(p: dict[str, Any]) -> str:
+    """Whom it is asked of, and the escalation steps taken: ``alice,
+    group:leads (escalated 1)``."""
+    text = ", ".join(p.get("to") or [p.get("userId", "")])
+    if p.get("escalations"):
+        text += f" (escalated {p['escalations']})"
+    return text
+
+
 @app.command("list")
 @command
 def list_(
@@ -50,9 +59,9 @@ def list_(
         typer.echo("No pending questions.")
         return
     table(
-        ["SESSION", "USER", "REQUEST", "QUESTION", "ASKED", "EXPIRES"],
+        ["SESSION", "TO", "REQUEST", "QUESTION", "ASKED", "EXPIRES"],
         (
-            [p["sessionId"], p["userId"], p["requestId"], _summary(p["questions"]), ago(p["createdAt"]), until(p["expiresAt"])]
+            [p["sessionId"], _audience(p), p["requestId"], _summary(p["questions"]), ago(p["createdAt"]), until(p["expiresAt"])]
             for p in pending
         ),
         no_wrap=("REQUEST",),

@@ -112,3 +112,15 @@ class AdminClient:
 
     def cancel_session(self, session: str) -> int:
         return int(self._call("POST", f"/admin/v1/sessions/{seg(session)}/cancel")["cancelled"])
+
+    def groups(self) -> list[dict[str, Any]]:
+        """Every group, ``{"group", "members"}``, sorted by name."""
+        return self._call("GET", "/admin/v1/groups")["groups"]  # type: ignore[no-any-return]
+
+    def set_group(self, group: str, members: list[str]) -> list[str]:
+        """Make ``group`` or replace its members; returns them as stored (sorted)."""
+        return self._call("PUT", f"/admin/v1/groups/{seg(group)}", json={"members": members})["members"]  # type: ignore[no-any-return]
+
+    def delete_group(self, group: str) -> bool:
+        """Delete ``group``; ``ApiError`` 404 when there is none."""
+        return bool(self._call("DELETE", f"/admin/v1/groups/{seg(group)}")["deleted"])

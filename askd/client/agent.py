@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ READ_GRACE_SECONDS = 15.0
 
 
 def ask_body(
-    user: str,
+    user: str | None,
     questions: QuestionLike | Iterable[QuestionLike],
     metadata: Mapping[str, Any] | None,
     timeout: float | None,
@@ -48,8 +48,19 @@ def ask_body(
     parent_session: str | None,
     max_extension: float | None = None,
     on_timeout: Mapping[str, Any] | None = None,
+    to: Sequence[str] | None = None,
+    escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"userId": user, "questions": question_dicts(questions)}
+    """The ask's body. ``user`` or ``to`` (users and ``group:NAME``
+    entries) names whom to ask; ``escalate`` is ``(afterSeconds, entries)``
+    steps that join the audience while nobody answers."""
+    body: dict[str, Any] = {"questions": question_dicts(questions)}
+    if user is not None:
+        body["userId"] = user
+    if to is not None:
+        body["to"] = list(to)
+    if escalate:
+        body["escalate"] = [{"afterSeconds": after, "to": list(entries)} for after, entries in escalate]
     if max_extension:
         body["maxExtensionSeconds"] = max_extension
     if on_timeout is not None:
@@ -199,7 +210,7 @@ class AgentClient:
     def ask(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -209,16 +220,20 @@ class AgentClient:
         idempotency_key: str | None = None,
         max_extension: float | None = None,
         on_timeout: Mapping[str, Any] | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
         """Ask and block until the question is answered, times out or is
         cancelled. ``timeout`` is the question's own (``timeoutSeconds``)."""
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
+        body = ask_body(
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+        )
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     def submit(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -228,9 +243,13 @@ class AgentClient:
         idempotency_key: str | None = None,
         max_extension: float | None = None,
         on_timeout: Mapping[str, Any] | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
         """Ask without waiting; the result has the ``request_id`` to wait on."""
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
+        body = ask_body(
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+        )
         return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     def result(self, session: str, request_id: str) -> Result:
@@ -292,7 +311,7 @@ class AsyncAgentClient:
     async def ask(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -302,14 +321,18 @@ class AsyncAgentClient:
         idempotency_key: str | None = None,
         max_extension: float | None = None,
         on_timeout: Mapping[str, Any] | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
+        body = ask_body(
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+        )
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     async def submit(
         self,
         session: str,
-        user: str,
+        user: str | None,
         questions: QuestionLike | Iterable[QuestionLike],
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
@@ -319,8 +342,12 @@ class AsyncAgentClient:
         idempotency_key: str | None = None,
         max_extension: float | None = None,
         on_timeout: Mapping[str, Any] | None = None,
+        to: Sequence[str] | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     ) -> Result:
-        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout)
+        body = ask_body(
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+        )
         return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     async def result(self, session: str, request_id: str) -> Result:

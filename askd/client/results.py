@@ -57,6 +57,12 @@ class Result:
         )
 
     @property
+    def escalations(self) -> int | None:
+        """Escalation steps taken so far; None when asked without ``escalate``."""
+        n = self.raw.get("escalations")
+        return int(n) if n is not None else None
+
+    @property
     def pending(self) -> bool:
         return self.status is Status.pending
 

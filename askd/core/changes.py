@@ -84,4 +84,33 @@ class Notified:
     request_id: str
 
 
-Change = Union[Asked, Ended, Extended, Forgot, Notified]
+@dataclass(frozen=True, slots=True)
+class Escalated:
+    """Escalation step ``step`` (from 1) of a pending question is taken:
+    its entries join the audience. Takes effect only while the question is
+    pending and has taken fewer steps, on every store: once per step,
+    whichever node's clock decided it first."""
+
+    session_id: str
+    request_id: str
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSet:
+    """A group's members are replaced (the group is made if new). Always
+    takes effect: the last one stored wins, on every node."""
+
+    group: str
+    members: tuple[str, ...]  # sorted, de-duplicated
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDeleted:
+    """A group is deleted: takes effect only if the store holds it, so of
+    two nodes deleting it one answers ``404``."""
+
+    group: str
+
+
+Change = Union[Asked, Ended, Extended, Forgot, Notified, Escalated, GroupSet, GroupDeleted]

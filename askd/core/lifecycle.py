@@ -62,3 +62,7 @@ def next_status(current: Status, trigger: Trigger) -> Status:
         return TRANSITIONS[(current, trigger)]
     except KeyError:
         raise IllegalTransition(f"cannot {trigger.value} a question that is {current.value}") from None
+
+#: ``ask_user_questions_cancelled`` reason for a member no longer in a
+#: pending question's audience (removed from its group): the question goes on.
+REASSIGNED = "reassigned"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -35,6 +36,19 @@ NonEmpty = Annotated[StrictStr, Field(min_length=1)]
 MAX_PREVIEW_CHARS = 100_000
 AnswerValue = Union[StrictStr, list[StrictStr]]
 Answers = dict[StrictStr, AnswerValue]
+
+
+#: The most members a group holds (a team, not a directory).
+MAX_GROUP_MEMBERS = 1000
+
+
+class GroupBody(BaseModel):
+    """``PUT /admin/v1/groups/{G}``: the group's members (user ids),
+    replacing any before; stored sorted and de-duplicated."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    members: list[Id] = Field(max_length=MAX_GROUP_MEMBERS)
 
 
 class Option(BaseModel):
@@ -107,6 +121,41 @@ class OnTimeout(BaseModel):
     answers: dict[str, Any] = Field(description="Checked against the questions like an answer.")
 
 
+#: ``to`` holds 1 to this many entries (spec G); ``escalate`` 1 to 5 steps (spec H).
+MAX_TO = 20
+MAX_STEPS = 5
+
+
+def _check_entry(entry: str) -> str:
+    if entry.startswith("group:") and len(entry) == len("group:"):
+        raise ValueError("group: needs a group's name")
+    return entry
+
+
+# A user id, or ``group:G`` naming a group.
+Entry = Annotated[Id, AfterValidator(_check_entry)]
+To = Annotated[
+    list[Entry],
+    Field(
+        min_length=1,
+        max_length=MAX_TO,
+        description="Whom to ask: user ids and group:NAME entries; any of them may answer.",
+    ),
+]
+
+
+class EscalationStep(BaseModel):
+    """When nobody has answered ``afterSeconds`` after the ask, ``to``
+    joins the question's audience."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    afterSeconds: float = Field(gt=0, description="Seconds after the ask; below the question's timeout.")
+    to: To
+
+    _after_number = field_validator("afterSeconds", mode="before")(json_number)
+
+
 class AskFields(BaseModel):
     """What an ask asks, whoever asks it: the HTTP ask body below and the MCP
     tool ``ask_user_questions`` (``askd.mcp``) both validate with this, and
@@ -131,6 +180,14 @@ class AskFields(BaseModel):
         default=None, description="A safe default: on timeout the result carries these answers and defaulted: true."
     )
 
+    to: To | None = None
+    escalate: list[EscalationStep] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_STEPS,
+        description="Steps that widen the audience while nobody answers; afterSeconds strictly increasing.",
+    )
+
     _questions_ok = field_validator("questions")(_check_questions)
 
     _extension_number = field_validator("maxExtensionSeconds", mode="before")(json_number)
@@ -145,6 +202,14 @@ class AskFields(BaseModel):
                 detail = InitErrorDetails(type=error, loc=("onTimeout", "answers"), input=self.onTimeout.answers)
                 raise ValidationError.from_exception_data(type(self).__name__, [detail])
         return self
+
+    # That afterSeconds increase, each below the timeout, is the core's to
+    # check (Registry.prepare_ask), with the step's own loc.
+
+    def audience(self) -> tuple[tuple[str, ...] | None, tuple[tuple[float, tuple[str, ...]], ...]]:
+        """``to`` and the escalation steps as the core takes them."""
+        to = tuple(self.to) if self.to is not None else None
+        return to, tuple((s.afterSeconds, tuple(s.to)) for s in self.escalate or ())
 
     _timeout_number = field_validator("timeoutSeconds", mode="before")(json_number)
 
@@ -161,9 +226,15 @@ class AskBody(AskFields):
     """``POST /v1/sessions/{S}/questions``. Validate with a context giving
     ``max_questions`` and ``max_timeout``."""
 
-    userId: Id
+    userId: Id | None = None
     requireOnline: StrictBool = False
     parentSessionId: Id | None = None
+
+    @model_validator(mode="after")
+    def _one_audience(self) -> AskBody:
+        if (self.userId is None) == (self.to is None):
+            raise ValueError("give exactly one of userId and to")
+        return self
 
 
 class QuestionResult(BaseModel):
@@ -183,6 +254,7 @@ class QuestionResult(BaseModel):
     )
     via: Literal["ws", "link", "mcp", "admin"] | None = Field(default=None, description="Answered or declined: how.")
     reason: StrictStr | None = Field(default=None, description="Declined: the reason the person gave, if any.")
+    escalations: int | None = Field(default=None, description="Escalation steps taken so far (asked with escalate).")
 
 
 class DeclineBody(BaseModel):
@@ -209,7 +281,9 @@ class PendingQuestion(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     sessionId: Id
-    userId: Id
+    userId: Id | None = Field(default=None, description="Only for a question asked of one user.")
+    to: list[StrictStr] = Field(description="Whom it is asked of now: user ids and group:NAME entries.")
+    escalations: int | None = None
     requestId: Id
     questions: list[Question]
     metadata: dict[str, Any]

@@ -10,6 +10,7 @@ an ask (:class:`AskInput`). The engine that changes them is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from askd.core import codec
@@ -21,6 +22,36 @@ from askd.core.smallmap import SmallMap
 
 #: subscribe's wildcard: every session of the connection's user. Never a session id.
 ALL_SESSIONS = "*"
+
+#: A ``to`` entry naming a group: ``group:G``.
+GROUP_PREFIX = "group:"
+# Starts the key of an audience other than one user. Ids hold no control
+# character, so no user id can be mistaken for a team's key.
+_TEAM = "\x1f"
+
+#: An escalation step: seconds after ``createdAt``, and the entries it adds.
+Step = tuple[float, tuple[str, ...]]
+
+
+def audience_key(entries: Iterable[str]) -> str:
+    """The one string naming an audience, compared as a set (order and
+    repeats ignored): a lone user's id (as a v1 session's owner is), else
+    the sorted entries behind a mark no id holds. Sessions and questions
+    keep it as their owner, so every store keeps audiences unchanged."""
+    unique = sorted(set(entries))
+    if len(unique) == 1 and not unique[0].startswith(GROUP_PREFIX):
+        return unique[0]
+    return _TEAM + _TEAM.join(unique)
+
+
+def audience_entries(key: str) -> tuple[str, ...]:
+    """The entries an ``audience_key`` names, sorted."""
+    return tuple(key[1:].split(_TEAM)) if key.startswith(_TEAM) else (key,)
+
+
+def is_team(key: str) -> bool:
+    """Whether the key names more than one user, or a group."""
+    return key.startswith(_TEAM)
 
 
 @dataclass(slots=True, frozen=True)
@@ -42,6 +73,10 @@ class AskInput:
     agent: str | None = None
     max_extension: float = 0.0  # the total time the person may add (maxExtensionSeconds)
     on_timeout: Answers | None = None  # the answers a timeout ends with (onTimeout.answers)
+    # Spec G: whom to ask instead of ``user_id`` (users and ``group:G``).
+    to: tuple[str, ...] | None = None
+    # Spec H: steps (afterSeconds, entries), in time order.
+    escalate: tuple[Step, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)
@@ -97,6 +132,23 @@ class Request:
     via: str | None = None  # ws, link, mcp or admin
     reason: str | None = None  # a decline's reason
     defaulted: bool = False  # timed out with on_timeout as its answers
+    escalate: tuple[Step, ...] = ()  # escalation steps (spec H), in time order
+    escalations: int = 0  # steps taken so far (an Escalated change each)
+
+    @property
+    def to(self) -> list[str]:
+        """Whom it is asked of now: the ask's entries, then those of the
+        escalation steps taken."""
+        out = list(audience_entries(self.user_id))
+        for _, entries in self.escalate[: self.escalations]:
+            out.extend(e for e in entries if e not in out)
+        return out
+
+    @property
+    def one_user(self) -> str | None:
+        """The user, when it is asked of one user only (no group)."""
+        to = self.to
+        return to[0] if len(to) == 1 and not to[0].startswith(GROUP_PREFIX) else None
 
     @property
     def pending(self) -> bool:
@@ -146,6 +198,8 @@ class Request:
             out["reason"] = self.reason
         if self.error is not None:
             out["error"] = self.error
+        if self.escalate:
+            out["escalations"] = self.escalations
         return out
 
     def end_payload(self) -> dict[str, Any]:
@@ -159,9 +213,15 @@ class Request:
     def describe(self) -> dict[str, Any]:
         """The pending question as listings show it."""
         payload = self.ask_payload()
+        out: dict[str, Any] = {"sessionId": self.session_id}
+        user = self.one_user
+        if user is not None:
+            out["userId"] = user
+        out["to"] = self.to
+        if self.escalate:
+            out["escalations"] = self.escalations
         return {
-            "sessionId": self.session_id,
-            "userId": self.user_id,
+            **out,
             "requestId": self.request_id,
             "questions": payload["questions"],
             "metadata": payload["metadata"],

@@ -28,7 +28,7 @@ from typing import Any
 
 from askd.core import events as ev
 from askd.core import codec
-from askd.core.changes import Asked, Change, Ended, Extended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.errors import (
     AskInFlight,
     Forbidden,
@@ -44,6 +44,7 @@ from askd.core.errors import (
 from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import (
     CANCEL_ERROR,
+    REASSIGNED,
     TIMEOUT_ERROR,
     WITHDRAW_ERROR,
     Status,
@@ -53,6 +54,7 @@ from askd.core.lifecycle import (
 from askd.core.models import Answers, check_answers
 from askd.core.records import (
     ALL_SESSIONS,
+    GROUP_PREFIX,
     AskInput,
     Connection,
     Counters,
@@ -61,6 +63,9 @@ from askd.core.records import (
     Outbox,
     Request,
     Session,
+    audience_entries,
+    audience_key,
+    is_team,
 )
 from askd.core.schedule import Schedule
 from askd.core.selectors import subscribed
@@ -115,12 +120,33 @@ def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
     )
 
 
+def _escalate_when(reg: Registry, req: Request) -> float | None:
+    if req.escalations >= len(req.escalate):
+        return None
+    return req.created_at + req.escalate[req.escalations][0]
+
+
+def _escalate_fire(reg: Registry, req: Request, now: float) -> Escalated | None:
+    at = _escalate_when(reg, req)
+    if at is None or at > now:
+        return None  # an entry for a step taken already (another node's): the next has its own
+    return Escalated(req.session_id, req.request_id, req.escalations + 1)
+
+
 DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
     # A pending question's expiresAt: it ends as ``timeout`` (with its
     # onTimeout default as answers, when it has one).
     DeadlineKind("timeout", False, lambda reg, req: req.expires_at, lambda reg, req: req.pending, _timeout_fire),
     # A webhook notification's due time, ``createdAt + notify.after``.
     DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
+    # The next escalation step's time, ``createdAt + afterSeconds`` (spec H).
+    DeadlineKind(
+        "escalate",
+        False,
+        _escalate_when,
+        lambda reg, req: req.pending and req.escalations < len(req.escalate),
+        _escalate_fire,
+    ),
     # An ended question's result retention runs out: it is forgotten.
     DeadlineKind(
         "forget",
@@ -163,6 +189,10 @@ class Registry:
         self._sends: list[Send] = []
         self._ended: list[Request] = []
         self._notify: list[Request] = []
+        self.groups: dict[str, tuple[str, ...]] = {}  # group -> its members, sorted
+        # Pending questions asked of more than one user or a group, or with
+        # escalation steps: their audience is resolved from the groups live.
+        self._team: dict[str, Request] = {}
 
     def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
         """A schedule entry counts while its kind's deadline for the request
@@ -178,10 +208,49 @@ class Registry:
         self._sends, self._ended, self._notify = [], [], []
         return out
 
-    def _send_to_user(self, user_id: str, event: Event) -> None:
-        conns = self._user_conns.get(user_id)
-        if conns:
-            self._sends.append(Send(tuple(conns), event))
+    def _send_to_users(self, users: Iterable[str], event: Event) -> None:
+        to = tuple(c for u in sorted(users) for c in self._user_conns.get(u, ()))
+        if to:
+            self._sends.append(Send(to, event))
+
+    # ---- audiences (spec G) -------------------------------------------
+
+    def resolve(self, entries: Iterable[str]) -> set[str]:
+        """The users ``entries`` name, with the groups as they are now."""
+        users: set[str] = set()
+        for entry in entries:
+            if entry.startswith(GROUP_PREFIX):
+                users.update(self.groups.get(entry[len(GROUP_PREFIX) :], ()))
+            else:
+                users.add(entry)
+        return users
+
+    def audience(self, req: Request) -> set[str]:
+        """Who may see and answer the question now."""
+        if req.request_id not in self._team:
+            return {req.user_id}  # one user, never escalated: the common case
+        return self.resolve(req.to)
+
+    def _in_audience(self, user_id: str, req: Request) -> bool:
+        return req.user_id == user_id or (req.request_id in self._team and user_id in self.audience(req))
+
+    def notify_users(self, req: Request) -> tuple[list[str], list[str]]:
+        """For a webhook: the audience (sorted), and those whose presence
+        ``only_offline`` looks at: the audience, or after an escalation step
+        the users that step added (so a step reaches them even while an
+        earlier member has a tab open)."""
+        users = self.audience(req)
+        if not req.escalations:
+            return sorted(users), sorted(users)
+        before = self.resolve(self._entries_upto(req, req.escalations - 1))
+        return sorted(users), sorted(users - before)
+
+    @staticmethod
+    def _entries_upto(req: Request, steps: int) -> list[str]:
+        out = list(audience_entries(req.user_id))
+        for _, entries in req.escalate[:steps]:
+            out.extend(entries)
+        return out
 
     # ---- connections --------------------------------------------------
 
@@ -217,20 +286,31 @@ class Registry:
         if session_id == ALL_SESSIONS:
             conn.subscriptions[ALL_SESSIONS] = None
             pushed = 0
-            for sid in self._user_sessions.get(conn.user_id, ()):
+            sids = dict.fromkeys(self._user_sessions.get(conn.user_id, ()))
+            # and every session with a pending question whose audience holds the user
+            sids.update((r.session_id, None) for r in self._team.values() if conn.user_id in self.audience(r))
+            for sid in sids:
                 session = self._sessions[sid]
                 if session.pending:
                     pushed += self._replay(conn, sid, session, reply_id)
             return pushed
         session = self._sessions.get(session_id)
-        if session is not None and session.owner != conn.user_id:
+        if session is not None and not self._may_subscribe(conn.user_id, session):
             raise Forbidden(f"session {session_id} belongs to another user")
         conn.subscriptions[session_id] = None
         return self._replay(conn, session_id, session, reply_id)
 
+    def _may_subscribe(self, user_id: str, session: Session) -> bool:
+        """In the audience of the session's first question (its owner, the
+        groups as they are now) or of any of its pending questions."""
+        if session.owner == user_id or (is_team(session.owner) and user_id in self.resolve(audience_entries(session.owner))):
+            return True
+        return any(r.pending and self._in_audience(user_id, r) for r in session.requests.values())
+
     def _replay(self, conn: Connection, session_id: str, session: Session | None, reply_id: Any) -> int:
         to = (conn.id,)
-        pending = [r for r in session.requests.values() if r.pending] if session else []
+        user = conn.user_id
+        pending = [r for r in session.requests.values() if r.pending and self._in_audience(user, r)] if session else []
         snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)}, reply_id)
         self._sends.append(Send(to, snapshot))
         for req in pending:
@@ -256,7 +336,10 @@ class Registry:
         ``idempotency_key`` in the same session returns the first request
         and no change; raises :class:`AskInFlight` while the first is still
         being committed."""
-        session_id, user_id, parent_session_id = ask.session_id, ask.user_id, ask.parent_session_id
+        session_id, parent_session_id = ask.session_id, ask.parent_session_id
+        # A question's (and its session's) owner is its audience's key: a
+        # lone user's id, as in v1, else the set of entries (spec G).
+        user_id = audience_key(ask.to) if ask.to else ask.user_id
         idempotency_key, timeout, agent = ask.idempotency_key, ask.timeout, ask.agent
         if ALL_SESSIONS in (session_id, parent_session_id):
             raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
@@ -276,8 +359,9 @@ class Registry:
         if parent_session_id is not None:
             self.reach(parent_session_id, agent)
             self._check_parent(session_id, session, parent_session_id, user_id)
-        if ask.require_online and user_id not in self._user_conns:
-            raise UserOffline(f"user {user_id} has no open connection")
+        self._check_entries(ask)
+        if ask.require_online and not any(u in self._user_conns for u in self.resolve(ask.to or (user_id,))):
+            raise UserOffline(f"no user of {', '.join(ask.to or (user_id,))} has an open connection")
         in_session = (session.pending if session is not None else 0) + len(flying)
         if in_session >= self.limits.max_pending_per_session:
             raise TooManyPending(
@@ -294,13 +378,24 @@ class Registry:
             raise InvalidRequest(
                 f"maxExtensionSeconds must be >= 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})"
             )
+        for i, (after, _) in enumerate(ask.escalate):
+            msg = None
+            if not 0 < after < timeout:
+                msg = f"must be > 0 and below the question's timeout ({timeout:g} s)"
+            elif i and after <= ask.escalate[i - 1][0]:
+                msg = "must be greater than the step before's"
+            if msg is not None:
+                raise InvalidRequest(f"escalate.{i}.afterSeconds {msg}", [{"loc": f"escalate.{i}.afterSeconds", "msg": msg}])
 
         if session is not None:
             # The session's own id and owner strings (equal, as checked above),
             # not one more copy of each per question, as ``restore`` does.
             session_id, user_id = session.id, session.owner
         now = self._clock()
-        req = Request(self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key, agent=agent)
+        req = Request(
+            self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key, agent=agent,
+            escalate=ask.escalate,
+        )
         req.max_extension, req.on_timeout = ask.max_extension, ask.on_timeout
         # Only the encoded frame is kept: pushes wrap it (Request.ask_event).
         req.frame = ev.encode(
@@ -344,6 +439,15 @@ class Registry:
         if not self.reaches(session_id, agent):
             raise NotFound(f"no session {session_id} for this agent token")
 
+    def _check_entries(self, ask: AskInput) -> None:
+        """Every ``group:G`` the ask names must exist (``400``, ``loc`` the entry)."""
+        named = [(f"to.{i}", e) for i, e in enumerate(ask.to or ())]
+        named += [(f"escalate.{i}.to.{j}", e) for i, (_, entries) in enumerate(ask.escalate) for j, e in enumerate(entries)]
+        for loc, entry in named:
+            if entry.startswith(GROUP_PREFIX) and entry[len(GROUP_PREFIX) :] not in self.groups:
+                msg = f"no group {entry[len(GROUP_PREFIX):]!r}"
+                raise InvalidRequest(f"{loc}: {msg}", [{"loc": loc, "msg": msg}])
+
     def release(self, change: Asked) -> None:
         """The ask's commit is over (taken, refused, or failed): what it
         reserved is free again. Applying it releases it too."""
@@ -365,6 +469,8 @@ class Registry:
                 session.by_key = {}
             session.by_key[(req.agent, req.idempotency_key)] = req
         if req.pending:
+            if is_team(req.user_id) or req.escalate:
+                self._team[req.request_id] = req
             session.pending += 1
             self._pending_total += 1
             self._user_bytes[req.user_id] = self._user_bytes.get(req.user_id, 0) + len(req.frame or b"")
@@ -490,7 +596,7 @@ class Registry:
     def _pending_for(self, session_id: str, request_id: str, user_id: str | None) -> Request:
         """The pending question ``user_id`` (None: an admin) may act on."""
         req = self.get(session_id, request_id)
-        if req is None or not req.pending or (user_id is not None and req.user_id != user_id):
+        if req is None or not req.pending or (user_id is not None and not self._in_audience(user_id, req)):
             raise NotPending(f"question {request_id} is not pending")
         return req
 
@@ -601,7 +707,18 @@ class Registry:
                 return False
             self._register(req, change.parent_session_id)
             self.counters.count(req.status)
-            self._send_to_user(req.user_id, req.ask_event())
+            self._send_to_users(self.audience(req), req.ask_event())
+        elif isinstance(change, Escalated):
+            req = self.get(change.session_id, change.request_id)
+            if req is None or not req.pending or req.escalations >= change.step:
+                return False
+            self._escalate(req, change.step)
+        elif isinstance(change, GroupSet):
+            self._set_group(change.group, change.members)
+        elif isinstance(change, GroupDeleted):
+            if change.group not in self.groups:
+                return False
+            self._set_group(change.group, None)
         elif isinstance(change, Notified):
             # A webhook delivery succeeded: never reported again. Only a
             # pending question's mark counts, on every store alike.
@@ -639,7 +756,8 @@ class Registry:
         self._pending_total -= 1
         self.counters.ended(req.status)
         self._plan(req)
-        self._send_to_user(req.user_id, Event(ev.CANCELLED, req.session_id, req.end_payload()))
+        self._send_to_users(self.audience(req), Event(ev.CANCELLED, req.session_id, req.end_payload()))
+        self._team.pop(req.request_id, None)
         self._ended.append(req)
 
     def _extend(self, req: Request, change: Extended) -> None:
@@ -650,7 +768,18 @@ class Registry:
         req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
         self.schedule.add(req.expires_at, "timeout", req)
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
-        self._send_to_user(req.user_id, Event(ev.EXTENDED, req.session_id, payload))
+        self._send_to_users(self.audience(req), Event(ev.EXTENDED, req.session_id, payload))
+
+    def _escalate(self, req: Request, step: int) -> None:
+        """Steps up to ``step`` are taken: their entries join the audience,
+        who get the question now; notifications go out again (spec H)."""
+        before = self.audience(req)
+        req.escalations = step
+        self._send_to_users(self.audience(req) - before, req.ask_event())
+        at = _escalate_when(self, req)
+        if at is not None:
+            self.schedule.add(at, "escalate", req)
+        self._notify_due(req, again=True)
 
     def _forget(self, req: Request) -> None:
         """Drop an ended request once its result retention has run out."""
@@ -674,13 +803,48 @@ class Registry:
                 parent.children.discard(session.id)
             session = parent
 
+    # ---- groups -------------------------------------------------------
+
+    def prepare_group_set(self, group: str, members: Iterable[str]) -> GroupSet:
+        """Replace a group's members (sorted, de-duplicated)."""
+        return GroupSet(group, tuple(sorted(set(members))))
+
+    def prepare_group_delete(self, group: str) -> GroupDeleted:
+        """Delete a group; raises :class:`NotFound` when there is none."""
+        if group not in self.groups:
+            raise NotFound(f"no group {group}")
+        return GroupDeleted(group)
+
+    def restore_group(self, group: str, members: Iterable[str]) -> None:
+        """Load a group kept by a store (before its questions)."""
+        self.groups[group] = tuple(sorted(set(members)))
+
+    def _set_group(self, group: str, members: tuple[str, ...] | None) -> None:
+        """A group's members are now ``members`` (None: it is gone). The
+        pending questions asked of it follow at once: added members get
+        them, removed ones lose them (``reassigned``)."""
+        entry = GROUP_PREFIX + group
+        naming = [r for r in self._team.values() if entry in r.to]
+        before = [self.audience(r) for r in naming]
+        if members is not None:
+            self.groups[group] = members
+        else:
+            self.groups.pop(group, None)
+        for req, was in zip(naming, before):
+            now = self.audience(req)
+            self._send_to_users(now - was, req.ask_event())
+            gone = Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": REASSIGNED})
+            self._send_to_users(was - now, gone)
+
     # ---- webhook notifications ----------------------------------------
 
-    def _notify_due(self, req: Request) -> None:
+    def _notify_due(self, req: Request, *, again: bool = False) -> None:
+        """Report a webhook due; ``again`` after an escalation step, even if
+        one was delivered before (for the new audience)."""
         policy = self.notify_policy
-        if policy is None or not req.pending or req.notified:
+        if policy is None or not req.pending or (req.notified and not again):
             return
-        if policy.only_offline and req.user_id in self._user_conns:
+        if policy.only_offline and any(u in self._user_conns for u in self.notify_users(req)[1]):
             return  # seen online at the due moment: no webhook (spec E)
         self._notify.append(req)
 
@@ -711,6 +875,8 @@ class Registry:
         reports its commit took. ``apply`` agrees with it change by change."""
         seen: dict[tuple[str, str], Status | None] = {}  # what the batch did so far
         deadline: dict[tuple[str, str], float] = {}  # expiresAt as the batch's extensions left it
+        groups: dict[str, bool] = {}  # group -> held, as the batch left it
+        steps: dict[tuple[str, str], int] = {}  # escalation steps taken, as the batch left them
 
         def status(sid: str, rid: str) -> Status | None:
             if (sid, rid) in seen:
@@ -720,6 +886,12 @@ class Registry:
 
         out: list[Change] = []
         for change in changes:
+            if isinstance(change, (GroupSet, GroupDeleted)):
+                held = groups.get(change.group, change.group in self.groups)
+                groups[change.group] = isinstance(change, GroupSet)
+                if isinstance(change, GroupSet) or held:
+                    out.append(change)
+                continue
             if isinstance(change, Asked):
                 key = (change.request.session_id, change.request.request_id)
                 took = status(*key) is None
@@ -729,6 +901,12 @@ class Registry:
                 now = status(*key)
                 if isinstance(change, Ended):
                     took, after = now is Status.PENDING, change.status
+                elif isinstance(change, Escalated):
+                    req = self.get(*key)
+                    taken = steps.get(key, req.escalations if req is not None else 0)
+                    took, after = now is Status.PENDING and taken < change.step, now
+                    if took:
+                        steps[key] = change.step
                 elif isinstance(change, Notified):
                     took, after = now is Status.PENDING, now
                 elif isinstance(change, Extended):
@@ -763,13 +941,21 @@ class Registry:
             sessions = [self._sessions[s] for s in self._user_sessions.get(user_id, ())]
         else:
             sessions = self._sessions.values()
-        return [
+        out = [
             r
             for s in sessions
             if s.pending and (user_id is None or s.owner == user_id)
             for r in s.requests.values()
             if r.pending
         ]
+        if user_id is not None:  # and those asked of a team the user is in
+            mine = {r.request_id for r in out}
+            out += [
+                r
+                for r in self._team.values()
+                if r.request_id not in mine and (session_id is None or r.session_id == session_id) and user_id in self.audience(r)
+            ]
+        return out
 
     def connection(self, conn_id: str) -> Connection:
         return self._conns[conn_id]
@@ -783,8 +969,21 @@ class Registry:
     def connections_for_session(self, session_id: str) -> list[Connection]:
         """Connections that get this session's events on subscribe: those
         subscribed to it, and its owner's connections subscribed to ``*``."""
-        owner = self.owner(session_id)
-        return [c for c in self._conns.values() if subscribed(c, session_id, owner)]
+        users = self.session_users(session_id)
+        return [c for c in self._conns.values() if subscribed(c, session_id, users)]
+
+    def session_users(self, session_id: str) -> set[str]:
+        """Whom the session is for: its owner (the audience of its first
+        question, the groups as they are now) and the audience of each of
+        its pending questions."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return set()
+        users = self.resolve(audience_entries(session.owner))
+        for req in session.requests.values():
+            if req.pending and req.request_id in self._team:
+                users |= self.audience(req)
+        return users
 
     def stats(self) -> dict[str, int]:
         c = self.counters

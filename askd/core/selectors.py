@@ -4,6 +4,7 @@ connections and for those another node lists on a shared store."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Collection
 from typing import Any
 
 from askd.core.records import ALL_SESSIONS, Connection
@@ -36,9 +37,9 @@ class Selector:
         return not (self.everyone or self.user_id or self.session_id or self.connection_id)
 
 
-def matches(conn: Connection, selector: Selector, owner: str | None = None) -> bool:
-    """Whether ``selector`` names ``conn``. ``owner`` is the owner of the
-    selector's session (its ``*`` subscribers get that session's events)."""
+def matches(conn: Connection, selector: Selector, owner: Collection[str] = ()) -> bool:
+    """Whether ``selector`` names ``conn``. ``owner`` is who the selector's
+    session is for (their ``*`` subscribers get that session's events)."""
     if selector.empty:
         return False
     if selector.user_id and conn.user_id != selector.user_id:
@@ -48,8 +49,9 @@ def matches(conn: Connection, selector: Selector, owner: str | None = None) -> b
     return not selector.session_id or subscribed(conn, selector.session_id, owner)
 
 
-def subscribed(conn: Connection, session_id: str, owner: str | None) -> bool:
+def subscribed(conn: Connection, session_id: str, owner: Collection[str]) -> bool:
     """Whether ``conn`` gets the session's events on subscribe: subscribed
-    to it, or its owner's connection subscribed to ``*``."""
+    to it, or the connection of a user it is for (``owner``: its owner, or
+    the audience of its questions) subscribed to ``*``."""
     subs = conn.subscriptions
-    return session_id in subs or (conn.user_id == owner and ALL_SESSIONS in subs)
+    return session_id in subs or (ALL_SESSIONS in subs and conn.user_id in owner)

@@ -139,7 +139,12 @@ class Bridge:
             status=result.status.value,
             seconds=round(time.monotonic() - started, 3),
         )
-        return tool_result(result, self.cfg.user)
+        return tool_result(result, self._whom(arguments) if params.name == ASK else self.cfg.user)
+
+    def _whom(self, arguments: Mapping[str, Any]) -> str:
+        """Whom an ask waits for, in words: its ``to``, else the bridge's user."""
+        to = arguments.get("to")
+        return ", ".join(map(str, to)) if isinstance(to, list) and to else self.cfg.user
 
     async def on_cancelled(self, ctx: ServerRequestContext[Any], params: types.CancelledNotificationParams) -> None:
         if params.request_id is None:
@@ -156,21 +161,24 @@ class Bridge:
         args = AskFields.model_validate(arguments, context=limits)
         key = self.keys.for_call(ASK, arguments)
         async with self._client(found) as client:
+            to, escalate = args.audience()
             submitted = await client.submit(
                 self.cfg.session,
-                self.cfg.user,
+                None if to else self.cfg.user,  # to: whom the tool names instead of the bridge's user
                 arguments["questions"],  # sent as given: unknown fields pass through
                 metadata=args.metadata,
                 timeout=args.timeoutSeconds,
                 idempotency_key=self.keys.header(key),
                 max_extension=args.maxExtensionSeconds,
                 on_timeout=arguments["onTimeout"]["answers"] if args.onTimeout is not None else None,
+                to=to,
+                escalate=escalate,
             )
             self.keys.asked(submitted.request_id, key)
             if not submitted.pending:
                 self.keys.ended(submitted.request_id)
                 return submitted
-            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait)
+            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
 
     async def _get_answer(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> Result:
         args = GetAnswerArgs.model_validate(arguments)
@@ -200,12 +208,15 @@ class Bridge:
             with anyio.CancelScope(shield=True):
                 await client.aclose()
 
-    async def _wait(self, ctx: ServerRequestContext[Any], client: AsyncAgentClient, request_id: str, limit: float | None) -> Result:
+    async def _wait(
+        self, ctx: ServerRequestContext[Any], client: AsyncAgentClient, request_id: str, limit: float | None, whom: str | None = None
+    ) -> Result:
         """Wait until the question ends or ``limit`` seconds pass, reporting
         progress; a host cancel meanwhile withdraws the question."""
         # A plain task, not a task group: a group would wrap the wait's own
         # errors (DaemonUnavailable, QuestionLost) in an ExceptionGroup.
-        ticker = asyncio.create_task(self._report_progress(ctx)) if progress_token_from_params(ctx.params) is not None else None
+        who = whom or self.cfg.user
+        ticker = asyncio.create_task(self._report_progress(ctx, who)) if progress_token_from_params(ctx.params) is not None else None
         try:
             result = await client.wait(self.cfg.session, request_id, timeout=limit)
         except anyio.get_cancelled_exc_class():
@@ -219,13 +230,13 @@ class Bridge:
             self.keys.ended(request_id)
         return result
 
-    async def _report_progress(self, ctx: ServerRequestContext[Any]) -> None:
+    async def _report_progress(self, ctx: ServerRequestContext[Any], whom: str) -> None:
         started = time.monotonic()
         try:
             while True:
                 await asyncio.sleep(self.cfg.progress_seconds)
                 waited = time.monotonic() - started
-                await ctx.session.report_progress(waited, message=f"Waiting for {self.cfg.user} to answer ({waited:.0f} s)")
+                await ctx.session.report_progress(waited, message=f"Waiting for {whom} to answer ({waited:.0f} s)")
         except Exception as err:  # the host went away: the wait itself will notice
             log.debug("mcp.progress_stopped", error=repr(err))
 

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from askd.core import NotPending
-from askd.core.models import AnswerBody, DeclineBody, Id
+from askd.core import NotFound, NotPending
+from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id
 from askd.server.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
 from askd.server.proxy import public_base
@@ -110,6 +110,28 @@ class RevokeAllHandler(_AdminHandler):
         self.send_json({"notBefore": at})
 
 
+class GroupsHandler(_AdminHandler):
+    async def get(self) -> None:
+        groups = await self.ctx.hub.groups()
+        self.send_json({"groups": [{"group": g, "members": list(m)} for g, m in sorted(groups.items())]})
+
+
+class GroupHandler(_AdminHandler):
+    async def put(self, group: str) -> None:
+        name = self.path_id(group, "group")
+        body, _ = self.json_body(GroupBody)
+        members = await self.ctx.hub.set_group(name, body.members)
+        self.send_json({"group": name, "members": list(members)})
+
+    async def delete(self, group: str) -> None:
+        name = self.path_id(group, "group")
+        try:
+            await self.ctx.hub.delete_group(name)
+        except NotFound as err:
+            raise ApiError("not_found", err.message) from None
+        self.send_json({"deleted": True})
+
+
 class StatsHandler(_AdminHandler):
     async def get(self) -> None:
         hub = self.ctx.hub
@@ -148,6 +170,8 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (r"/admin/v1/disconnect", DisconnectHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
         (r"/admin/v1/stats", StatsHandler, {"ctx": ctx}),
+        (r"/admin/v1/groups", GroupsHandler, {"ctx": ctx}),
+        (rf"/admin/v1/groups/{seg}", GroupHandler, {"ctx": ctx}),
         (r"/admin/v1/tokens/revoke-all", RevokeAllHandler, {"ctx": ctx}),
         (r"/metrics", MetricsHandler, {"ctx": ctx}),
     ]

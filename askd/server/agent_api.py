@@ -90,10 +90,12 @@ class QuestionsHandler(_AgentHandler):
             raise ApiError("invalid_request", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
         if self.ctx.hub.stopping:
             raise ApiError("shutting_down", "askd is stopping")
-        structlog.contextvars.bind_contextvars(userId=body.userId)
+        if body.userId is not None:
+            structlog.contextvars.bind_contextvars(userId=body.userId)
+        to, escalate = body.audience()
         req, created = await self.ctx.hub.ask(
             sid,
-            body.userId,
+            body.userId or "",
             raw["questions"],  # stored and re-pushed exactly as sent
             metadata=raw.get("metadata"),
             timeout=body.timeoutSeconds,
@@ -103,6 +105,8 @@ class QuestionsHandler(_AgentHandler):
             agent=self.agent,
             max_extension=body.maxExtensionSeconds,
             on_timeout=raw["onTimeout"]["answers"] if body.onTimeout is not None else None,
+            to=to,
+            escalate=escalate,
         )
         if not created:
             self.set_header("Idempotent-Replayed", "true")

@@ -15,7 +15,7 @@ import contextvars
 from collections.abc import Callable
 
 from askd.core import Registry, Status
-from askd.core.changes import Asked, Change, Ended
+from askd.core.changes import Asked, Change, Ended, Escalated
 from askd.server.logs import get_logger
 from askd.server.tasks import Tasks
 from askd.store import Store, StoreUnavailable
@@ -128,6 +128,8 @@ class Commits:
         for change in done:
             if type(change) is Ended:
                 self._log_end(change)
+            elif type(change) is Escalated:  # from the node whose step took effect, as an end
+                log.info("question.escalated", sessionId=change.session_id, requestId=change.request_id, step=change.step)
         self._settle(batch, changes)
         taken = {id(c) for c in done}
         for entry_changes, _, fut in batch:

@@ -74,7 +74,7 @@ class Connections:
 
     def matching(self, selector: Selector) -> list[Connection]:
         """This node's connections ``selector`` names."""
-        owner = self._registry.owner(selector.session_id) if selector.session_id else None
+        owner = self._registry.session_users(selector.session_id) if selector.session_id else set()
         return [c for c in self._registry.connections() if matches(c, selector, owner)]
 
     async def listing(self, user_id: str | None = None) -> list[dict[str, Any]]:
@@ -82,19 +82,20 @@ class Connections:
         conns = await self._store.connections()
         return [c for c in conns if user_id is None or c["userId"] == user_id]
 
-    async def online_elsewhere(self, user_id: str) -> bool:
-        """Whether the user has a connection on another node (the core
-        checks this node's); False when the store cannot say."""
-        if self._registry.connections(user_id):
+    async def online_elsewhere(self, *users: str) -> bool:
+        """Whether one of the users has a connection on another node and
+        none on this one (the core checks this node's); False when the
+        store cannot say."""
+        if not users or any(self._registry.connections(u) for u in users):
             return False
         try:
-            return any(c["node"] != self._node_id for c in await self.listing(user_id))
+            return any(c["node"] != self._node_id and c["userId"] in users for c in await self.listing())
         except StoreUnavailable:
             return False
 
     async def disconnect_matching(self, selector: Selector, mode: str) -> int:
         """Drop the connections ``selector`` names, on every node."""
-        owner = self._registry.owner(selector.session_id) if selector.session_id else None
+        owner = self._registry.session_users(selector.session_id) if selector.session_id else set()
         listed = (Connection.from_description(c) for c in await self.listing())
         n = sum(1 for c in listed if matches(c, selector, owner))
         if n:

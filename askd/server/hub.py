@@ -20,9 +20,10 @@ from typing import Any
 
 import structlog
 
-from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
+from askd.core import AskInput, Connection, Limits, NotFound, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
+from askd.core.records import Step
 from askd.core.errors import AskInFlight
 from askd.core.selectors import Selector
 from askd.server.clock import DeadlineClock
@@ -120,8 +121,11 @@ class Hub:
         agent: str | None = None,
         max_extension: float = 0.0,
         on_timeout: dict[str, Any] | None = None,
+        to: tuple[str, ...] | None = None,
+        escalate: tuple[Step, ...] = (),
     ) -> tuple[Request, bool]:
-        """Ask; returns the request and whether it is new (an Idempotency-Key
+        """Ask ``user_id``, or ``to`` (users and groups) with ``escalate``
+        steps; returns the request and whether it is new (an Idempotency-Key
         replay is not). Raises :class:`StoreUnavailable`, pushing nothing.
 
         ``agent`` here and below is the calling agent token's ``sub``: with
@@ -129,9 +133,9 @@ class Hub:
         registry's ``reach``); None reaches every session."""
         ask = AskInput(
             session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key,
-            agent=agent, max_extension=max_extension, on_timeout=on_timeout,
+            agent=agent, max_extension=max_extension, on_timeout=on_timeout, to=to, escalate=escalate,
         )
-        if require_online and await self.connections.online_elsewhere(user_id):
+        if require_online and await self.connections.online_elsewhere(*self.registry.resolve(to or (user_id,))):
             ask = replace(ask, require_online=False)  # online means a connection on any node
         for _ in range(ASK_ATTEMPTS):
             try:
@@ -153,7 +157,7 @@ class Hub:
             raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
         # One line per question: what was asked and to how many connections it went.
-        pushed = len(self.registry.connections(user_id))
+        pushed = sum(len(self.registry.connections(u)) for u in self.registry.audience(req))
         log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
         return req, True
 
@@ -299,12 +303,12 @@ class Hub:
     # ---- webhooks (app.py's notifier) ----------------------------------
 
     @property
-    def on_notify(self) -> Callable[[Request], object] | None:
+    def on_notify(self) -> Callable[[Request, list[str]], object] | None:
         """Takes each question due for a webhook (``Notifier.submit``)."""
         return self.webhooks.sink
 
     @on_notify.setter
-    def on_notify(self, sink: Callable[[Request], object] | None) -> None:
+    def on_notify(self, sink: Callable[[Request, list[str]], object] | None) -> None:
         self.webhooks.sink = sink
 
     # ---- admin --------------------------------------------------------
@@ -330,6 +334,27 @@ class Hub:
         await self.store.save_not_before(at)
         if self.on_not_before is not None:
             self.on_not_before(at)
+
+    # ---- groups (admin) ----------------------------------------------
+
+    async def groups(self) -> dict[str, tuple[str, ...]]:
+        """Every group and its members, as the cluster holds them now."""
+        await self.store.catch_up()
+        return dict(self.registry.groups)
+
+    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
+        """Replace a group's members; returns them as stored."""
+        change = self.registry.prepare_group_set(group, members)
+        await self.commits.commit([change])  # flushed once stored
+        return change.members
+
+    async def delete_group(self, group: str) -> None:
+        """Delete a group; raises :class:`NotFound` when there is none (or
+        another node deleted it first)."""
+        await self.store.catch_up()
+        change = self.registry.prepare_group_delete(group)
+        if not await self.commits.commit([change]):
+            raise NotFound(f"no group {group}")
 
     # ---- stop ---------------------------------------------------------
 

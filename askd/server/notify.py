@@ -84,10 +84,12 @@ class Notifier:
 
     # ---- from the hub ---------------------------------------------------
 
-    def submit(self, req: Request) -> bool:
-        """Queue a delivery for a pending question; False when it was dropped."""
+    def submit(self, req: Request, users: list[str] | None = None) -> bool:
+        """Queue a delivery for a pending question (``users``: its audience,
+        resolved); False when it was dropped."""
         try:
-            body = webhook.render(self.fmt, webhook.event(req.describe(), webhook.inbox_url(self.link_base, req.session_id)))
+            url = webhook.inbox_url(self.link_base, req.session_id)
+            body = webhook.render(self.fmt, webhook.event(req.describe(), url, users))
         except Exception:  # a bug here must not reach the ask
             log.exception("webhook.error", sessionId=req.session_id, requestId=req.request_id)
             return False

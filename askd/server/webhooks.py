@@ -23,8 +23,8 @@ class Webhooks:
     def __init__(self, registry: Registry, store: Store, commits: Commits, connections: Connections, tasks: Tasks) -> None:
         self._registry, self._store, self._commits = registry, store, commits
         self._connections, self._tasks = connections, tasks
-        # Takes each question to send (askd.server.notify.Notifier.submit).
-        self.sink: Callable[[Request], object] | None = None
+        # Takes each question to send, with its audience (askd.server.notify.Notifier.submit).
+        self.sink: Callable[[Request, list[str]], object] | None = None
 
     def due(self, reqs: list[Request]) -> None:
         if self.sink is not None:
@@ -39,9 +39,10 @@ class Webhooks:
         if not won or self.sink is None:
             return
         policy = self._registry.notify_policy
-        if policy is not None and policy.only_offline and await self._connections.online_elsewhere(req.user_id):
+        users, watched = self._registry.notify_users(req)
+        if policy is not None and policy.only_offline and await self._connections.online_elsewhere(*watched):
             return  # a tab on another node: no webhook (claimed, so no node sends)
-        self.sink(req)
+        self.sink(req, users)
 
     def still_pending(self, session_id: str, request_id: str) -> bool:
         req = self._registry.get(session_id, request_id)

@@ -3,7 +3,10 @@ every store that keeps rows (SQLite's columns, Redis's hash fields)."""
 
 from __future__ import annotations
 
+import json
+
 from askd.core import Request, Status, codec
+from askd.core.records import Step
 
 
 def request_from_row(
@@ -45,3 +48,14 @@ def request_from_row(
         req.error, req.ended_at = error, ended_at
         req.answered_by, req.via, req.reason, req.defaulted = answered_by, via, reason, defaulted
     return req
+
+
+def steps_to_json(steps: tuple[Step, ...]) -> str | None:
+    """A question's escalation steps as kept (None: it has none)."""
+    return json.dumps([[after, list(entries)] for after, entries in steps]) if steps else None
+
+
+def steps_from_json(text: str | bytes | None) -> tuple[Step, ...]:
+    if not text:
+        return ()
+    return tuple((float(after), tuple(entries)) for after, entries in json.loads(text))

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import json
 import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 from askd.core import Registry
-from askd.core.changes import Asked, Change, Ended, Extended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.store.base import LocalStore, StoreError, StoreUnavailable
-from askd.store.rows import request_from_row
+from askd.store.rows import request_from_row, steps_from_json, steps_to_json
 
 #: ``PRAGMA application_id``: marks the file as askd's ("askd" in ASCII).
 APPLICATION_ID = 0x61736B64
@@ -72,6 +73,11 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE requests ADD COLUMN via TEXT",
         "ALTER TABLE requests ADD COLUMN reason TEXT",  # a decline's
         "ALTER TABLE requests ADD COLUMN defaulted INTEGER NOT NULL DEFAULT 0",
+    ],
+    [  # 5: groups, named sets of user ids a question may be asked of, and escalation steps
+        "CREATE TABLE groups (name TEXT PRIMARY KEY, members TEXT NOT NULL)",  # members: a JSON list
+        "ALTER TABLE requests ADD COLUMN escalate TEXT",  # JSON [[afterSeconds, [entries]], ...], or NULL
+        "ALTER TABLE requests ADD COLUMN escalations INTEGER NOT NULL DEFAULT 0",  # steps taken
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -208,26 +214,28 @@ class SqliteStore(LocalStore):
                 gc.enable()
 
     def _load(self, registry: Registry) -> int:
+        for name, members in self._db.execute("SELECT name, members FROM groups"):
+            registry.restore_group(name, json.loads(members))
         sessions = self._db.execute("SELECT session_id, owner, parent_session_id, agent FROM sessions ORDER BY rowid")
         for sid, owner, parent, agent in sessions:
             registry.restore_session(sid, owner, parent, agent)
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
             " status, answers, error, ended_at, notified, agent, max_extension, extended, on_timeout, answered_by,"
-            " via, reason, defaulted FROM requests ORDER BY rowid"
+            " via, reason, defaulted, escalate, escalations FROM requests ORDER BY rowid"
         )
         n = 0
         for (
             rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent,
-            max_extension, extended, on_timeout, answered_by, via, reason, defaulted,
+            max_extension, extended, on_timeout, answered_by, via, reason, defaulted, escalate, escalations,
         ) in rows:
-            registry.restore(
-                request_from_row(
-                    rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified),
-                    agent=agent, max_extension=max_extension, extended=extended, on_timeout=on_timeout,
-                    answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted),
-                )
+            req = request_from_row(
+                rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified),
+                agent=agent, max_extension=max_extension, extended=extended, on_timeout=on_timeout,
+                answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted),
             )
+            req.escalate, req.escalations = steps_from_json(escalate), escalations
+            registry.restore(req)
             n += 1
         return n
 
@@ -275,8 +283,8 @@ class SqliteStore(LocalStore):
                     )
             db.execute(
                 "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-                " idempotency_key, frame, status, agent, max_extension, on_timeout)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+                " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
                 (
                     req.request_id,
                     req.session_id,
@@ -288,6 +296,7 @@ class SqliteStore(LocalStore):
                     req.agent,
                     req.max_extension,
                     None if req.on_timeout is None else encode(req.on_timeout),
+                    steps_to_json(req.escalate),
                 ),
             )
             return True
@@ -316,6 +325,20 @@ class SqliteStore(LocalStore):
                 (change.expires_at, change.extended, change.frame, change.request_id, change.previous),
             )
             return cur.rowcount == 1
+        if isinstance(change, Escalated):
+            cur = db.execute(
+                "UPDATE requests SET escalations = ? WHERE request_id = ? AND status = 'pending' AND escalations < ?",
+                (change.step, change.request_id, change.step),
+            )
+            return cur.rowcount == 1
+        if isinstance(change, GroupSet):
+            db.execute(
+                "INSERT INTO groups VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET members = excluded.members",
+                (change.group, json.dumps(change.members)),
+            )
+            return True
+        if isinstance(change, GroupDeleted):
+            return db.execute("DELETE FROM groups WHERE name = ?", (change.group,)).rowcount == 1
         if isinstance(change, Notified):
             cur = db.execute(
                 "UPDATE requests SET notified = 1 WHERE request_id = ? AND status = 'pending'", (change.request_id,)

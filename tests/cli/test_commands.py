@@ -20,7 +20,7 @@ from askd import __version__, tokens
 from askd.cli.common import CliError
 from askd.cli.main import app
 from tests.client.waiting import pending_on_daemon
-from tests.conftest import SECRET, RunningDaemon, q
+from tests.conftest import SECRET, RunningDaemon, eventually, q
 
 runner = CliRunner()
 
@@ -60,7 +60,7 @@ async def test_pending_list_table_and_json(local: RunningDaemon) -> None:
     r = await askd("pending", "list")
     assert r.exit_code == 0
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["SESSION", "USER", "REQUEST", "QUESTION", "ASKED", "EXPIRES"]
+    assert lines[0].split() == ["SESSION", "TO", "REQUEST", "QUESTION", "ASKED", "EXPIRES"]
     assert lines[1].split()[:3] == ["s1", "alice", a["requestId"]]
     assert "Which database? [PostgreSQL/SQLite] (+1 more)" in lines[1]
     assert "Deploy [now]?" in lines[2]  # user text is not taken for markup
@@ -68,7 +68,7 @@ async def test_pending_list_table_and_json(local: RunningDaemon) -> None:
     r = await askd("pending", "list", "--json")
     items = json.loads(r.stdout)
     assert [i["requestId"] for i in items] == [a["requestId"], b["requestId"]]
-    assert set(items[0]) == {"sessionId", "userId", "requestId", "questions", "metadata", "createdAt", "expiresAt"}
+    assert set(items[0]) == {"sessionId", "userId", "to", "requestId", "questions", "metadata", "createdAt", "expiresAt"}
     for flags, expected in ((["--user", "bob"], [b]), (["--session", "s1"], [a]), (["--session", "s1", "--user", "bob"], [])):
         r = await askd("pending", "list", "--json", *flags)
         assert [i["requestId"] for i in json.loads(r.stdout)] == [e["requestId"] for e in expected]
@@ -142,6 +142,27 @@ async def test_pending_answer_errors_from_the_daemon(local: RunningDaemon) -> No
     asked = await local.ask("s1", "alice", [q("Deploy?")])
     line = one_error_line(await askd("pending", "answer", "s1", asked["requestId"], "--answers", '{"Deploy?": ["a"]}'))
     assert "400 invalid_answer" in line
+
+
+# ---- group ----------------------------------------------------------------
+
+
+async def test_group_set_list_delete(local: RunningDaemon) -> None:
+    r = await askd("group", "list")
+    assert (r.exit_code, r.stdout) == (0, "No groups.\n")
+    r = await askd("group", "set", "oncall", "bob", "alice", "bob")
+    assert (r.exit_code, r.stdout) == (0, "Group oncall: alice, bob.\n")
+    r = await askd("group", "set", "leads", "--json")
+    assert json.loads(r.stdout) == {"group": "leads", "members": []}
+    r = await askd("group", "list", "--json")
+    assert json.loads(r.stdout) == [{"group": "leads", "members": []}, {"group": "oncall", "members": ["alice", "bob"]}]
+    r = await askd("group", "list")
+    assert r.stdout.splitlines()[0].split() == ["GROUP", "MEMBERS"]
+    assert r.stdout.splitlines()[2].split() == ["oncall", "alice,", "bob"]
+    r = await askd("group", "delete", "leads")
+    assert (r.exit_code, r.stdout) == (0, "Deleted group leads.\n")
+    assert "404 not_found" in one_error_line(await askd("group", "delete", "leads"))
+    assert [g["group"] for g in (await local.admin("GET", "/admin/v1/groups")).json()["groups"]] == ["oncall"]
 
 
 # ---- connections, disconnect, cancel ------------------------------------
@@ -259,6 +280,30 @@ async def test_ask_multi_with_json(local: RunningDaemon) -> None:
     r = await asyncio.wait_for(task, 10)
     assert r.exit_code == 0
     assert json.loads(r.stdout) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}, "answeredBy": None, "via": "admin"}
+
+
+async def test_ask_a_team_with_an_escalation_step_and_see_it_pending(local: RunningDaemon) -> None:
+    await local.admin("PUT", "/admin/v1/groups/oncall", json={"members": ["bob"]})
+    await local.admin("PUT", "/admin/v1/groups/leads", json={"members": ["dave"]})
+    args = ["ask", "--to", "group:oncall", "--to", "alice", "--escalate", "0.3=group:leads,erin", "--session", "s1", "--question", "Deploy?", "--json"]
+    task = asyncio.create_task(askd(*args))
+    await eventually(lambda: any(r.escalations for r in local.daemon.hub.registry.pending()), what="the step taken")
+    r = await askd("pending", "list")
+    assert "alice, group:oncall, group:leads, erin (escalated 1)" in " ".join(r.stdout.split()), r.stdout
+    [item] = await pending_on_daemon(local)
+    assert (item["to"], item["escalations"]) == (["alice", "group:oncall", "group:leads", "erin"], 1)
+    await answer_via_admin(local, {"Deploy?": "y"})
+    r = await asyncio.wait_for(task, 10)
+    assert r.exit_code == 0 and json.loads(r.stdout)["escalations"] == 1
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [[], ["--user", "alice", "--to", "bob"], ["--user", "alice", "--escalate", "x=bob"], ["--user", "alice", "--escalate", "30="]],
+)
+async def test_ask_audience_usage_errors_exit_2(local: RunningDaemon, flags: list[str]) -> None:
+    r = await askd("ask", "--session", "s1", "--question", "Deploy?", *flags)
+    assert r.exit_code == 2, r.stdout
 
 
 async def test_ask_timeout_exits_3(local: RunningDaemon) -> None:

@@ -32,7 +32,8 @@ async def test_it_sends_a_signed_sample_and_prints_the_answer(receiver: Receiver
     assert body["event"] == "question.asked" and body["test"] is True
     assert body["userId"] == "alice"
     assert body["url"] == "https://askd.example.com/inbox/?session=askd-notify-test"
-    assert set(body) == {"event", "userId", "sessionId", "requestId", "questions", "createdAt", "expiresAt", "url", "test"}
+    assert body["to"] == body["users"] == ["alice"]
+    assert set(body) == {"event", "userId", "to", "users", "sessionId", "requestId", "questions", "createdAt", "expiresAt", "url", "test"}
     out = r.stdout.splitlines()
     assert out[0] == f"Sent a sample question (json, signed) to http://127.0.0.1:{receiver.port}/…"
     assert out[1].startswith("The receiver answered 200 OK in ") and out[1].endswith(" ms: 'ok'")

@@ -221,3 +221,14 @@ async def test_the_blocking_client(daemon: RunningDaemon) -> None:
 def test_poll_must_stay_under_a_minute() -> None:
     with pytest.raises(ValueError):
         AgentClient("http://127.0.0.1:1", "t", poll_seconds=60)
+
+
+async def test_ask_a_team_with_an_escalation_step(daemon: RunningDaemon) -> None:
+    await daemon.admin("PUT", "/admin/v1/groups/oncall", json={"members": ["bob"]})
+    async with agent(daemon.url, daemon) as client:
+        task = asyncio.create_task(client.ask("s1", None, ["Deploy?"], to=["group:oncall"], escalate=[(0.2, ["carol"])]))
+        await eventually(lambda: any(r.escalations for r in daemon.daemon.hub.registry.pending()), what="the step taken")
+        item = await answer_when_asked(daemon, {"Deploy?": "y"})
+        result = await asyncio.wait_for(task, 5)
+    assert (item["to"], "userId" in item) == (["group:oncall", "carol"], False)
+    assert result.answered and result.escalations == 1

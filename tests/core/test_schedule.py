@@ -67,7 +67,7 @@ def test_a_registrys_deadlines_come_back_from_the_requests_a_store_kept() -> Non
     policy = NotifyPolicy(after=60)
     limits = Limits(question_timeout=900, result_ttl=600)
     before = StepRegistry(limits, clock=clock, new_id=lambda: f"r{next(ids)}", notify=policy)
-    pending, _ = before.ask("s1", "alice", QS)
+    pending, _ = before.ask("s1", "alice", QS, escalate=((300.0, ("bob",)),))
     ended, _ = before.ask("s1", "alice", QS, timeout=30)
     before.answer("s1", ended.request_id, {"Which database?": "x"})
     expected = sorted((e[0], e[2], e[3].request_id) for e in before.schedule._heap if e[3].pending or e[2] == "forget")

@@ -283,3 +283,17 @@ async def test_a_bridge_that_stops_leaves_its_question_open(daemon: RunningDaemo
     assert '"mcp.stopped"' in b.log_text()  # it stopped by itself, not killed
     await tab.quiet(0.5)  # and withdrew nothing
     assert (await daemon.result(S, rid)).json()["status"] == "pending"
+
+
+async def test_the_tool_asks_a_team_named_in_to(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    await daemon.admin("PUT", "/admin/v1/groups/oncall", json={"members": ["bob"]})
+    alice, bob = await tab_for(daemon), await tab_for(daemon, "bob")
+    async with bridge("--url", daemon.url, "--session", S, token=daemon.token("agent")) as b:
+        tools = {t.name: t for t in (await b.session.list_tools()).tools}
+        assert {"to", "escalate"} <= set(tools["ask_user_questions"].input_schema["properties"])
+        call = asyncio.create_task(b.call("ask_user_questions", {"questions": [q("Deploy?")], "to": ["group:oncall"]}))
+        payload = (await bob.expect("ask_user_questions"))["payload"]
+        await alice.quiet()  # the bridge's own user is not asked: to names whom
+        assert (await bob.answer(S, payload["requestId"], {"Deploy?": "y"}))["payload"] == {"accepted": True}
+        result = await asyncio.wait_for(call, 10)
+    assert result.structured_content["answers"] == {"Deploy?": "y"}

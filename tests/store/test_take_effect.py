@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from askd.core import AskInput, Connection, Limits, Registry, Request
-from askd.core.changes import Change, Ended, Extended, Forgot, Notified
+from askd.core.changes import Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
 from askd.store import Store
 from askd.store.redis import RedisStore
@@ -118,3 +118,35 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
         reg.prepare_extend("s9", req.request_id, 5),  # ended earlier in this batch
         Extended(unknown.session_id, unknown.request_id, NOW + 1, NOW + 2, 0.0, b"{}"),
     ]) == [True, False, False]
+
+    # Escalation steps: once each, only while pending.
+    e, _ = reg.prepare_ask(AskInput("s10", "alice", QS, escalate=((60.0, ("bob",)), (120.0, ("carol",)))))
+    assert await step([_]) == [True]
+    assert await step([
+        Escalated(e.session_id, e.request_id, 1),
+        Escalated(e.session_id, e.request_id, 1),  # the same step, decided by another node
+        Escalated(d.session_id, d.request_id, 1),  # pending, but with no steps: still once
+        Escalated(e.session_id, e.request_id, 2),
+        Escalated(a.session_id, a.request_id, 1),  # forgotten
+        ended(e, Trigger.ANSWER, {"Ship it?": "yes"}),
+        Escalated(e.session_id, e.request_id, 3),  # ended
+    ]) == [True, False, True, True, False, True, False]
+    assert e.escalations == 2
+
+    # Groups: a set always takes; a delete only of a group held (as the
+    # batch left it). What took is what a fresh load restores.
+    assert await step([
+        GroupDeleted("oncall"),  # none yet
+        GroupSet("oncall", ("alice", "bob")),
+        GroupSet("leads", ()),
+        GroupDeleted("leads"),
+        GroupDeleted("leads"),  # deleted a step before
+        GroupSet("oncall", ("bob",)),
+    ]) == [False, True, True, True, False, True]
+    assert reg.groups == {"oncall": ("bob",)}
+    if isinstance(store, SqliteStore):  # a second load of a RedisStore would start a second follower
+        fresh = Registry(Limits(), clock=lambda: NOW)
+        await store.load(fresh)
+        assert fresh.groups == {"oncall": ("bob",)}
+        kept = fresh.get(e.session_id, e.request_id)
+        assert kept is not None and (kept.escalate, kept.escalations) == (e.escalate, 2)

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import RunningDaemon, eventually, q
 
-PENDING_FIELDS = {"sessionId", "userId", "requestId", "questions", "metadata", "createdAt", "expiresAt"}
+PENDING_FIELDS = {"sessionId", "userId", "to", "requestId", "questions", "metadata", "createdAt", "expiresAt"}
 
 
 async def test_pending_lists_every_live_question_with_filters(daemon: RunningDaemon) -> None:

@@ -69,6 +69,8 @@ async def test_a_new_question_is_posted_as_json_and_signed(daemon: RunningDaemon
     assert body == {
         "event": "question.asked",
         "userId": "alice",
+        "to": ["alice"],
+        "users": ["alice"],
         "sessionId": "s1",
         "requestId": asked["requestId"],
         "questions": [q("Which database?", "PostgreSQL", "SQLite", header="DB")],
@@ -257,3 +259,23 @@ async def test_the_receiver_in_the_docs_takes_a_real_delivery_and_refuses_a_forg
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize("notify_settings", [{"only_offline": True}])
+async def test_a_team_question_carries_its_audience_and_only_offline_looks_at_all_of_it(
+    daemon: RunningDaemon, receiver: Receiver
+) -> None:
+    r = await daemon.admin("PUT", "/admin/v1/groups/oncall", json={"members": ["bob", "carol"]})
+    assert r.status_code == 200
+    await daemon.connect("carol")  # one member online: no webhook
+    body = {"to": ["group:oncall"], "questions": [q("Seen?")]}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 201
+    await daemon.admin("PUT", "/admin/v1/groups/leads", json={"members": ["erin"]})
+    body = {"to": ["group:leads", "dave"], "questions": [q("Away?")]}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s2/questions", json=body, headers=daemon.agent_headers)
+    away = r.json()["requestId"]
+    [got] = await receiver.wait_for(1)
+    await receiver.quiet(QUIET, 1)
+    sent = got.json()
+    assert (sent["requestId"], sent["to"], sent["users"], "userId" in sent) == (away, ["dave", "group:leads"], ["dave", "erin"], False)

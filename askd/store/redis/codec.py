@@ -6,9 +6,10 @@ import json
 from typing import Any
 
 from askd.core import Request
-from askd.core.changes import Asked, Change, Ended, Extended, Forgot, Notified
+from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
+from askd.store.rows import steps_from_json, steps_to_json
 
 
 def to_json(change: Change, node: str, seq: int) -> str:
@@ -30,7 +31,15 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["mext"] = repr(req.max_extension)
         if req.on_timeout is not None:
             out["otm"] = encode(req.on_timeout).decode()
+        if req.escalate:
+            out["esc"] = steps_to_json(req.escalate)
         return json.dumps(out, separators=(",", ":"))
+    if isinstance(change, GroupSet):
+        # members as one JSON string: the script stores it as is (cjson
+        # would encode an empty Lua table as an object)
+        return json.dumps({"o": node, "q": seq, "t": "g", "g": change.group, "members": json.dumps(change.members)})
+    if isinstance(change, GroupDeleted):
+        return json.dumps({"o": node, "q": seq, "t": "gd", "g": change.group})
     out = {"o": node, "q": seq, "sid": change.session_id}
     if isinstance(change, Ended):
         out.update(t="e", rid=change.request_id, trigger=change.trigger.value, status=change.status.value,
@@ -50,19 +59,27 @@ def to_json(change: Change, node: str, seq: int) -> str:
                    ext=repr(change.extended), frame=change.frame.decode())
     elif isinstance(change, Notified):
         out.update(t="n", rid=change.request_id)
+    elif isinstance(change, Escalated):
+        out.update(t="s", rid=change.request_id, step=change.step)
     else:
         out.update(t="f", rid=change.request_id)
     return json.dumps(out, separators=(",", ":"))
 
 
 def from_json(data: dict[str, Any]) -> Change:
-    t, sid, rid = data["t"], data["sid"], data["rid"]
+    t = data["t"]
+    if t == "g":
+        return GroupSet(data["g"], tuple(json.loads(data["members"])))
+    if t == "gd":
+        return GroupDeleted(data["g"])
+    sid, rid = data["sid"], data["rid"]
     if t == "a":
         req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
                       idempotency_key=data.get("key"), agent=data.get("agent"))
         req.frame = data["frame"].encode()
         req.max_extension = float(data.get("mext", 0.0))
         req.on_timeout = json.loads(data["otm"]) if "otm" in data else None
+        req.escalate = steps_from_json(data.get("esc"))
         return Asked(req, data.get("parent"))
     if t == "e":
         answers = json.loads(data["answers"]) if "answers" in data else None
@@ -74,4 +91,6 @@ def from_json(data: dict[str, Any]) -> Change:
         return Extended(sid, rid, float(data["prev"]), float(data["expires"]), float(data["ext"]), data["frame"].encode())
     if t == "n":
         return Notified(sid, rid)
+    if t == "s":
+        return Escalated(sid, rid, int(data["step"]))
     return Forgot(sid, rid)

@@ -39,7 +39,7 @@ end
 for i = 4, #ARGV do
   local c = cjson.decode(ARGV[i])
   local ok = 0
-  local rk = P .. 'r:' .. c.rid
+  local rk = P .. 'r:' .. (c.rid or '')
   if c.t == 'a' then
     local sk = P .. 's:' .. c.sid
     local owner = redis.call('HGET', sk, 'owner')
@@ -59,6 +59,7 @@ for i = 4, #ARGV do
       if c.agent then redis.call('HSET', rk, 'agent', c.agent) end
       if c.mext then redis.call('HSET', rk, 'mext', c.mext) end
       if c.otm then redis.call('HSET', rk, 'otm', c.otm) end
+      if c.esc then redis.call('HSET', rk, 'esc', c.esc, 'escalations', 0) end
       if c.key then
         redis.call('HSET', rk, 'key', c.key)
         redis.call('SET', keyname(c.sid, c.key, c.agent), c.rid)
@@ -85,6 +86,19 @@ for i = 4, #ARGV do
       redis.call('HSET', rk, 'expires', c.expires, 'ext', c.ext, 'frame', c.frame)
       ok = 1
     end
+  elseif c.t == 's' then
+    -- an escalation step: once, while pending and not yet taken
+    if redis.call('HGET', rk, 'status') == 'pending'
+        and tonumber(redis.call('HGET', rk, 'escalations') or '0') < c.step then
+      redis.call('HSET', rk, 'escalations', c.step)
+      ok = 1
+    end
+  elseif c.t == 'g' then
+    -- a group's members (a JSON list, kept as sent), replacing any before
+    redis.call('HSET', P .. 'groups', c.g, c.members)
+    ok = 1
+  elseif c.t == 'gd' then
+    ok = redis.call('HDEL', P .. 'groups', c.g)
   elseif c.t == 'n' then
     if redis.call('HGET', rk, 'status') == 'pending' then
       redis.call('HSET', rk, 'notified', 1)

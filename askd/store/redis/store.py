@@ -34,7 +34,7 @@ from askd.store.redis.codec import to_json
 from askd.store.redis.follower import Follower
 from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, P, drop_idle
 from askd.store.redis.presence import Presence
-from askd.store.rows import request_from_row
+from askd.store.rows import request_from_row, steps_from_json
 
 #: The commit step (one atomic script run per commit); see the file.
 COMMIT = files("askd.store.redis").joinpath("commit.lua").read_text(encoding="utf-8")
@@ -98,6 +98,8 @@ class RedisStore:
         r = self._redis
         newest = await r.xrevrange(STREAM, count=1)
         start = newest[0][0].decode() if newest else "0-0"  # the snapshot is from here
+        for name, members in (await r.hgetall(P + "groups")).items():
+            registry.restore_group(name.decode(), json.loads(members))
         sids = [s.decode() for s in await r.smembers(P + "sessions")]
         pipe = r.pipeline(transaction=False)
         for sid in sids:
@@ -128,6 +130,12 @@ class RedisStore:
 
     @staticmethod
     def _request(rid: str, f: dict[bytes, bytes]) -> Request:
+        req = RedisStore._row(rid, f)
+        req.escalate, req.escalations = steps_from_json(f.get(b"esc")), int(f.get(b"escalations", 0))
+        return req
+
+    @staticmethod
+    def _row(rid: str, f: dict[bytes, bytes]) -> Request:
         key, error, ended, agent = f.get(b"key"), f.get(b"error"), f.get(b"ended"), f.get(b"agent")
         return request_from_row(
             rid,
@@ -186,7 +194,9 @@ class RedisStore:
         first to claim it; the claim lasts as long as the question could)."""
         ttl = max(1, int(req.expires_at - req.created_at) + 60)
         try:
-            return bool(await self._redis.set(f"{P}notify:{req.request_id}", self.node, nx=True, ex=ttl))
+            # one claim per escalation step too: each step notifies again (spec H)
+            step = f":{req.escalations}" if req.escalations else ""
+            return bool(await self._redis.set(f"{P}notify:{req.request_id}{step}", self.node, nx=True, ex=ttl))
         except (RedisError, OSError) as err:
             raise await self._failed("does not answer", err) from None
 

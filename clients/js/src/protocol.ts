@@ -100,6 +100,16 @@ export interface ErrorDetail {
  */
 export interface AskBody {
   /**
+   * Steps that widen the audience while nobody answers; afterSeconds strictly increasing.
+   */
+  escalate?:
+    | [EscalationStep]
+    | [EscalationStep, EscalationStep]
+    | [EscalationStep, EscalationStep, EscalationStep]
+    | [EscalationStep, EscalationStep, EscalationStep, EscalationStep]
+    | [EscalationStep, EscalationStep, EscalationStep, EscalationStep, EscalationStep]
+    | null;
+  /**
    * The total time the person may add to the deadline (at most max_timeout_seconds).
    */
   maxExtensionSeconds?: number;
@@ -123,7 +133,291 @@ export interface AskBody {
    * Seconds the user has to answer (default: the daemon's, 900).
    */
   timeoutSeconds?: number | null;
-  userId: string;
+  to?:
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | null;
+  userId?: string | null;
+}
+/**
+ * When nobody has answered ``afterSeconds`` after the ask, ``to``
+ * joins the question's audience.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "EscalationStep".
+ */
+export interface EscalationStep {
+  /**
+   * Seconds after the ask; below the question's timeout.
+   */
+  afterSeconds: number;
+  /**
+   * Whom to ask: user ids and group:NAME entries; any of them may answer.
+   *
+   * @minItems 1
+   * @maxItems 20
+   */
+  to:
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
 }
 /**
  * The answers a question ends with if nobody answers in time.
@@ -340,6 +634,7 @@ export interface PendingBody {
  */
 export interface PendingQuestion {
   createdAt: string;
+  escalations?: number | null;
   expiresAt: string;
   metadata: {
     [k: string]: unknown;
@@ -347,7 +642,14 @@ export interface PendingQuestion {
   questions: Question[];
   requestId: string;
   sessionId: string;
-  userId: string;
+  /**
+   * Whom it is asked of now: user ids and group:NAME entries.
+   */
+  to: string[];
+  /**
+   * Only for a question asked of one user.
+   */
+  userId?: string | null;
   [k: string]: unknown;
 }
 /**
@@ -390,6 +692,10 @@ export interface QuestionResult {
    */
   defaulted?: boolean | null;
   error?: string | null;
+  /**
+   * Escalation steps taken so far (asked with escalate).
+   */
+  escalations?: number | null;
   /**
    * While pending: the deadline, as extensions moved it.
    */
