@@ -34,6 +34,9 @@ class _AgentHandler(ApiHandler):
         return self.principal.sub
 
     def on_connection_close(self) -> None:
+        # Tornado's own ends a wait for the rest of a streamed body; without
+        # it a client that hung up mid-body left this handler waiting forever.
+        super().on_connection_close()
         # The agent hung up: stop waiting for it, never touch the question.
         if self._gone is not None and not self._gone.done():
             self._gone.set_result(None)

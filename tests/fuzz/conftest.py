@@ -162,21 +162,10 @@ def _untouched(live: LiveDaemon, victims: list[dict[str, Any]]) -> Iterator[None
         deadline -= 1
     assert leftovers == (0, 0), f"connections and waiters left behind: {leftovers}"
     # Memory does not grow with hostile input: no handler object (WebSocket
-    # or HTTP) outlives its connection or request. A refused request's
-    # connection lingers up to 2 s before it closes (askd/server/door.py),
-    # holding its handler until then, so a leak is what outlives 5 s.
-    held = _handlers_alive()
-    deadline = 100
-    while held and deadline:
-        threading.Event().wait(0.05)
-        held = _handlers_alive()
-        deadline -= 1
-    assert held == [], f"handler objects still alive: {held[:5]} ({len(held)})"
-
-
-def _handlers_alive() -> list[str]:
+    # or HTTP) outlives its connection or request.
     gc.collect()
-    return [type(o).__name__ for o in gc.get_objects() if isinstance(o, (WsHandler, ApiHandler))]
+    held = [type(o).__name__ for o in gc.get_objects() if isinstance(o, (WsHandler, ApiHandler))]
+    assert held == [], f"handler objects still alive: {held[:5]} ({len(held)})"
 
 
 class UserTab:

@@ -7,6 +7,7 @@ that goes with the code; nothing logs an error; the victims stay pending."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -173,3 +174,18 @@ def test_lone_surrogates_travel_escaped_both_ways(live: LiveDaemon, http: httpx.
     tab_for_fuzzer.send_raw('{"type":"ask_user_questions_result","sessionId":"fz-surrogate","requestId":"%s","answers":{"Q?":"\\ud800!"}}' % rid)
     result = http.get(f"{live.url}/v1/sessions/fz-surrogate/questions/{rid}", params={"wait": 5}, headers=live.headers("agent"))
     assert check(result, 200) == {"requestId": rid, "sessionId": "fz-surrogate", "status": "answered", "answers": {"Q?": "\ud800!"}, "answeredBy": "fuzzer", "via": "ws"}
+
+
+@pytest.mark.parametrize("path", ["/v1/sessions/fz-cut/questions", "/v1/sessions/fz-cut/questions/r1/extend"])
+def test_a_body_cut_off_mid_way_frees_its_handler(live: LiveDaemon, path: str) -> None:
+    """A client that hangs up half-way through a body: the handler that was
+    waiting for the rest ends (the autouse check finds no handler left).
+    The agent handlers' own close hook once forgot to end that wait."""
+    port = int(live.url.rsplit(":", 1)[1])
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: {live.headers('agent')['Authorization']}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode() + b'{"userId": "alice", "quest')
