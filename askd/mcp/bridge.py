@@ -301,9 +301,10 @@ class Bridge:
             for task in (ticker, waiting):
                 if task is not None and not task.done():
                     task.cancel()
-        if not result.pending:
+        if not result.pending:  # nothing to ask in the host any more
             self.keys.ended(request_id)
             self._forms.pop(request_id, None)
+            self._replied.discard(request_id)
         return result
 
     def _host_form(self, ctx: ServerRequestContext[Any], request_id: str) -> HostForm | None:
