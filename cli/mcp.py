@@ -42,6 +42,9 @@ def mcp(
     token: str | None = TokenOption,
     config: Path | None = ConfigOption,
     log_level: LogLevel = typer.Option(LogLevel.info, "--log-level", help="Log level of the lines on stderr."),
+    no_elicit: bool = typer.Option(
+        False, "--no-elicit", help="Never ask in the host itself (elicitation), even where the host offers it."
+    ),
     progress_seconds: float = typer.Option(10.0, "--progress-seconds", min=0.01, hidden=True),  # tests: no 10 s waits
 ) -> None:
     """Serve ask_user_questions and get_answer to an MCP host over stdio."""
@@ -57,6 +60,7 @@ def mcp(
         config=config,
         max_wait=max_wait,
         progress_seconds=progress_seconds,
+        elicit=not no_elicit,
     )
     try:
         run(cfg, log_level.value)

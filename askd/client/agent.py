@@ -146,9 +146,27 @@ class _Flows:
             raise QuestionLost(session, request_id, _message(response))
         return Result.from_json(json_or_raise(response))
 
+    def on_behalf(self, session: str, request_id: str, verb: str, body: dict[str, Any]) -> Flow[Result | None]:
+        """``verb`` (answer, decline) for the person who did so in the agent's
+        own window; None when the question was no longer pending for them."""
+        call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/{verb}", json=body)
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            if _code(response) == "not_pending":
+                return None
+            raise QuestionLost(session, request_id, _message(response))
+        return Result.from_json(json_or_raise(response))
+
     def cancel_session(self, session: str) -> Flow[int]:
         response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
         return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
+
+
+def _code(response: httpx.Response) -> str | None:
+    try:
+        return str(response.json()["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _message(response: httpx.Response) -> str | None:
@@ -370,3 +388,16 @@ class AsyncAgentClient:
 
     async def cancel_session(self, session: str) -> int:
         return await drive_async(self._http, self._flows.cancel_session(session))
+    async def answer_for(self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp") -> Result | None:
+        """Answer one of this agent's questions for ``user``, who answered in
+        the agent's own window (``via``): the result, or None when the question
+        had already ended (or is not ``user``'s): the first answer won."""
+        body = {"answers": dict(answers), "answeredBy": user, "via": via}
+        return await drive_async(self._http, self._flows.on_behalf(session, request_id, "answer", body))
+
+    async def decline_for(self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp") -> Result | None:
+        """Decline for ``user``, as ``answer_for`` answers."""
+        body: dict[str, Any] = {"answeredBy": user, "via": via}
+        if reason is not None:
+            body["reason"] = reason
+        return await drive_async(self._http, self._flows.on_behalf(session, request_id, "decline", body))

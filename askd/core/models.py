@@ -446,6 +446,25 @@ class AnswerBody(BaseModel):
     answers: dict[str, Any]
 
 
+class OnBehalf(BaseModel):
+    """What an agent's answer or decline names: the person it acts for (one
+    of the question's audience) and the channel the person used. Only the MCP
+    bridge does this today, for the person who answered in its host."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    answeredBy: Id
+    via: Literal["mcp"] = "mcp"
+
+
+class AgentAnswerBody(AnswerBody, OnBehalf):
+    """``POST /v1/sessions/{S}/questions/{R}/answer``."""
+
+
+class AgentDeclineBody(DeclineBody, OnBehalf):
+    """``POST /v1/sessions/{S}/questions/{R}/decline``."""
+
+
 def check_answers(answers: dict[str, Any], multi_select: dict[str, bool]) -> str | None:
     """Check answers against their question; return what is wrong, or None.
 

@@ -4,11 +4,17 @@ A call asks through ``askd.client.AsyncAgentClient`` (retries, re-attach by
 ``requestId``), waits at most ``--max-wait``, reports progress meanwhile,
 and turns every failure into a tool error of one sentence. A host's
 ``notifications/cancelled`` withdraws the question the call waited for.
+
+Where the host declares form elicitation, the person is asked in the host
+too (``askd.mcp.host``): an ``elicitation/create`` request beside the wait,
+or, on protocol versions without server requests, an ``InputRequiredResult``
+whose retry carries the reply. The first answer anywhere wins.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -30,6 +36,7 @@ from askd.client import AsyncAgentClient, Discovery, Result
 from askd.client.errors import ApiError, AskdClientError, AuthError, DaemonUnavailable, QuestionLost
 from askd.config import ConfigError
 from askd.core.models import AskFields
+from askd.mcp.host import HostForm, build_form, declares_form, input_required_era
 from askd.mcp.keys import AskKeys
 from askd.mcp.tools import ASK, GET, GetAnswerArgs, invalid_arguments, tool_error, tool_list, tool_result
 from askd.server.logs import get_logger
@@ -41,6 +48,7 @@ PROGRESS_SECONDS = 10.0  # the spec asks for at least one progress notification 
 # notifications/cancelled (the SDK cancels the handler first, then delivers it).
 CANCEL_NOTICE_SECONDS = 0.5
 WITHDRAW_SECONDS = 10.0  # a withdraw that takes longer is given up (and logged)
+HOST_KEY = "answer"  # the one input request of an InputRequiredResult
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class BridgeConfig:
     config: Path | None = None
     max_wait: float | None = None
     progress_seconds: float = PROGRESS_SECONDS
+    elicit: bool = True  # --no-elicit: never ask in the host itself
 
 
 class CallFailed(Exception):
@@ -91,12 +100,40 @@ def _failure(err: Exception) -> str:
     return message if message.endswith(".") else message + "."
 
 
+def _resumed(params: types.CallToolRequestParams) -> str | None:
+    """The requestId of an ``InputRequiredResult`` the host now answers;
+    the SDK's request-state boundary has checked the state's seal already."""
+    if params.request_state is None:
+        return None
+    try:
+        state = json.loads(params.request_state)
+        return str(state["requestId"])
+    except (ValueError, KeyError, TypeError):
+        raise CallFailed("askd mcp cannot read the requestState of this call; call the tool again without it") from None
+
+
+def _host_reply(params: types.CallToolRequestParams) -> types.ElicitResult | None:
+    reply = (params.input_responses or {}).get(HOST_KEY)
+    if isinstance(reply, types.ElicitResult):
+        return reply
+    try:
+        return types.ElicitResult.model_validate(reply.model_dump(by_alias=True) if reply is not None else None)
+    except ValidationError:
+        return None
+
+
 class Bridge:
     def __init__(self, cfg: BridgeConfig) -> None:
         self.cfg = cfg
         self.keys = AskKeys()
         # In-flight calls by MCP request id, set when the host cancels one.
         self._cancels: dict[RequestId, anyio.Event] = {}
+        # The host as a channel: questions it may still be asked (by
+        # requestId), those it has replied to (never asked again), and those
+        # whose dialog is open now.
+        self._forms: dict[str, HostForm] = {}
+        self._replied: set[str] = set()
+        self._open: set[str] = set()
 
     # ---- handlers ------------------------------------------------------
 
@@ -107,7 +144,9 @@ class Bridge:
             limit = 20  # the call itself reports the bad configuration
         return types.ListToolsResult(tools=tool_list(limit))
 
-    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in (ASK, GET):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         arguments = params.arguments or {}
@@ -117,9 +156,9 @@ class Bridge:
         started = time.monotonic()
         try:
             if params.name == ASK:
-                result = await self._ask(ctx, arguments)
+                result = await self._ask(ctx, arguments, params)
             else:
-                result = await self._get_answer(ctx, arguments)
+                result = await self._get_answer(ctx, arguments, params)
         except ValidationError as err:
             log.info("mcp.bad_arguments", tool=params.name, fields=[".".join(map(str, e["loc"])) for e in err.errors()])
             return tool_error(invalid_arguments(params.name, err))
@@ -132,6 +171,9 @@ class Bridge:
         finally:
             if call_id is not None:
                 self._cancels.pop(call_id, None)
+        if isinstance(result, types.InputRequiredResult):
+            log.info("mcp.host_asked", tool=params.name, era="input_required")
+            return result
         log.info(
             "mcp.call",
             tool=params.name,
@@ -155,12 +197,18 @@ class Bridge:
 
     # ---- the tools -----------------------------------------------------
 
-    async def _ask(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> Result:
+    async def _ask(
+        self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any], params: types.CallToolRequestParams
+    ) -> Result | types.InputRequiredResult:
         found = Discovery(self.cfg.config)
         limits = {"max_questions": found.settings.limits.max_questions, "max_timeout": found.settings.max_timeout_seconds}
         args = AskFields.model_validate(arguments, context=limits)
         key = self.keys.for_call(ASK, arguments)
         async with self._client(found) as client:
+            resumed = _resumed(params)
+            if resumed is not None:  # the host's retry with the person's reply
+                await self._hear_host(client, resumed, _host_reply(params))
+                return await self._wait(ctx, client, resumed, self.cfg.max_wait, self._whom(arguments))
             to, escalate = args.audience()
             submitted = await client.submit(
                 self.cfg.session,
@@ -178,14 +226,22 @@ class Bridge:
             if not submitted.pending:
                 self.keys.ended(submitted.request_id)
                 return submitted
+            # Only a question asked of the bridge's own user is theirs to answer in the host.
+            if not to and self.cfg.elicit and submitted.request_id not in self._replied:
+                self._forms.setdefault(submitted.request_id, build_form(arguments["questions"]))
             return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
 
-    async def _get_answer(self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any]) -> Result:
+    async def _get_answer(
+        self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any], params: types.CallToolRequestParams
+    ) -> Result | types.InputRequiredResult:
         args = GetAnswerArgs.model_validate(arguments)
         limit = args.waitSeconds
         if self.cfg.max_wait is not None:
             limit = self.cfg.max_wait if limit is None else min(limit, self.cfg.max_wait)
         async with self._client(Discovery(self.cfg.config)) as client:
+            resumed = _resumed(params)
+            if resumed is not None:
+                await self._hear_host(client, resumed, _host_reply(params))
             return await self._wait(ctx, client, args.requestId, limit)
 
     # ---- waiting -------------------------------------------------------
@@ -210,25 +266,102 @@ class Bridge:
 
     async def _wait(
         self, ctx: ServerRequestContext[Any], client: AsyncAgentClient, request_id: str, limit: float | None, whom: str | None = None
-    ) -> Result:
+    ) -> Result | types.InputRequiredResult:
         """Wait until the question ends or ``limit`` seconds pass, reporting
-        progress; a host cancel meanwhile withdraws the question."""
-        # A plain task, not a task group: a group would wrap the wait's own
+        progress and asking in the host meanwhile; a host cancel withdraws
+        the question."""
+        form = self._host_form(ctx, request_id)
+        if form is not None and not ctx.session.can_send_request:
+            # No server requests in this era: the host asks, then calls again with the reply.
+            return types.InputRequiredResult(
+                input_requests={HOST_KEY: form.request()}, request_state=json.dumps({"requestId": request_id})
+            )
+        # Plain tasks, not a task group: a group would wrap the wait's own
         # errors (DaemonUnavailable, QuestionLost) in an ExceptionGroup.
         who = whom or self.cfg.user
         ticker = asyncio.create_task(self._report_progress(ctx, who)) if progress_token_from_params(ctx.params) is not None else None
+        waiting = asyncio.create_task(client.wait(self.cfg.session, request_id, timeout=limit))
+        withdraw = anyio.CancelScope()  # an anyio cancel, so the SDK's shielded courtesy cancel goes out
+        dialog = asyncio.create_task(self._dialog(ctx, request_id, form, withdraw)) if form is not None else None
         try:
-            result = await client.wait(self.cfg.session, request_id, timeout=limit)
+            if dialog is not None:
+                await asyncio.wait({waiting, dialog}, return_when=asyncio.FIRST_COMPLETED)
+                if dialog.done() and not waiting.done():
+                    # The person replied in the host while the question was open there.
+                    await self._hear_host(client, request_id, dialog.result(), form)
+            result = await waiting
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._withdraw_if_host_cancelled(ctx, client, request_id)
             raise
         finally:
-            if ticker is not None:
-                ticker.cancel()
-        if not result.pending:
+            # The question ended elsewhere (or the call stops waiting): the
+            # host's dialog is withdrawn (the SDK sends notifications/cancelled).
+            withdraw.cancel()
+            for task in (ticker, waiting):
+                if task is not None and not task.done():
+                    task.cancel()
+        if not result.pending:  # nothing to ask in the host any more
             self.keys.ended(request_id)
+            self._forms.pop(request_id, None)
+            self._replied.discard(request_id)
         return result
+
+    def _host_form(self, ctx: ServerRequestContext[Any], request_id: str) -> HostForm | None:
+        """The form to show in the host now, if the host takes forms, has
+        not replied about this question and has no dialog open for it."""
+        form = self._forms.get(request_id)
+        if form is None or request_id in self._open or not declares_form(ctx.session.client_capabilities):
+            return None
+        if not ctx.session.can_send_request and not input_required_era(ctx.session.protocol_version):
+            return None  # a connection that takes no server requests of an era that needs them
+        return form
+
+    async def _dialog(
+        self, ctx: ServerRequestContext[Any], request_id: str, form: HostForm, withdraw: anyio.CancelScope
+    ) -> types.ElicitResult | None:
+        """Ask in the host (``elicitation/create``, tied to the tool call);
+        None when the host failed to (it is not asked again) or the bridge
+        withdrew the dialog."""
+        self._open.add(request_id)
+        try:
+            with withdraw:
+                log.info("mcp.host_asked", requestId=request_id, era="elicitation/create")
+                return await ctx.session.elicit_form(form.message, form.schema, related_request_id=ctx.request_id)
+            log.info("mcp.host_withdrawn", requestId=request_id)
+            return None
+        except Exception as err:  # an error reply, a malformed one, the host gone: the wait goes on
+            log.warning("mcp.host_ask_failed", requestId=request_id, error=f"{type(err).__name__}: {err}")
+            return None
+        finally:
+            self._open.discard(request_id)
+
+    async def _hear_host(
+        self, client: AsyncAgentClient, request_id: str, reply: types.ElicitResult | None, form: HostForm | None = None
+    ) -> None:
+        """Take the person's reply in the host to askd: accept answers,
+        decline declines, cancel (or nothing usable) leaves the question to
+        the other channels. Either way the host is not asked again about it.
+        A reply that comes after the question ended changes nothing."""
+        form = self._forms.pop(request_id, None) or form
+        if form is None or request_id in self._replied:
+            log.info("mcp.host_reply_ignored", requestId=request_id, reason="not asked, or replied already")
+            return
+        self._replied.add(request_id)
+        action = reply.action if reply is not None else "failed"
+        answers = form.answers(reply.content) if reply is not None and reply.action == "accept" else {}
+        try:
+            if action == "decline":
+                taken = await client.decline_for(self.cfg.session, request_id, self.cfg.user)
+            elif answers:
+                taken = await client.answer_for(self.cfg.session, request_id, self.cfg.user, answers)
+            else:  # dismissed, or accepted with nothing filled in
+                log.info("mcp.host_dismissed", requestId=request_id, action=action)
+                return
+        except AskdClientError as err:  # the wait goes on and reports what askd says
+            log.warning("mcp.host_reply_refused", requestId=request_id, action=action, error=str(err))
+            return
+        log.info("mcp.host_replied", requestId=request_id, action=action, taken=taken is not None)
 
     async def _report_progress(self, ctx: ServerRequestContext[Any], whom: str) -> None:
         started = time.monotonic()

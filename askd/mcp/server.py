@@ -13,11 +13,14 @@ import sys
 import anyio
 from mcp import types
 from mcp.server import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 
 from askd import __version__
 from askd.mcp.bridge import Bridge, BridgeConfig
 from askd.server import logs
+
+REQUEST_STATE_SECONDS = 86400.0  # how long the person may take in the host's dialog (InputRequiredResult era)
 
 INSTRUCTIONS = (
     "askd asks the user a question and waits for the answer, however long the user is away. "
@@ -36,6 +39,10 @@ def build_server(bridge: Bridge) -> Server:
         on_call_tool=bridge.call_tool,
     )
     server.add_notification_handler("notifications/cancelled", types.CancelledNotificationParams, bridge.on_cancelled)
+    # The requestState of an InputRequiredResult comes back from the host:
+    # sealed under a key of this process, bound to the call, so a host can
+    # neither read nor forge which question a reply answers.
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(ttl=REQUEST_STATE_SECONDS), default_audience="askd"))
     return server
 
 
@@ -51,6 +58,6 @@ def run(cfg: BridgeConfig, log_level: str = "info") -> None:
     if log_level != "debug":  # one line per long-poll slice says nothing the bridge's own lines do not
         logging.getLogger("httpx").setLevel(logging.WARNING)
     log = logs.get_logger("askd.mcp")
-    log.info("mcp.started", userId=cfg.user, sessionId=cfg.session, maxWait=cfg.max_wait)
+    log.info("mcp.started", userId=cfg.user, sessionId=cfg.session, maxWait=cfg.max_wait, elicit=cfg.elicit)
     anyio.run(serve_stdio, Bridge(cfg))
     log.info("mcp.stopped", reason="stdin closed")

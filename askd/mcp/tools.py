@@ -133,15 +133,15 @@ def describe(result: Result, user: str) -> str:
 
 
 def tool_result(result: Result, user: str) -> types.CallToolResult:
-    """``isError`` is false for an answer, a still-open question or a
-    timeout that took the onTimeout default; true for a plain timeout, a
-    cancel or a decline (the model did not get what it asked for)."""
+    """``isError`` is false for an answer, a still-open question, a decline
+    (the person's reply, which the model must act on) or a timeout that took
+    the onTimeout default; true for a plain timeout or a cancel."""
     # As askd sent it: answeredBy null (an admin without a name) is kept.
     structured = QuestionResult.model_validate(result.raw).model_dump(mode="json", exclude_unset=True)
     return types.CallToolResult(
         content=[types.TextContent(text=describe(result, user))],
         structured_content=structured,
-        is_error=result.status in (Status.timeout, Status.cancelled, Status.declined) and not result.defaulted,
+        is_error=result.status in (Status.timeout, Status.cancelled) and not result.defaulted,
     )
 
 

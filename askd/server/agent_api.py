@@ -12,7 +12,7 @@ import structlog
 from askd.core import Request
 from askd.core.events import isotime
 from askd.core import NotAllowed, NotPending
-from askd.core.models import AskBody, ExtendBody
+from askd.core.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
 from askd.server.base import ApiError, ApiHandler
 from askd.server.hub import ShuttingDown
 
@@ -178,6 +178,40 @@ class ExtendHandler(_AgentHandler):
         self.send_json(req.result())
 
 
+class _OnBehalfHandler(_AgentHandler):
+    """``POST``: the agent ends its own pending question for the person who
+    answered (or declined) in the agent's own window: the MCP bridge, for an
+    answer given in its host. ``answeredBy`` must be one of the question's
+    audience; the first answer anywhere wins (``404 not_pending`` after)."""
+
+    body: type[AgentAnswerBody] | type[AgentDeclineBody]
+
+    async def post(self, session_id: str, request_id: str) -> None:
+        sid, rid = self.ids(session_id, request_id)
+        body, _ = self.json_body(self.body)
+        if await self.ctx.hub.lookup(sid, rid, fresh=True, agent=self.agent) is None:
+            raise _not_found(self.ctx.settings, sid, rid)
+        req = await self.end(sid, rid, body)  # NotPending, InvalidAnswer: base.py's codes
+        self.send_json(req.result())
+
+    async def end(self, sid: str, rid: str, body: Any) -> Request:
+        raise NotImplementedError
+
+
+class AnswerHandler(_OnBehalfHandler):
+    body = AgentAnswerBody
+
+    async def end(self, sid: str, rid: str, body: Any) -> Request:
+        return await self.ctx.hub.answer(sid, rid, body.answers, user_id=body.answeredBy, via=body.via)
+
+
+class DeclineHandler(_OnBehalfHandler):
+    body = AgentDeclineBody
+
+    async def end(self, sid: str, rid: str, body: Any) -> Request:
+        return await self.ctx.hub.decline(sid, rid, body.reason, user_id=body.answeredBy, via=body.via)
+
+
 class CancelHandler(_AgentHandler):
     async def post(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
@@ -190,5 +224,7 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (rf"/v1/sessions/{seg}/questions", QuestionsHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/questions/{seg}", ResultHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/questions/{seg}/extend", ExtendHandler, {"ctx": ctx}),
+        (rf"/v1/sessions/{seg}/questions/{seg}/answer", AnswerHandler, {"ctx": ctx}),
+        (rf"/v1/sessions/{seg}/questions/{seg}/decline", DeclineHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
     ]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.session import ElicitationFnT
 
 ASKD = [sys.executable, "-m", "askd.cli.main"]
 PROGRESS_SECONDS = 0.2  # the bridge's progress interval in tests (15 s is the spec's floor)
@@ -44,12 +45,19 @@ BridgeFactory = Callable[..., AbstractAsyncContextManager[Bridge]]
 def bridge(tmp_path: Path) -> BridgeFactory:
     """``async with bridge("--url", U, token=T, ...)`` runs ``askd mcp --user
     alice ARGS``; ``token`` goes in ``ASKD_AGENT_TOKEN`` (never on the
-    command line), ``env`` adds variables. The state directory is the
-    test's, so discovery finds the test daemon's askd.json."""
+    command line), ``env`` adds variables, ``elicitation`` is the host's
+    elicitation callback (declaring form elicitation). The state directory
+    is the test's, so discovery finds the test daemon's askd.json."""
     count = 0
 
     @asynccontextmanager
-    async def start(*args: str, token: str | None = None, env: dict[str, str] | None = None, user: str = "alice") -> AsyncIterator[Bridge]:
+    async def start(
+        *args: str,
+        token: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str = "alice",
+        elicitation: ElicitationFnT | None = None,
+    ) -> AsyncIterator[Bridge]:
         nonlocal count
         count += 1
         log = tmp_path / f"bridge-{count}.log"
@@ -69,7 +77,7 @@ def bridge(tmp_path: Path) -> BridgeFactory:
                     if isinstance(message, Exception):
                         holder[0].stray.append(message)
 
-                async with ClientSession(read, write, message_handler=on_message) as session:
+                async with ClientSession(read, write, message_handler=on_message, elicitation_callback=elicitation) as session:
                     b = Bridge(session, log)
                     holder.append(b)
                     await session.initialize()
