@@ -85,14 +85,14 @@ def test(
     flags = {"notify__webhook_url": webhook_url, "notify__format": fmt.value if fmt else None}
     s = settings(config, **flags)
     n = s.notify
+    if email is not None and n.smtp_url is None:
+        fail("--email needs notify.smtp_url (ASKD_NOTIFY__SMTP_URL): no mail server is configured", EXIT_USAGE)
     if n.webhook_url is None and n.smtp_url is None:
         fail(
             "nothing to test: set notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL) or pass --webhook-url, "
             "or set notify.smtp_url (ASKD_NOTIFY__SMTP_URL) for e-mail",
             EXIT_USAGE,
         )
-    if email is not None and n.smtp_url is None:
-        fail("--email needs notify.smtp_url (ASKD_NOTIFY__SMTP_URL): no mail server is configured", EXIT_USAGE)
     link_base = str(s.public_url) if s.public_url else Discovery(config, s).url(url or clients.global_options().url)
     description = sample_description(user, s.question_timeout_seconds)
     inbox = webhook.inbox_url(link_base, SAMPLE_SESSION)

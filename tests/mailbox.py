@@ -6,6 +6,7 @@ DATA) and keeps what arrived, parsed."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
@@ -31,10 +32,11 @@ class Received:
         return str(self.message["To"])
 
     def part(self, subtype: str) -> str:
-        """The text of the ``text/<subtype>`` part."""
+        """The text of the ``text/<subtype>`` part (its lines end in ``\n``,
+        not SMTP's CRLF)."""
         body = self.message.get_body(preferencelist=(subtype,))
         assert body is not None and body.get_content_type() == f"text/{subtype}", self.message
-        return str(body.get_content())
+        return str(body.get_content()).replace("\r\n", "\n")
 
 
 @dataclass
@@ -101,6 +103,7 @@ async def serve(box: Mailbox, **options: Any) -> asyncio.Server:
 
 @pytest.fixture
 async def mailbox() -> AsyncIterator[Mailbox]:
+    logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs each SMTP command at info
     box = Mailbox()
     server = await serve(box)
     try:
