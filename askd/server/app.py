@@ -1,7 +1,7 @@
 """The daemon: two listeners over one hub, started and stopped cleanly.
 
-The public listener serves ``/ws``, ``/v1/...``, ``/healthz`` and the web
-page; the admin listener serves ``/admin/v1/...``, ``/metrics`` and
+The public listener serves ``/ws``, ``/v1/...``, ``/healthz``, the web
+page and the answer link pages (``/a/...``); the admin listener serves ``/admin/v1/...``, ``/metrics`` and
 ``/healthz``. Neither serves the other's paths.
 """
 
@@ -25,7 +25,7 @@ import tornado.web
 
 from askd import __version__, mail, state
 from askd.core import Limits, NotifyPolicy
-from askd.server import admin_api, agent_api, tls, web
+from askd.server import admin_api, agent_api, link_page, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
 from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.hub import Hub
@@ -133,6 +133,7 @@ class Daemon:
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
                 *agent_api.routes(ctx),
                 *web.routes(ctx),
+                *link_page.routes(ctx),
             ],
             websocket_max_message_size=s.limits.max_message_bytes,
             **common,
@@ -266,6 +267,8 @@ class Daemon:
             timeout=n.timeout_seconds,
             link_base=public_base(self.settings, self.scheme, self.port),
             metrics=self.hub.metrics.webhooks,
+            # Answer links only where people can reach them: public_url.
+            answer_links=(str(self.settings.public_url), self.ctx.secret) if self.settings.public_url else None,
             still_pending=self.hub.still_pending,
             delivered=self.hub.mark_notified,
         )
@@ -274,6 +277,7 @@ class Daemon:
             url=self.notifier.target,
             format=n.format,
             signed=n.webhook_secret is not None,
+            answerLinks=self.settings.public_url is not None,
             afterSeconds=n.after_seconds,
             onlyOffline=n.only_offline,
         )

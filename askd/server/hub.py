@@ -303,12 +303,12 @@ class Hub:
     # ---- webhooks (app.py's notifier) ----------------------------------
 
     @property
-    def on_notify(self) -> Callable[[Request, list[str]], object] | None:
+    def on_notify(self) -> Callable[[Request, list[str], list[str]], object] | None:
         """Takes each question due for a webhook (``Notifier.submit``)."""
         return self.webhooks.sink
 
     @on_notify.setter
-    def on_notify(self, sink: Callable[[Request, list[str]], object] | None) -> None:
+    def on_notify(self, sink: Callable[[Request, list[str], list[str]], object] | None) -> None:
         self.webhooks.sink = sink
 
     # ---- admin --------------------------------------------------------

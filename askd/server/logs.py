@@ -22,6 +22,7 @@ _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 _SENSITIVE_KEYS = {"token", "secret", "authorization", "password"}
 _TOKEN_QUERY = re.compile(r"(?i)(token=)[^&\s\"']+")
 _JWT = re.compile(r"eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+")
+_LINK = re.compile(r"(/a/)[\w.-]+")  # an answer link's token (askd.links) answers its question
 REDACTED = "[REDACTED]"
 _min_level = _LEVELS["info"]  # as configured
 
@@ -42,8 +43,9 @@ def redact_text(text: str) -> str:
             if decoded == text:
                 break
             text = decoded
-    if "=" not in text and "eyJ" not in text:
+    if "=" not in text and "eyJ" not in text and "/a/" not in text:
         return text
+    text = _LINK.sub(r"\1" + REDACTED, text)
     return _JWT.sub(REDACTED, _TOKEN_QUERY.sub(r"\1" + REDACTED, text))
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from askd import webhook
+from askd import links, webhook
 from askd.core import Request
 from askd.server.logs import get_logger
 from askd.server.metrics import WebhookMetrics
@@ -49,6 +49,7 @@ class Delivery:
     session_id: str
     request_id: str
     body: bytes
+    msg_id: str  # webhook-id: the same on every retry
     attempts: int = 0
     timer: asyncio.TimerHandle | None = field(default=None, repr=False)
 
@@ -63,6 +64,7 @@ class Notifier:
         timeout: float,
         link_base: str,
         metrics: WebhookMetrics,
+        answer_links: tuple[str, str] | None = None,
         still_pending: Callable[[str, str], bool],
         delivered: Callable[[str, str], None],
         retry: Retry | None = None,
@@ -71,6 +73,7 @@ class Notifier:
     ) -> None:
         self.url, self.fmt, self.timeout, self.link_base = url, fmt, timeout, link_base
         self._secret = secret
+        self._answer_links = answer_links  # (public_url, askd's secret): answer links are made (askd.links)
         self.metrics = metrics
         self.retry = retry or Retry()
         self._still_pending = still_pending
@@ -84,12 +87,12 @@ class Notifier:
 
     # ---- from the hub ---------------------------------------------------
 
-    def submit(self, req: Request, users: list[str] | None = None) -> bool:
+    def submit(self, req: Request, users: list[str] | None = None, newcomers: list[str] | None = None) -> bool:
         """Queue a delivery for a pending question (``users``: its audience,
-        resolved); False when it was dropped."""
+        resolved; ``newcomers``: those the body is about, after an escalation
+        step the step's new members); False when it was dropped."""
         try:
-            url = webhook.inbox_url(self.link_base, req.session_id)
-            body = webhook.render(self.fmt, webhook.event(req.describe(), url, users))
+            body = self._body(req, users, newcomers)
         except Exception:  # a bug here must not reach the ask
             log.exception("webhook.error", sessionId=req.session_id, requestId=req.request_id)
             return False
@@ -97,10 +100,25 @@ class Notifier:
             self.metrics.failed.labels("dropped").inc()
             log.warning("webhook.dropped", sessionId=req.session_id, requestId=req.request_id, held=len(self._held))
             return False
-        job = Delivery(req.session_id, req.request_id, body)
+        # One id per question and step: a resend after a restart is the same message.
+        job = Delivery(req.session_id, req.request_id, body, f"msg_{req.request_id}_{req.escalations}")
         self._held.add(job)
         self._queue.put_nowait(job)
         return True
+
+    def _body(self, req: Request, users: list[str] | None, newcomers: list[str] | None) -> bytes:
+        url = webhook.inbox_url(self.link_base, req.session_id)
+        audience = users if users is not None else [req.user_id]
+        if self._answer_links is None:
+            return webhook.render(self.fmt, webhook.event(req.describe(), url, users))
+        base, secret = self._answer_links
+        if self.fmt == "slack":
+            # A channel is shared: its links name the recipient only when there is one.
+            recipient = audience[0] if len(audience) == 1 else None
+            channel = links.link_set(base, secret, req, recipient)
+            return webhook.render(self.fmt, webhook.event(req.describe(), url, users), channel)
+        about = newcomers if newcomers is not None else audience
+        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, links.links_for(base, secret, req, about)))
 
     # ---- the workers ----------------------------------------------------
 
@@ -122,7 +140,7 @@ class Notifier:
             log.info("webhook.skipped", reason="question ended", attempts=job.attempts, **ids)
             return
         job.attempts += 1
-        got = await webhook.post(self._client, self.url, job.body, self._secret, self.timeout)
+        got = await webhook.post(self._client, self.url, job.body, self._secret, self.timeout, job.msg_id)
         outcome = {"attempt": job.attempts, "status": got.status, "elapsedMs": round(got.elapsed * 1000), **ids}
         if got.ok:
             self._held.discard(job)

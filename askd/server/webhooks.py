@@ -23,8 +23,10 @@ class Webhooks:
     def __init__(self, registry: Registry, store: Store, commits: Commits, connections: Connections, tasks: Tasks) -> None:
         self._registry, self._store, self._commits = registry, store, commits
         self._connections, self._tasks = connections, tasks
-        # Takes each question to send, with its audience (askd.server.notify.Notifier.submit).
-        self.sink: Callable[[Request, list[str]], object] | None = None
+        # Takes each question to send, with its audience and those the
+        # sending is about (after an escalation step, its new members):
+        # askd.server.notify.Notifier.submit.
+        self.sink: Callable[[Request, list[str], list[str]], object] | None = None
 
     def due(self, reqs: list[Request]) -> None:
         if self.sink is not None:
@@ -42,7 +44,7 @@ class Webhooks:
         users, watched = self._registry.notify_users(req)
         if policy is not None and policy.only_offline and await self._connections.online_elsewhere(*watched):
             return  # a tab on another node: no webhook (claimed, so no node sends)
-        self.sink(req, users)
+        self.sink(req, users, watched)
 
     def still_pending(self, session_id: str, request_id: str) -> bool:
         req = self._registry.get(session_id, request_id)

@@ -88,9 +88,9 @@ async def test_a_new_question_is_posted_as_json_and_signed(daemon: RunningDaemon
 async def test_slack_body_without_a_secret_has_no_signature(daemon: RunningDaemon, receiver: Receiver) -> None:
     await daemon.ask("s<1>", "alice", [q("Use <b>tags</b> & more?", "yes", "no", header="Tags")])
     [got] = await receiver.wait_for(1)
-    assert "X-Askd-Signature" not in got.headers
+    assert "X-Askd-Signature" not in got.headers and "Webhook-Signature" not in got.headers
     body = got.json()
-    assert set(body) == {"text"}
+    assert set(body) == {"text", "blocks"}
     text = body["text"]
     assert "*Tags*: Use &lt;b&gt;tags&lt;/b&gt; &amp; more? (yes / no)" in text
     assert "*alice*" in text and "session s&lt;1&gt;" in text
@@ -243,7 +243,7 @@ async def test_the_receiver_in_the_docs_takes_a_real_delivery_and_refuses_a_forg
     daemon: RunningDaemon, receiver: Receiver, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = docs_receiver()
-    doc["SECRET"] = HOOK_SECRET.encode()
+    doc["SECRET"] = HOOK_SECRET
     server = ThreadingHTTPServer(("127.0.0.1", 0), doc["Hook"])
     threading.Thread(target=server.serve_forever, daemon=True).start()
     notifier = daemon.daemon.notifier
@@ -254,8 +254,9 @@ async def test_the_receiver_in_the_docs_takes_a_real_delivery_and_refuses_a_forg
         await eventually(lambda: request_of(daemon, "s1", asked["requestId"]).notified, what="accepted by the docs' receiver")
         assert f"alice is asked: Which database?  (answer at {daemon.url}/?session=s1)" in capsys.readouterr().out
         async with httpx.AsyncClient() as http:
-            forged = await http.post(notifier.url, content=b'{"requestId": "x"}', headers={"X-Askd-Signature": "sha256=00"})
-        assert forged.status_code == 401
+            stamp = str(int(time.time()))
+            forged = {"webhook-id": "msg_x", "webhook-timestamp": stamp, "webhook-signature": "v1,AAAA"}
+            assert (await http.post(notifier.url, content=b'{"requestId": "x"}', headers=forged)).status_code == 401
     finally:
         server.shutdown()
         server.server_close()
