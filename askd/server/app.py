@@ -17,13 +17,14 @@ import socket
 import sys
 import time
 from email.headerregistry import Address
+from functools import partial
 from typing import Any
 
 import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from askd import __version__, mail, state
+from askd import __version__, links, mail, state
 from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, link_page, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
@@ -247,11 +248,14 @@ class Daemon:
             # whom a notification is about: the audience, or a step's new members
             recipients=lambda req: registry.notify_users(req)[1],
             still_pending=self.hub.still_pending,
+            # Answer links only where people can reach them: public_url.
+            links=partial(links.links_for, str(self.settings.public_url), self.ctx.secret) if self.settings.public_url else None,
         )
         log.info(
             "email.enabled",
             server=self.mailer.target.shown,
             sender=n.email_from.email,
+            answerLinks=self.settings.public_url is not None,
             afterSeconds=n.after_seconds,
             onlyOffline=n.only_offline,
         )

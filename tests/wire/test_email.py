@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 import time
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +17,7 @@ import pytest
 from askd.server.notify import Retry
 from tests.conftest import QUIET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
 from tests.mailbox import HANG, PASSWORD, USER, Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.links.conftest import PUBLIC_URL, local
 from tests.wire.test_groups import ask_to
 from tests.wire.test_webhooks import metric
 
@@ -33,8 +35,15 @@ def notify_settings(request: pytest.FixtureRequest, mailbox: Mailbox) -> dict[st
 
 
 @pytest.fixture
-def settings_overrides(mailbox: Mailbox, notify_settings: dict[str, Any]) -> dict[str, Any]:
-    return {"notify": {"smtp_url": mailbox.url, "email_from": f"askd <{SENDER}>", "timeout_seconds": TIMEOUT, **notify_settings}}
+def top_settings() -> dict[str, Any]:
+    """Parametrize this name for settings outside the notify section."""
+    return {}
+
+
+@pytest.fixture
+def settings_overrides(mailbox: Mailbox, notify_settings: dict[str, Any], top_settings: dict[str, Any]) -> dict[str, Any]:
+    notify = {"smtp_url": mailbox.url, "email_from": f"askd <{SENDER}>", "timeout_seconds": TIMEOUT, **notify_settings}
+    return {"notify": notify, **top_settings}
 
 
 @pytest.fixture(autouse=True)
@@ -78,6 +87,40 @@ async def test_the_html_part_never_carries_markup_from_the_question(daemon: Runn
     html = m.part("html")
     assert "<script" not in html and "<img" not in html and 'href="javascript' not in html
     assert "<b onclick" not in html and "&lt;b onclick" in html and "<i>H" not in html
+
+
+@pytest.mark.parametrize("top_settings", [{"public_url": PUBLIC_URL}])
+async def test_the_links_in_each_mail_answer_as_its_recipient(daemon: RunningDaemon, mailbox: Mailbox) -> None:
+    await addresses(daemon, alice="alice@example.com", bob="bob@example.com")
+    asked = await ask_to(daemon, "s1", ["alice", "bob"], questions=[q("Deploy?", "Yes", "No")])
+    await mailbox.wait_for(2)
+    [to_alice], [to_bob] = mailbox.to("alice@example.com"), mailbox.to("bob@example.com")
+
+    def found(pattern: str, text: str) -> str:
+        match = re.search(pattern, text)
+        assert match is not None, (pattern, text)
+        return match.group(1)
+
+    text, html = to_alice.part("plain"), to_alice.part("html")
+    yes, no = found(r"  - Yes: (\S+)", text), found(r"  - No: (\S+)", text)
+    whole = found(r"Answer in your browser: (\S+)", text)
+    for url in (yes, no, whole):
+        assert url.startswith(PUBLIC_URL + "a/") and f'href="{url}"' in html
+    assert yes != found(r"  - Yes: (\S+)", to_bob.part("plain"))  # each names its recipient
+    rid = asked["requestId"]
+    assert (await daemon.http.get(local(daemon, yes))).status_code == 200
+    assert (await daemon.result("s1", rid)).json()["status"] == "pending"  # a GET (a mail scanner) changes nothing
+    r = await daemon.http.post(local(daemon, yes))
+    assert r.status_code == 200, r.text
+    result = (await daemon.result("s1", rid)).json()
+    assert (result["status"], result["answers"], result["answeredBy"], result["via"]) == ("answered", {"Deploy?": "Yes"}, "alice", "link")
+
+
+async def test_without_public_url_the_mail_has_no_answer_links(daemon: RunningDaemon, mailbox: Mailbox) -> None:
+    await addresses(daemon, alice="alice@example.com")
+    await daemon.ask("s1", "alice", [q("Deploy?", "Yes", "No")])
+    [m] = await mailbox.wait_for(1)
+    assert "/a/" not in m.part("plain") + m.part("html") and "Answer in your browser" not in m.part("plain")
 
 
 @pytest.mark.parametrize("notify_settings", [{"after_seconds": 0.4}])
