@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+import secrets
 import uuid
 from email.headerregistry import Address
 from enum import Enum
@@ -17,12 +17,12 @@ import httpx
 import typer
 from pydantic import AnyHttpUrl, NameEmail, TypeAdapter, ValidationError
 
-from askd import mail, webhook
+from askd import links, mail, state, webhook
 from askd.cli import clients
 from askd.cli.clients import JsonOption, UrlOption, command
 from askd.cli.common import EXIT_ERROR, EXIT_USAGE, ConfigOption, eprint, fail, print_json, settings
 from askd.client import Discovery
-from askd.core.events import isotime
+from askd.core import AskInput, Limits, Registry, Request
 
 app = typer.Typer(help="Notifications: tell people of questions by webhook and e-mail (docs/notify.md).", no_args_is_help=True)
 
@@ -34,22 +34,27 @@ class Format(str, Enum):
     slack = "slack"
 
 
-def sample_description(user: str, timeout: float) -> dict[str, Any]:
-    """A pending question as listings describe it, asked of ``user``."""
-    now = time.time()
-    question = {
-        "question": "This is a test from `askd notify test`. Did it arrive?",
-        "header": "askd test",
-        "options": [{"label": "Yes"}, {"label": "No"}],
-    }
-    return {
-        "userId": user,
-        "sessionId": SAMPLE_SESSION,
-        "requestId": f"test-{uuid.uuid4().hex[:12]}",
-        "questions": [question],
-        "createdAt": isotime(now),
-        "expiresAt": isotime(now + timeout),
-    }
+SAMPLE_QUESTION = {
+    "question": "This is a test from `askd notify test`. Did it arrive?",
+    "header": "askd test",
+    "options": [{"label": "Yes"}, {"label": "No"}],
+}
+
+
+def sample_request(user: str, timeout: float) -> Request:
+    """A pending question asked of ``user``, made by the core as an ask
+    would be (it exists nowhere else: its links open askd's "not valid" page)."""
+    registry = Registry(Limits(question_timeout=timeout, max_timeout=timeout), new_id=lambda: f"test-{uuid.uuid4().hex[:12]}")
+    req, _ = registry.prepare_ask(AskInput(SAMPLE_SESSION, user, [SAMPLE_QUESTION]))
+    return req
+
+
+def _link_secret(s: Any) -> str:
+    """askd's secret when this machine has it, so the sample links look
+    exactly like real ones; never creates one."""
+    if s.auth.secret is not None:
+        return str(s.auth.secret.get_secret_value())
+    return state.read_secret(s.state_dir) or secrets.token_urlsafe(32)
 
 
 async def _post_once(url: str, body: bytes, secret: str | None, timeout: float) -> webhook.Attempt:
@@ -94,17 +99,22 @@ def test(
             EXIT_USAGE,
         )
     link_base = str(s.public_url) if s.public_url else Discovery(config, s).url(url or clients.global_options().url)
-    description = sample_description(user, s.question_timeout_seconds)
+    req = sample_request(user, s.question_timeout_seconds)
+    description = req.describe()
     inbox = webhook.inbox_url(link_base, SAMPLE_SESSION)
-    report: dict[str, Any] = {"ok": True, **dict.fromkeys(WEBHOOK_KEYS), "email": None}
+    # Answer links only with public_url, as the daemon makes them.
+    answer = links.link_set(str(s.public_url), _link_secret(s), req, user) if s.public_url else None
+    report: dict[str, Any] = {"ok": True, **dict.fromkeys(WEBHOOK_KEYS), "email": None, "links": answer}
     if n.webhook_url is not None:
-        hook = _webhook(n, description, inbox, as_json)
+        hook = _webhook(n, description, inbox, {user: answer} if answer else None, as_json)
         report.update(hook, ok=hook["ok"])
     if n.smtp_url is not None:
-        report["email"] = _email(n, description, inbox, email, as_json)
+        report["email"] = _email(n, description, inbox, answer, email, as_json)
         report["ok"] = report["ok"] and report["email"]["ok"]
     if as_json:
         print_json(report)
+    else:
+        _show_links(answer)
     if not report["ok"]:
         raise typer.Exit(EXIT_ERROR)
 
@@ -113,11 +123,23 @@ def test(
 WEBHOOK_KEYS = ("url", "format", "signed", "status", "reason", "body", "error", "elapsedMs", "payload")
 
 
-def _webhook(n: Any, description: dict[str, Any], inbox: str, as_json: bool) -> dict[str, Any]:
+def _show_links(answer: dict[str, Any] | None) -> None:
+    if answer is None:
+        typer.echo("No answer links: set public_url (ASKD_PUBLIC_URL) to put them in messages.")
+        return
+    typer.echo("The answer links (the sample question is not in askd: they open its \"not valid\" page):")
+    for option in answer["options"]:
+        typer.echo(f"  {option['label']}: {option['url']}")
+    typer.echo(f"  Open: {answer['open']}")
+
+
+def _webhook(
+    n: Any, description: dict[str, Any], inbox: str, answer: dict[str, dict[str, Any]] | None, as_json: bool
+) -> dict[str, Any]:
     """POST the sample once; print (unless ``as_json``) what was sent and answered."""
     target, secret = str(n.webhook_url), n.webhook_secret.get_secret_value() if n.webhook_secret else None
-    ev = {**webhook.event(description, inbox), "test": True}
-    body = webhook.render(n.format, ev)
+    ev = {**webhook.event(description, inbox, None, answer), "test": True}
+    body = webhook.render(n.format, ev, next(iter(answer.values())) if answer else None)
     got = asyncio.run(_post_once(target, body, secret, n.timeout_seconds))
     shown = webhook.redact_url(target)
     if not as_json:
@@ -148,11 +170,13 @@ def _webhook(n: Any, description: dict[str, Any], inbox: str, as_json: bool) -> 
     }
 
 
-def _email(n: Any, description: dict[str, Any], inbox: str, to: str | None, as_json: bool) -> dict[str, Any]:
+def _email(
+    n: Any, description: dict[str, Any], inbox: str, answer: dict[str, Any] | None, to: str | None, as_json: bool
+) -> dict[str, Any]:
     """Mail the sample to ``to`` once (None: only show it)."""
     target = mail.smtp_target(n.smtp_url.get_secret_value())
     sender = Address(n.email_from.name, addr_spec=n.email_from.email)
-    content = mail.compose(description, inbox=inbox)
+    content = mail.compose(description, inbox=inbox, links=answer)
     out: dict[str, Any] = {
         "ok": True,
         "sent": False,

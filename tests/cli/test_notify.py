@@ -4,6 +4,7 @@ prints, and its exit codes."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -34,7 +35,12 @@ async def test_it_sends_a_signed_sample_and_prints_the_answer(receiver: Receiver
     assert body["userId"] == "alice"
     assert body["url"] == "https://askd.example.com/inbox/?session=askd-notify-test"
     assert body["to"] == body["users"] == ["alice"]
-    assert set(body) == {"event", "userId", "to", "users", "sessionId", "requestId", "questions", "createdAt", "expiresAt", "url", "test"}
+    assert set(body) == {"event", "userId", "to", "users", "sessionId", "requestId", "questions", "createdAt", "expiresAt", "url", "links", "test"}
+    [(who, alice)] = body["links"].items()  # public_url is set: the daemon's links, for the sample's user
+    assert who == "alice" and [o["label"] for o in alice["options"]] == ["Yes", "No"]
+    shown = [alice["options"][0]["url"], alice["options"][1]["url"], alice["open"]]
+    assert all(u.startswith("https://askd.example.com/inbox/a/") for u in shown) and len(set(shown)) == 3
+    assert r.stdout.endswith(f"  Yes: {shown[0]}\n  No: {shown[1]}\n  Open: {shown[2]}\n")  # the links, listed
     out = r.stdout.splitlines()
     assert out[0] == f"Sent a sample question (json, signed) to http://127.0.0.1:{receiver.port}/…"
     assert out[1].startswith("The receiver answered 200 OK in ") and out[1].endswith(" ms: 'ok'")
@@ -117,7 +123,9 @@ async def test_it_mails_a_sample_and_shows_its_text(mailbox: Mailbox, mail_env: 
     out = r.stdout.splitlines()
     assert out[0].startswith(f"Sent a sample mail to alice@example.com through smtp://127.0.0.1:{mailbox.port} in ")
     assert out[1] == f"Subject: {m.message['Subject']}"
-    assert r.stdout.endswith(text)  # what was sent is what is shown
+    assert f"Subject: {m.message['Subject']}\n\n{text}" in r.stdout  # what was sent is what is shown
+    yes = re.search(r"  - Yes: (\S+)", text)
+    assert yes is not None and f"  Yes: {yes.group(1)}\n" in r.stdout  # the mail's one-tap link, listed
 
 
 async def test_without_an_address_the_mail_is_shown_not_sent(mailbox: Mailbox, mail_env: dict[str, str]) -> None:
@@ -136,6 +144,7 @@ async def test_json_has_the_webhook_and_the_mail(
     out = json.loads(r.stdout)
     assert out["ok"] is True and out["status"] == 200
     assert out["payload"] == receiver.got[0].json()  # the body it sent
+    assert out["links"] == out["payload"]["links"]["you"] and out["links"]["open"] in out["email"]["text"]
     email = out["email"]
     assert (email["ok"], email["sent"], email["to"], email["from"]) == (True, True, "bob@example.com", "askd <askd@example.com>")
     assert email["server"] == f"smtp://127.0.0.1:{mailbox.port}" and email["error"] is None
