@@ -15,7 +15,8 @@ import gc
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from askd.core import Registry, Request
@@ -248,15 +249,15 @@ class SqliteStore(LocalStore):
             n += 1
         return n
 
-    async def commit(self, changes: Sequence[Change]) -> list[Change]:
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed, or rolled back and raised as
+        :class:`StoreUnavailable` (nothing written)."""
         db = self._db
-        done: list[Change] = []
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                for change in changes:
-                    if self._write(db, change):
-                        done.append(change)
+                yield db
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
@@ -264,6 +265,13 @@ class SqliteStore(LocalStore):
                 raise
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+
+    async def commit(self, changes: Sequence[Change]) -> list[Change]:
+        done: list[Change] = []
+        with self._transaction() as db:
+            for change in changes:
+                if self._write(db, change):
+                    done.append(change)
         return done
 
     @staticmethod
@@ -409,24 +417,14 @@ class SqliteStore(LocalStore):
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
 
     async def claim_mails(self, req: Request, step: int, users: Sequence[str]) -> list[str]:
-        db = self._db
         won: list[str] = []
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for user in dict.fromkeys(users):
-                    cur = db.execute(
-                        "INSERT INTO mail_claims VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (req.request_id, step, user)
-                    )
-                    if cur.rowcount == 1:
-                        won.append(user)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as err:
-            raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+        with self._transaction() as db:
+            for user in dict.fromkeys(users):
+                cur = db.execute(
+                    "INSERT INTO mail_claims VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (req.request_id, step, user)
+                )
+                if cur.rowcount == 1:
+                    won.append(user)
         return won
 
     async def user_emails(self, users: Sequence[str]) -> dict[str, str]:

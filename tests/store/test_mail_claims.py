@@ -5,7 +5,6 @@ claims go with it."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,33 +17,15 @@ from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
 from askd.store import Store
 from askd.store.memory import MemoryStore
 from askd.store.sqlite import SqliteStore
-from askd.store.redis import RedisStore
-from tests.redis_server import RedisServer
-from tests.store.test_take_effect import Quiet
+from tests.store.test_take_effect import Quiet, loaded
 
 NOW = time.time()
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    server = None
-    if request.param == "memory":
-        opened: Store = MemoryStore()
-    elif request.param == "sqlite":
-        opened = SqliteStore(tmp_path / "askd.db")
-    else:
-        if shutil.which("redis-server") is None:
-            pytest.skip("redis-server is not installed")
-        server = RedisServer(tmp_path / "redis").start()
-        opened = RedisStore(server.url, "node0")
-    opened.attach(Quiet())
-    await opened.load(Registry())
-    try:
+    async with loaded(request.param, tmp_path) as opened:
         yield opened
-    finally:
-        await opened.aclose()
-        if server is not None:
-            server.stop()
 
 
 def req(rid: str = "r1") -> Request:
