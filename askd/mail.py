@@ -134,13 +134,13 @@ def compose(
         parts.append(render(body))
         options = [o for o in q.get("options") or () if isinstance(o, dict)]
         for o in options:
-            label = str(o.get("label", ""))
+            label, about = str(o.get("label", "")), str(o.get("description") or "")
             url = option_urls.get(label) if len(questions) == 1 else None
-            text.append(f"  - {label}" + (f": {url}" if url else ""))
+            # The URL last on its line: mail programs end a bare link at the line's end.
+            text.append(f"  - {label}" + (f" ({about})" if about else "") + (f": {url}" if url else ""))
             item = f'<a href="{html.escape(url)}">{html.escape(label)}</a>' if url else html.escape(label)
-            if o.get("description"):
-                item += " — " + html.escape(str(o["description"]))
-                text[-1] += f" ({o['description']})"
+            if about:
+                item += " — " + html.escape(about)
             parts.append(f"<p>&#8226; {item}</p>")
         text.append("")
     if open_url:
