@@ -14,8 +14,10 @@ that hands links out (webhooks, e-mail).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,9 +41,20 @@ class LinkClaim:
     option: int | None  # a one-tap link's option index; None: the question link
 
 
+class _AsciiJSON:
+    """Compact JSON with every non-ASCII character escaped: an id may hold
+    any character, a lone surrogate too, and the payload must still encode."""
+
+    dumps = staticmethod(functools.partial(json.dumps, separators=(",", ":")))
+    loads = staticmethod(json.loads)
+
+
 def _serializer(secret: str) -> URLSafeSerializer:
     return URLSafeSerializer(
-        secret, salt=SALT, signer_kwargs={"key_derivation": "hmac", "digest_method": hashlib.sha256}
+        secret,
+        salt=SALT,
+        serializer=_AsciiJSON,
+        signer_kwargs={"key_derivation": "hmac", "digest_method": hashlib.sha256},
     )
 
 

@@ -120,9 +120,9 @@ class NotifySettings(_Section):
     """Webhooks and e-mail for people away from every tab (spec E, J)."""
 
     webhook_url: AnyHttpUrl | None = Field(default=None, description="URL each new question is POSTed to; unset: no webhooks.")
-    format: Literal["json", "slack"] = Field("json", description="Body: json (askd's event), or slack ({\"text\": ...} for chat incoming webhooks).")
+    format: Literal["json", "slack"] = Field("json", description="Body: json (askd's event), or slack (a Block Kit message with answer buttons, for chat incoming webhooks).")
     webhook_secret: SecretStr | None = Field(
-        default=None, description="HMAC-SHA256 key: signs each body in X-Askd-Signature; unset: no signature header."
+        default=None, description="Signs each body per Standard Webhooks (webhook-signature; whsec_ + base64 of it) and in the deprecated X-Askd-Signature; unset: no signature."
     )
     after_seconds: float = Field(0.0, ge=0, description="Send only if the question is still pending this many seconds after its creation.")
     only_offline: bool = Field(False, description="Send only if the user has no open connection at that moment.")

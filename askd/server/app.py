@@ -1,8 +1,9 @@
 """The daemon: two listeners over one hub, started and stopped cleanly.
 
 The public listener serves ``/ws``, ``/v1/...``, ``/healthz``, the web
-page and the answer link pages (``/a/...``); the admin listener serves ``/admin/v1/...``, ``/metrics`` and
-``/healthz``. Neither serves the other's paths.
+page and the answer link pages (``/a/...``); the admin listener serves
+``/admin/v1/...``, ``/metrics`` and ``/healthz``. Neither serves the other's
+paths.
 """
 
 from __future__ import annotations

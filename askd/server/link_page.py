@@ -69,7 +69,8 @@ class Found:
 
 
 class Refused(Exception):
-    """A form that cannot be taken: its text says why (a 400 page)."""
+    """A form that cannot be taken, its text already in the page's language
+    (a 400 page); answers that do not fit raise ``InvalidAnswer``."""
 
 
 def _md(text: Any) -> str:
@@ -109,18 +110,19 @@ def _view_questions(questions: list[dict[str, Any]], form: dict[str, list[str]])
 def answers_from_form(questions: list[dict[str, Any]], form: dict[str, list[str]]) -> dict[str, Any]:
     """The answers a question link's form gives: an option by its index, or
     the text typed (which, on a one-answer question, wins over a choice:
-    typing is the more deliberate act). Unanswered questions are left out."""
+    typing is the more deliberate act). Unanswered questions are left out;
+    an option that is not there raises ``InvalidAnswer``."""
     answers: dict[str, Any] = {}
     for i, q in enumerate(questions):
         labels = [str(o.get("label", "")) for o in q.get("options") or [] if isinstance(o, dict)]
         picked = []
         for value in form.get(f"q{i}", ()):
             if not value.isdigit() or int(value) >= len(labels):
-                raise Refused(f"no option {value!r}")
+                raise InvalidAnswer(f"no option {value!r}")
             picked.append(labels[int(value)])
         text = (form.get(f"q{i}.text") or [""])[-1].strip()
         if len(text) > MAX_TEXT:
-            raise Refused(f"an answer holds at most {MAX_TEXT} characters")
+            raise InvalidAnswer(f"an answer holds at most {MAX_TEXT} characters")
         if q.get("multiSelect"):
             chosen = list(dict.fromkeys(picked + ([text] if text else [])))
             if chosen:

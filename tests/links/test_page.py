@@ -222,3 +222,11 @@ async def test_the_token_is_kept_out_of_the_logs(daemon: RunningDaemon, log_text
     logged = log_text.getvalue()
     assert re.search(r'"path": ?"/a/\[REDACTED\]"', logged), logged
     assert token not in logged and token[:20] not in logged
+
+
+async def test_one_tap_on_a_multiselect_question_answers_a_list_of_one(daemon: RunningDaemon) -> None:
+    rid = (await daemon.ask("s1", "alice", [q("Which?", "a", "b", multi=True)]))["requestId"]
+    head = await daemon.http.head(link(daemon, "s1", rid, "alice", 1) + "x")
+    assert (head.status_code, head.content) == (404, b"")
+    assert (await daemon.http.post(link(daemon, "s1", rid, "alice", 1), data={"action": "answer"})).status_code == 200
+    assert (await status_of(daemon, "s1", rid))["answers"] == {"Which?": ["b"]}

@@ -73,3 +73,9 @@ def test_links_for_one_question_with_options() -> None:
 )
 def test_no_one_tap_links_without_one_question_with_options(questions: list[dict]) -> None:
     assert links.link_set("http://h", SECRET, request(questions), "alice")["options"] == []
+
+
+@pytest.mark.parametrize("odd", ["\ud800", "a\udfffb", "😀", "é", "\u202e"])
+def test_any_id_a_question_may_have_mints_and_reads_back(odd: str) -> None:
+    t = links.mint(SECRET, f"s{odd}", "r1", f"u{odd}", 0)
+    assert links.read(SECRET, t) == links.LinkClaim(f"s{odd}", "r1", f"u{odd}", 0)
