@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from askd import __version__
-from askd.cli import ask, connections, groups, mcp, notify, pending, schema, serve, sessions, status, time, token, withdraw
+from askd.cli import ask, connections, groups, mcp, notify, pending, schema, serve, sessions, status, time, token, users, withdraw
 from askd.cli import open as open_command
 from askd.cli.commands import Commands
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, remember_globals
@@ -55,6 +55,7 @@ app.add_typer(connections.app, name="connections")
 app.command("disconnect")(sessions.disconnect)
 app.command("cancel")(sessions.cancel)
 app.add_typer(groups.app, name="group")
+app.add_typer(users.app, name="user")
 app.command("ask")(ask.ask)
 app.command("withdraw")(withdraw.withdraw)
 app.command("extend")(time.extend)

@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     IPvAnyNetwork,
+    NameEmail,
     SecretStr,
     ValidationError,
     ValidationInfo,
@@ -36,6 +37,7 @@ from pydantic_settings import (
 
 from askd.config.environment import ConfigError, EnvSource, check_environment, env_name  # env_name: for packaging/gen_config.py
 from askd.config.errors import described
+from askd.mail import smtp_target
 
 _toml_file: ContextVar[Path | None] = ContextVar("askd_toml_file", default=None)
 
@@ -115,7 +117,7 @@ class LogSettings(_Section):
 
 
 class NotifySettings(_Section):
-    """Webhooks for people away from every tab (spec E)."""
+    """Webhooks and e-mail for people away from every tab (spec E, J)."""
 
     webhook_url: AnyHttpUrl | None = Field(default=None, description="URL each new question is POSTed to; unset: no webhooks.")
     format: Literal["json", "slack"] = Field("json", description="Body: json (askd's event), or slack (a Block Kit message with answer buttons, for chat incoming webhooks).")
@@ -124,13 +126,43 @@ class NotifySettings(_Section):
     )
     after_seconds: float = Field(0.0, ge=0, description="Send only if the question is still pending this many seconds after its creation.")
     only_offline: bool = Field(False, description="Send only if the user has no open connection at that moment.")
-    timeout_seconds: float = Field(10.0, gt=0, le=300, description="How long one delivery attempt may take before it counts as failed.")
+    timeout_seconds: float = Field(
+        10.0, gt=0, le=300, description="How long one delivery attempt (a webhook POST, or one mail) may take before it counts as failed."
+    )
+    # A secret: the URL may hold the mail server's password, so it is never
+    # shown (repr, logs, askd notify test print askd.mail.SmtpTarget.shown).
+    smtp_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Mail server for e-mail notifications: smtp://[USER:PASSWORD@]HOST[:PORT] (STARTTLS when the server "
+            "offers it) or smtps://... (TLS from the start); unset: no e-mail."
+        ),
+    )
+    email_from: NameEmail | None = Field(
+        default=None,
+        validate_default=True,  # checked unset too: smtp_url needs it
+        description="The From of askd's mails, e.g. \"askd <askd@example.com>\"; needed with smtp_url.",
+    )
 
     @field_validator("webhook_secret")
     @classmethod
     def _not_empty(cls, v: SecretStr | None) -> SecretStr | None:
         if v is not None and not v.get_secret_value():
             raise ValueError("must not be empty (leave it unset for no signature)")
+        return v
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _an_smtp_url(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            smtp_target(v.get_secret_value())  # ValueError, naming no password
+        return v
+
+    @field_validator("email_from")
+    @classmethod
+    def _from_with_smtp(cls, v: NameEmail | None, info: ValidationInfo) -> NameEmail | None:
+        if v is None and info.data.get("smtp_url") is not None:
+            raise ValueError("is not set but notify.smtp_url (ASKD_NOTIFY__SMTP_URL) is: a mail needs a From address")
         return v
 
 class TlsSettings(_Section):
@@ -308,7 +340,10 @@ def load_settings(config_file: Path | str | None = None, **flags: Any) -> Settin
     try:
         return Settings(**overrides)
     except ValidationError as err:
-        raise described(Settings, err.errors()[0], overrides, toml) from None
+        errors = err.errors()
+        # An unknown key first: a misspelt name is why its setting seems unset.
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        raise described(Settings, first, overrides, toml) from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"config file {toml} is not valid TOML: {err}") from None
     except ValueError as err:  # an environment value that is not JSON, and the like

@@ -59,6 +59,8 @@ UNSET_EXAMPLES: dict[str, Any] = {
     "tls.key_file": "/etc/askd/tls/key.pem",
     "notify.webhook_url": "https://hooks.example.com/askd",
     "notify.webhook_secret": "a-long-random-string-shared-with-the-receiver",
+    "notify.smtp_url": "smtp://askd:PASSWORD@mail.example.com:587",
+    "notify.email_from": "askd <askd@example.com>",
 }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from askd.config import ConfigError, load_settings
+from askd.mail import smtp_target
 from askd.server.app import Daemon, notify_policy, public_base
 
 
@@ -81,5 +82,73 @@ async def test_the_daemon_starts_no_sender_without_a_webhook(tmp_path: Path) -> 
     try:
         assert d.notifier is None and d.hub.on_notify is None
         assert d.hub.registry.notify_policy is None
+        assert d.mailer is None
     finally:
         await d.stop()
+
+
+# ---- e-mail (spec J) ------------------------------------------------------
+
+
+def test_mail_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASKD_NOTIFY__SMTP_URL", "smtp://mailer%40corp:p%40ss%3Aword@mail.example.com:587")
+    monkeypatch.setenv("ASKD_NOTIFY__EMAIL_FROM", "askd <askd@example.com>")
+    s = load_settings()
+    n = s.notify
+    assert n.email_from is not None and (n.email_from.name, n.email_from.email) == ("askd", "askd@example.com")
+    assert n.smtp_url is not None
+    target = smtp_target(n.smtp_url.get_secret_value())
+    assert (target.scheme, target.host, target.port) == ("smtp", "mail.example.com", 587)
+    assert (target.username, target.password) == ("mailer@corp", "p@ss:word")
+    assert target.shown == "smtp://mail.example.com:587"
+    assert "p%40ss" not in repr(s) and "p@ss" not in repr(target)
+    policy = notify_policy(s)  # mail alone makes questions due
+    assert policy is not None and (policy.after, policy.only_offline) == (0, False)
+
+
+@pytest.mark.parametrize(
+    ("url", "port"), [("smtp://127.0.0.1", 25), ("smtps://mail.example.com", 465), ("smtp://[::1]:2525/", 2525)]
+)
+def test_smtp_url_ports(url: str, port: int) -> None:
+    target = smtp_target(url)
+    assert target.port == port and target.scheme == url.split(":")[0]
+    assert (target.username, target.password) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("http://mail.example.com", "must start with smtp:// or smtps://"),
+        ("mail.example.com:25", "must start with smtp:// or smtps://"),
+        ("smtp://", "names no host"),
+        ("smtp://mail.example.com:99999", "not a number from 1 to 65535"),
+        ("smtp://u:hunter2-secret@mail.example.com/path", "no path or query"),
+        ("smtp://:hunter2-secret@mail.example.com", "a password but no user name"),
+    ],
+)
+def test_a_bad_smtp_url_is_one_line_without_the_password(monkeypatch: pytest.MonkeyPatch, value: str, says: str) -> None:
+    monkeypatch.setenv("ASKD_NOTIFY__SMTP_URL", value)
+    monkeypatch.setenv("ASKD_NOTIFY__EMAIL_FROM", "askd@example.com")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    message = str(err.value)
+    assert message.startswith("invalid setting notify.smtp_url (ASKD_NOTIFY__SMTP_URL): ") and says in message
+    assert "hunter2" not in message and "\n" not in message
+
+
+def test_smtp_url_needs_email_from_and_email_from_must_be_an_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASKD_NOTIFY__SMTP_URL", "smtp://127.0.0.1:2525")
+    with pytest.raises(ConfigError, match=r"^invalid setting notify.email_from \(ASKD_NOTIFY__EMAIL_FROM\): .*is not set but notify.smtp_url"):
+        load_settings()
+    monkeypatch.setenv("ASKD_NOTIFY__EMAIL_FROM", "not an address")
+    with pytest.raises(ConfigError, match=r"^invalid setting notify.email_from \(ASKD_NOTIFY__EMAIL_FROM\): "):
+        load_settings()
+
+
+def test_mail_settings_from_toml_and_an_unknown_key(tmp_path: Path) -> None:
+    path = tmp_path / "askd.toml"
+    path.write_text('[notify]\nsmtp_url = "smtps://mail.example.com"\nemail_from = "askd@example.com"\n')
+    assert load_settings(path).notify.email_from is not None
+    path.write_text('[notify]\nsmtp_url = "smtps://mail.example.com"\nemail_form = "askd@example.com"\n')
+    with pytest.raises(ConfigError, match=r"^unknown key notify.email_form in .*did you mean"):
+        load_settings(path)

@@ -124,3 +124,11 @@ class AdminClient:
     def delete_group(self, group: str) -> bool:
         """Delete ``group``; ``ApiError`` 404 when there is none."""
         return bool(self._call("DELETE", f"/admin/v1/groups/{seg(group)}")["deleted"])
+
+    def user(self, user: str) -> dict[str, Any]:
+        """``{"user", "email"}``: the address askd mails ``user`` at (None: none)."""
+        return self._call("GET", f"/admin/v1/users/{seg(user)}")  # type: ignore[no-any-return]
+
+    def set_user_email(self, user: str, email: str | None) -> dict[str, Any]:
+        """Keep ``user``'s address (None forgets it); returns it as stored (normalized)."""
+        return self._call("PUT", f"/admin/v1/users/{seg(user)}", json={"email": email})  # type: ignore[no-any-return]

@@ -14,6 +14,7 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    EmailStr,
     Field,
     RootModel,
     StrictBool,
@@ -49,6 +50,15 @@ class GroupBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     members: list[Id] = Field(max_length=MAX_GROUP_MEMBERS)
+
+
+class UserBody(BaseModel):
+    """``PUT /admin/v1/users/{U}``: the user's e-mail address (checked and
+    normalized), or ``null`` to forget it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    email: EmailStr | None
 
 
 class Option(BaseModel):

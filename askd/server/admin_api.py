@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd.core import NotFound, NotPending
-from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id
+from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id, UserBody
 from askd.server.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
 from askd.server.proxy import public_base
@@ -132,6 +132,23 @@ class GroupHandler(_AdminHandler):
         self.send_json({"deleted": True})
 
 
+class UserHandler(_AdminHandler):
+    """A user's e-mail address. Any user id may have one: askd keeps no
+    list of users (a token names them), so an id with no address reads
+    ``"email": null`` rather than 404."""
+
+    async def get(self, user: str) -> None:
+        uid = self.path_id(user, "user")
+        emails = await self.ctx.hub.store.user_emails([uid])
+        self.send_json({"user": uid, "email": emails.get(uid)})
+
+    async def put(self, user: str) -> None:
+        uid = self.path_id(user, "user")
+        body, _ = self.json_body(UserBody)
+        await self.ctx.hub.store.set_user_email(uid, body.email)
+        self.send_json({"user": uid, "email": body.email})
+
+
 class StatsHandler(_AdminHandler):
     async def get(self) -> None:
         hub = self.ctx.hub
@@ -172,6 +189,7 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (r"/admin/v1/stats", StatsHandler, {"ctx": ctx}),
         (r"/admin/v1/groups", GroupsHandler, {"ctx": ctx}),
         (rf"/admin/v1/groups/{seg}", GroupHandler, {"ctx": ctx}),
+        (rf"/admin/v1/users/{seg}", UserHandler, {"ctx": ctx}),
         (r"/admin/v1/tokens/revoke-all", RevokeAllHandler, {"ctx": ctx}),
         (r"/metrics", MetricsHandler, {"ctx": ctx}),
     ]

@@ -17,19 +17,22 @@ import signal
 import socket
 import sys
 import time
+from email.headerregistry import Address
+from functools import partial
 from typing import Any
 
 import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from askd import __version__, state
+from askd import __version__, links, mail, state
 from askd.core import Limits, NotifyPolicy
 from askd.server import admin_api, agent_api, link_page, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
 from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
+from askd.server.mailer import Mailer
 from askd.server.notify import Notifier
 from askd.server.pinger import Pinger
 from askd.server.proxy import Application, origin_of, public_base
@@ -63,8 +66,11 @@ def limits_from(settings: Any) -> Limits:
 
 
 def notify_policy(settings: Any) -> NotifyPolicy | None:
+    """When questions are due for notifications: with a webhook or e-mail."""
     n = settings.notify
-    return NotifyPolicy(n.after_seconds, n.only_offline) if n.webhook_url is not None else None
+    if n.webhook_url is None and n.smtp_url is None:
+        return None
+    return NotifyPolicy(n.after_seconds, n.only_offline)
 
 
 def next_steps(settings: Any, scheme: str, port: int) -> str:
@@ -98,6 +104,7 @@ class Daemon:
         store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
         self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
         self.notifier: Notifier | None = None
+        self.mailer: Mailer | None = None
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
         # One timer pings every WebSocket, not Tornado's task per connection
         # (websocket_ping_interval): docs/performance.md, B3.
@@ -221,6 +228,40 @@ class Daemon:
             peer.token_ended("token revoked")
 
     def _start_notifier(self) -> None:
+        self._start_webhook()
+        self._start_mailer()
+        sinks = [s.submit for s in (self.notifier, self.mailer) if s is not None]
+        if sinks:
+            self.hub.on_notify = lambda *due: [sink(*due) for sink in sinks]
+
+    def _start_mailer(self) -> None:
+        n = self.settings.notify
+        if n.smtp_url is None or n.email_from is None:
+            return
+        registry = self.hub.registry
+        self.mailer = Mailer(
+            target=mail.smtp_target(n.smtp_url.get_secret_value()),
+            sender=Address(n.email_from.name, addr_spec=n.email_from.email),
+            timeout=n.timeout_seconds,
+            link_base=public_base(self.settings, self.scheme, self.port),
+            store=self.hub.store,
+            metrics=self.hub.metrics.emails,
+            # whom a notification is about: the audience, or a step's new members
+            recipients=lambda req: registry.notify_users(req)[1],
+            still_pending=self.hub.still_pending,
+            # Answer links only where people can reach them: public_url.
+            links=partial(links.links_for, str(self.settings.public_url), self.ctx.secret) if self.settings.public_url else None,
+        )
+        log.info(
+            "email.enabled",
+            server=self.mailer.target.shown,
+            sender=n.email_from.email,
+            answerLinks=self.settings.public_url is not None,
+            afterSeconds=n.after_seconds,
+            onlyOffline=n.only_offline,
+        )
+
+    def _start_webhook(self) -> None:
         n = self.settings.notify
         if n.webhook_url is None:
             return
@@ -236,7 +277,6 @@ class Daemon:
             still_pending=self.hub.still_pending,
             delivered=self.hub.mark_notified,
         )
-        self.hub.on_notify = self.notifier.submit
         log.info(
             "webhook.enabled",
             url=self.notifier.target,
@@ -254,6 +294,8 @@ class Daemon:
             server.stop()
         if self.notifier is not None:
             await self.notifier.aclose()  # first: a late delivery must not re-arm the hub's timer
+        if self.mailer is not None:
+            await self.mailer.aclose()
         self.hub.shutdown()
         self.ctx.pinger.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS

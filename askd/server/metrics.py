@@ -1,6 +1,6 @@
 """Prometheus metrics. Counters and gauges are read from the registry when
-scraped (nothing on the hot path); only time-to-answer and the webhook
-deliveries are counted as they happen."""
+scraped (nothing on the hot path); only time-to-answer, the webhook
+deliveries and the mails are counted as they happen."""
 
 from __future__ import annotations
 
@@ -48,6 +48,22 @@ class WebhookMetrics:
             self.failed.labels(reason)  # exported as 0 from the start
 
 
+class EmailMetrics:
+    """Counted by ``askd.server.mailer``, one per mail as it ends."""
+
+    RESULTS = ("sent", "failed", "dropped")
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.emails = Counter(
+            "askd_emails",
+            "Notification mails: sent (the server took it), failed (refused, or every attempt failed), dropped (too many at once).",
+            ["result"],
+            registry=registry,
+        )
+        for result in self.RESULTS:
+            self.emails.labels(result)  # exported as 0 from the start
+
+
 class Metrics:
     def __init__(self, registry: Registry) -> None:
         self.prom = CollectorRegistry(auto_describe=True)
@@ -59,6 +75,7 @@ class Metrics:
             registry=self.prom,
         )
         self.webhooks = WebhookMetrics(self.prom)
+        self.emails = EmailMetrics(self.prom)
 
     def render(self) -> bytes:
         return generate_latest(self.prom)

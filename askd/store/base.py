@@ -101,6 +101,23 @@ class Store(Protocol):
         """Whether this node is the one to send the question's webhook."""
         ...
 
+    async def claim_mails(self, req: Request, step: int, users: Sequence[str]) -> list[str]:
+        """Of ``users``, those whose mail about the question at escalation
+        ``step`` this call is the first to claim (checked and kept in one
+        atomic step, durably on a durable store): each is mailed by one
+        node, once, never again after a restart. Raises
+        :class:`StoreUnavailable`, having claimed nothing."""
+        ...
+
+    async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
+        """The addresses kept for those of ``users`` that have one."""
+        ...
+
+    async def set_user_email(self, user: str, email: str | None) -> None:
+        """Keep ``user``'s address (None: forget it). Raises
+        :class:`StoreUnavailable`, having written nothing."""
+        ...
+
     def present(self, conn_id: str, conn: Connection | None) -> None:
         """This node's connection as it is now (None: it left)."""
         ...

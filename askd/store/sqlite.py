@@ -15,10 +15,11 @@ import gc
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-from askd.core import Registry
+from askd.core import Registry, Request
 from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.store.base import LocalStore, StoreError, StoreUnavailable
@@ -78,6 +79,15 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE groups (name TEXT PRIMARY KEY, members TEXT NOT NULL)",  # members: a JSON list
         "ALTER TABLE requests ADD COLUMN escalate TEXT",  # JSON [[afterSeconds, [entries]], ...], or NULL
         "ALTER TABLE requests ADD COLUMN escalations INTEGER NOT NULL DEFAULT 0",  # steps taken
+    ],
+    [  # 6: e-mail: users' addresses, and each mail claimed (question, escalation step, recipient)
+        "CREATE TABLE users (user_id TEXT PRIMARY KEY, email TEXT NOT NULL)",
+        """CREATE TABLE mail_claims (
+            request_id TEXT NOT NULL,
+            step       INTEGER NOT NULL,
+            user_id    TEXT NOT NULL,
+            PRIMARY KEY (request_id, step, user_id)
+        ) WITHOUT ROWID""",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -239,15 +249,15 @@ class SqliteStore(LocalStore):
             n += 1
         return n
 
-    async def commit(self, changes: Sequence[Change]) -> list[Change]:
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed, or rolled back and raised as
+        :class:`StoreUnavailable` (nothing written)."""
         db = self._db
-        done: list[Change] = []
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                for change in changes:
-                    if self._write(db, change):
-                        done.append(change)
+                yield db
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
@@ -255,6 +265,13 @@ class SqliteStore(LocalStore):
                 raise
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+
+    async def commit(self, changes: Sequence[Change]) -> list[Change]:
+        done: list[Change] = []
+        with self._transaction() as db:
+            for change in changes:
+                if self._write(db, change):
+                    done.append(change)
         return done
 
     @staticmethod
@@ -348,6 +365,7 @@ class SqliteStore(LocalStore):
         cur = db.execute("DELETE FROM requests WHERE request_id = ? AND status != 'pending'", (change.request_id,))
         if cur.rowcount != 1:
             return False
+        db.execute("DELETE FROM mail_claims WHERE request_id = ?", (change.request_id,))
         SqliteStore._collect(db, change.session_id)
         return True
 
@@ -395,6 +413,41 @@ class SqliteStore(LocalStore):
                 " ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
                 (at,),
             )
+        except sqlite3.Error as err:
+            raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
+
+    async def claim_mails(self, req: Request, step: int, users: Sequence[str]) -> list[str]:
+        won: list[str] = []
+        with self._transaction() as db:
+            for user in dict.fromkeys(users):
+                cur = db.execute(
+                    "INSERT INTO mail_claims VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (req.request_id, step, user)
+                )
+                if cur.rowcount == 1:
+                    won.append(user)
+        return won
+
+    async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(users))
+        out: dict[str, str] = {}
+        try:
+            for start in range(0, len(wanted), 500):  # under SQLite's limit of bound parameters
+                chunk = wanted[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                out.update(self._db.execute(f"SELECT user_id, email FROM users WHERE user_id IN ({marks})", chunk))
+        except sqlite3.Error as err:
+            raise StoreUnavailable(f"the store {self.path} refused a read: {err}") from None
+        return out
+
+    async def set_user_email(self, user: str, email: str | None) -> None:
+        try:
+            if email is None:
+                self._db.execute("DELETE FROM users WHERE user_id = ?", (user,))
+            else:
+                self._db.execute(
+                    "INSERT INTO users VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET email = excluded.email",
+                    (user, email),
+                )
         except sqlite3.Error as err:
             raise StoreUnavailable(f"the store {self.path} refused a write: {err}") from None
 

@@ -4,10 +4,12 @@ prints, and its exit codes."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from tests.cli.test_commands import askd, one_error_line
+from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
 from tests.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "whsec-cli-0123456789"
@@ -33,7 +35,12 @@ async def test_it_sends_a_signed_sample_and_prints_the_answer(receiver: Receiver
     assert body["userId"] == "alice"
     assert body["url"] == "https://askd.example.com/inbox/?session=askd-notify-test"
     assert body["to"] == body["users"] == ["alice"]
-    assert set(body) == {"event", "userId", "to", "users", "sessionId", "requestId", "questions", "createdAt", "expiresAt", "url", "test"}
+    assert set(body) == {"event", "userId", "to", "users", "sessionId", "requestId", "questions", "createdAt", "expiresAt", "url", "links", "test"}
+    [(who, alice)] = body["links"].items()  # public_url is set: the daemon's links, for the sample's user
+    assert who == "alice" and [o["label"] for o in alice["options"]] == ["Yes", "No"]
+    shown = [alice["options"][0]["url"], alice["options"][1]["url"], alice["open"]]
+    assert all(u.startswith("https://askd.example.com/inbox/a/") for u in shown) and len(set(shown)) == 3
+    assert r.stdout.endswith(f"  Yes: {shown[0]}\n  No: {shown[1]}\n  Open: {shown[2]}\n")  # the links, listed
     out = r.stdout.splitlines()
     assert out[0] == f"Sent a sample question (json, signed) to http://127.0.0.1:{receiver.port}/…"
     assert out[1].startswith("The receiver answered 200 OK in ") and out[1].endswith(" ms: 'ok'")
@@ -90,3 +97,71 @@ async def test_without_a_webhook_or_with_a_bad_url_it_says_so() -> None:
     assert line == "askd: --webhook-url: URL scheme should be 'http' or 'https'"
     line = one_error_line(await askd("notify", "test", "--webhook-url", "http://127.0.0.1:9/"))
     assert line.startswith("askd: the webhook at http://127.0.0.1:9/… did not answer: cannot connect")
+
+
+# ---- e-mail -----------------------------------------------------------------
+
+
+@pytest.fixture
+def mail_env(mailbox: Mailbox) -> dict[str, str]:
+    return {
+        "ASKD_NOTIFY__SMTP_URL": mailbox.url,
+        "ASKD_NOTIFY__EMAIL_FROM": "askd <askd@example.com>",
+        "ASKD_NOTIFY__TIMEOUT_SECONDS": "0.5",
+        "ASKD_PUBLIC_URL": "https://askd.example.com/inbox/",
+    }
+
+
+async def test_it_mails_a_sample_and_shows_its_text(mailbox: Mailbox, mail_env: dict[str, str]) -> None:
+    r = await askd("notify", "test", "--user", "alice", "--email", "alice@example.com", env=mail_env)
+    assert r.exit_code == 0, r.stderr
+    [m] = mailbox.got
+    assert m.rcpt_tos == ["alice@example.com"] and m.mail_from == "askd@example.com"
+    text = m.part("plain")
+    assert "This is a test from `askd notify test`" in text
+    assert "Open your askd inbox: https://askd.example.com/inbox/?session=askd-notify-test" in text
+    out = r.stdout.splitlines()
+    assert out[0].startswith(f"Sent a sample mail to alice@example.com through smtp://127.0.0.1:{mailbox.port} in ")
+    assert out[1] == f"Subject: {m.message['Subject']}"
+    assert f"Subject: {m.message['Subject']}\n\n{text}" in r.stdout  # what was sent is what is shown
+    yes = re.search(r"  - Yes: (\S+)", text)
+    assert yes is not None and f"  Yes: {yes.group(1)}\n" in r.stdout  # the mail's one-tap link, listed
+
+
+async def test_without_an_address_the_mail_is_shown_not_sent(mailbox: Mailbox, mail_env: dict[str, str]) -> None:
+    r = await askd("notify", "test", env=mail_env)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith(f"The mail askd sends through smtp://127.0.0.1:{mailbox.port} (not sent: pass --email ADDRESS to send it):")
+    assert "Did it arrive?" in r.stdout
+    assert mailbox.got == []
+
+
+async def test_json_has_the_webhook_and_the_mail(
+    receiver: Receiver, mailbox: Mailbox, env: dict[str, str], mail_env: dict[str, str]  # noqa: F811
+) -> None:
+    r = await askd("notify", "test", "--json", "--email", "bob@example.com", env={**env, **mail_env})
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["ok"] is True and out["status"] == 200
+    assert out["payload"] == receiver.got[0].json()  # the body it sent
+    assert out["links"] == out["payload"]["links"]["you"] and out["links"]["open"] in out["email"]["text"]
+    email = out["email"]
+    assert (email["ok"], email["sent"], email["to"], email["from"]) == (True, True, "bob@example.com", "askd <askd@example.com>")
+    assert email["server"] == f"smtp://127.0.0.1:{mailbox.port}" and email["error"] is None
+    assert email["text"] == mailbox.got[0].part("plain")
+
+
+async def test_a_mail_server_that_refuses_is_one_line_and_exit_1(mailbox: Mailbox, mail_env: dict[str, str]) -> None:
+    mailbox.script = ["554 no relaying"]
+    line = one_error_line(await askd("notify", "test", "--email", "x@example.com", env=mail_env))
+    assert line == f"askd: the mail server at smtp://127.0.0.1:{mailbox.port} did not take the mail: the server answered 554 no relaying"
+    down = {**mail_env, "ASKD_NOTIFY__SMTP_URL": "smtp://127.0.0.1:9"}
+    line = one_error_line(await askd("notify", "test", "--email", "x@example.com", env=down))
+    assert line.startswith("askd: the mail server at smtp://127.0.0.1:9 did not take the mail: cannot connect")
+
+
+async def test_email_needs_a_mail_server(mail_env: dict[str, str]) -> None:
+    line = one_error_line(await askd("notify", "test", "--email", "x@example.com"), code=2)
+    assert line == "askd: --email needs notify.smtp_url (ASKD_NOTIFY__SMTP_URL): no mail server is configured"
+    line = one_error_line(await askd("notify", "test", "--email", "nope", env=mail_env), code=2)
+    assert line.startswith("askd: --email: ")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from askd.core import AskInput, Connection, Limits, Registry, Request
 from askd.core.changes import Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
 from askd.store import Store
+from askd.store.memory import MemoryStore
 from askd.store.redis import RedisStore
 from askd.store.sqlite import SqliteStore
 from tests.redis_server import RedisServer
@@ -38,11 +40,14 @@ class Quiet:
         return []
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "sqlite":
+@asynccontextmanager
+async def loaded(kind: str, tmp_path: Path) -> AsyncIterator[Store]:
+    """A ``sqlite``, ``redis`` or ``memory`` store, loaded into an empty registry."""
+    server = None
+    if kind == "sqlite":
         opened: Store = SqliteStore(tmp_path / "askd.db")
-        server = None
+    elif kind == "memory":
+        opened = MemoryStore()
     else:
         if shutil.which("redis-server") is None:
             pytest.skip("redis-server is not installed")
@@ -56,6 +61,12 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         await opened.aclose()
         if server is not None:
             server.stop()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    async with loaded(request.param, tmp_path) as opened:
+        yield opened
 
 
 def ended(req: Request, trigger: Trigger, answers: dict[str, Any] | None = None, error: str | None = None) -> Ended:

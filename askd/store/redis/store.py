@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Sequence
 from importlib.resources import files
 from typing import Any
@@ -32,7 +33,7 @@ from askd.core.changes import Change
 from askd.store.base import StoreError, StoreListener, StoreUnavailable
 from askd.store.redis.codec import to_json
 from askd.store.redis.follower import Follower
-from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, P, drop_idle
+from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, USER_EMAILS, P, drop_idle
 from askd.store.redis.presence import Presence
 from askd.store.rows import request_from_row, steps_from_json
 
@@ -199,6 +200,39 @@ class RedisStore:
             return bool(await self._redis.set(f"{P}notify:{req.request_id}{step}", self.node, nx=True, ex=ttl))
         except (RedisError, OSError) as err:
             raise await self._failed("does not answer", err) from None
+
+    async def claim_mails(self, req: Request, step: int, users: Sequence[str]) -> list[str]:
+        """Each recipient's claim is one ``SET NX`` (the first node's wins),
+        kept as long as the question could still be pending."""
+        wanted = list(dict.fromkeys(users))
+        ttl = max(1, int(req.expires_at + req.max_extension - time.time()) + 60)
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            for user in wanted:
+                pipe.set(f"{P}mail:{req.request_id}:{step}:{user}", self.node, nx=True, ex=ttl)
+            got = await pipe.execute()
+        except (RedisError, OSError) as err:
+            raise await self._failed("does not answer", err) from None
+        return [user for user, ok in zip(wanted, got) if ok]
+
+    async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(users))
+        if not wanted:
+            return {}
+        try:
+            got = await self._redis.hmget(USER_EMAILS, wanted)
+        except (RedisError, OSError) as err:
+            raise await self._failed("does not answer", err) from None
+        return {user: value.decode() for user, value in zip(wanted, got) if value is not None}
+
+    async def set_user_email(self, user: str, email: str | None) -> None:
+        try:
+            if email is None:
+                await self._redis.hdel(USER_EMAILS, user)
+            else:
+                await self._redis.hset(USER_EMAILS, user, email)
+        except (RedisError, OSError) as err:
+            raise await self._failed("refused a write", err) from None
 
     async def catch_up(self) -> None:
         """Wait until the follower applied the stream's newest entry (one

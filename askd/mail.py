@@ -1,0 +1,232 @@
+"""E-mail notifications (spec J): the mail server's URL, one mail's text and
+HTML parts, and one attempt to send it.
+
+Shared by the daemon's sender (``askd.server.mailer``, which claims and
+retries) and ``askd notify test`` (one attempt, reported to the terminal).
+``notify.smtp_url`` may hold the server's password, so only
+:attr:`SmtpTarget.shown` of it is ever printed or logged. The settings
+import this module: what is heavy (the SMTP client, Markdown) is imported
+where it is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from functools import cache
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from askd import __version__
+
+DEFAULT_PORTS = {"smtp": 25, "smtps": 465}
+SUBJECT_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class SmtpTarget:
+    """Where mail goes: ``smtps`` is TLS from the first byte; ``smtp``
+    upgrades with STARTTLS when the server offers it."""
+
+    scheme: str
+    host: str
+    port: int
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    @property
+    def shown(self) -> str:
+        """The only form of the URL ever printed: no user, no password."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+def smtp_target(url: str) -> SmtpTarget:
+    """Parse ``notify.smtp_url``; a ``ValueError`` names what is wrong
+    and never the password."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in DEFAULT_PORTS:
+        raise ValueError("must start with smtp:// or smtps://")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("has a port that is not a number from 1 to 65535") from None
+    if not parts.hostname:
+        raise ValueError("names no host: write smtp://[USER:PASSWORD@]HOST[:PORT]")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("must be smtp[s]://[USER:PASSWORD@]HOST[:PORT], with no path or query")
+    if parts.password is not None and not parts.username:
+        raise ValueError("has a password but no user name")
+    return SmtpTarget(
+        parts.scheme,
+        parts.hostname,
+        port or DEFAULT_PORTS[parts.scheme],
+        unquote(parts.username) if parts.username else None,
+        unquote(parts.password) if parts.password is not None else None,
+    )
+
+
+# ---- what a mail says ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Mail:
+    subject: str
+    text: str
+    html: str
+
+
+@cache
+def _words(lang: str) -> dict[str, Any]:
+    from askd.web import STATIC_DIR
+
+    words: dict[str, Any] = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    return words
+
+
+def default_language() -> str:
+    from askd.web.languages import pick_language
+
+    return pick_language(())
+
+
+def compose(
+    description: dict[str, Any],
+    *,
+    inbox: str,
+    links: dict[str, Any] | None = None,
+    lang: str | None = None,
+) -> Mail:
+    """One recipient's mail about a pending question (``Request.describe()``).
+    ``links`` is that recipient's from the answer links (``{"open": URL,
+    "options": [{"label", "url"}, ...]}``); without them the mail points to
+    the inbox. Question text is Markdown: its source in the text part, and
+    rendered safely (askd.web.markdown) in the HTML part."""
+    from askd.web.markdown import render
+
+    lang = lang or default_language()
+    w = _words(lang)
+    questions = description["questions"]
+    until = str(description["expiresAt"])[11:16]
+    option_urls = {o["label"]: o["url"] for o in (links or {}).get("options") or ()}
+    open_url = (links or {}).get("open")
+    first = questions[0] if questions else {}
+    title = str(first.get("header") or first.get("question") or "").strip().splitlines()[0:1]
+    subject = w["mail.subject"].replace("{title}", _clip(title[0] if title else "", SUBJECT_CHARS))
+    intro = w["mail.intro"].replace("{until}", f"{until} UTC")
+
+    text = [intro, ""]
+    parts = [f"<p>{html.escape(intro)}</p>"]
+    for q in questions:
+        header = q.get("header")
+        if isinstance(header, str) and header:
+            text.append(header)
+            parts.append(f"<h3>{html.escape(header)}</h3>")
+        body = str(q.get("question", ""))
+        text.append(body)
+        parts.append(render(body))
+        options = [o for o in q.get("options") or () if isinstance(o, dict)]
+        for o in options:
+            label, about = str(o.get("label", "")), str(o.get("description") or "")
+            url = option_urls.get(label) if len(questions) == 1 else None
+            # The URL last on its line: mail programs end a bare link at the line's end.
+            text.append(f"  - {label}" + (f" ({about})" if about else "") + (f": {url}" if url else ""))
+            item = f'<a href="{html.escape(url)}">{html.escape(label)}</a>' if url else html.escape(label)
+            if about:
+                item += " — " + html.escape(about)
+            parts.append(f"<p>&#8226; {item}</p>")
+        text.append("")
+    if open_url:
+        line = w["mail.open"]
+        text.append(f"{line}: {open_url}")
+        parts.append(f'<p><a href="{html.escape(open_url)}">{html.escape(line)}</a></p>')
+    text.append(f"{w['mail.inbox']}: {inbox}")
+    parts.append(f'<p><a href="{html.escape(inbox)}">{html.escape(w["mail.inbox"])}</a></p>')
+    page = (
+        f'<!DOCTYPE html><html lang="{html.escape(lang)}"><head><meta charset="utf-8">'
+        f"<title>{html.escape(subject)}</title></head><body>{''.join(parts)}</body></html>"
+    )
+    return Mail(subject, "\n".join(text).rstrip() + "\n", page)
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def message(mail: Mail, sender: Address, to: str) -> EmailMessage:
+    """The MIME message: text, with the HTML as its alternative."""
+    msg = EmailMessage()
+    msg["Subject"] = mail.subject
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Date"] = format_datetime(datetime.now(timezone.utc))
+    msg["Message-ID"] = make_msgid(domain=sender.domain or None)
+    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies to it
+    msg["X-Mailer"] = f"askd/{__version__}"
+    msg.set_content(mail.text)
+    msg.add_alternative(mail.html, subtype="html")
+    return msg
+
+
+# ---- one attempt ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """What one attempt got: ``error`` when it failed, ``temporary`` when
+    another try could succeed (no answer, a timeout, a 4xx reply)."""
+
+    error: str | None = None
+    temporary: bool = False
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+async def send(target: SmtpTarget, msg: EmailMessage, timeout: float) -> Sent:
+    """Hand ``msg`` to the mail server once; never raises for a network or
+    SMTP failure. ``timeout`` bounds the whole attempt, however slowly the
+    server answers."""
+    import aiosmtplib
+
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout):
+            await aiosmtplib.send(
+                msg,
+                hostname=target.host,
+                port=target.port,
+                username=target.username,
+                password=target.password,
+                use_tls=target.scheme == "smtps",
+                start_tls=False if target.scheme == "smtps" else None,  # None: STARTTLS when offered
+                timeout=timeout,
+            )
+    except (aiosmtplib.SMTPException, TimeoutError, OSError) as err:
+        error, temporary = _describe(err, timeout)
+        return Sent(error, temporary, time.monotonic() - started)
+    return Sent(elapsed=time.monotonic() - started)
+
+
+def _describe(err: Exception, timeout: float) -> tuple[str, bool]:
+    import aiosmtplib
+
+    if isinstance(err, (TimeoutError, aiosmtplib.SMTPTimeoutError)):
+        return f"no answer within {timeout:g} s", True
+    if isinstance(err, aiosmtplib.SMTPRecipientsRefused):
+        codes = [r.code for r in err.recipients]
+        return f"the recipient was refused ({', '.join(str(c) for c in codes)})", all(400 <= c < 500 for c in codes)
+    if isinstance(err, aiosmtplib.SMTPResponseException):
+        return f"the server answered {err.code} {err.message}", 400 <= err.code < 500
+    if isinstance(err, (aiosmtplib.SMTPConnectError, aiosmtplib.SMTPServerDisconnected, OSError)):
+        return f"cannot connect ({type(err).__name__})", True
+    return f"the mail could not be sent ({type(err).__name__})", False

@@ -1,0 +1,35 @@
+"""``askd user set|show`` against a live daemon, through the admin API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_commands import askd, local, one_error_line  # noqa: F401  (local: the fixture)
+from tests.conftest import RunningDaemon
+
+
+async def test_user_set_show_and_clear(local: RunningDaemon) -> None:  # noqa: F811
+    r = await askd("user", "show", "alice")
+    assert (r.exit_code, r.stdout) == (0, "User alice: no e-mail address.\n")
+    r = await askd("user", "set", "alice", "--email", "alice@example.com")
+    assert (r.exit_code, r.stdout) == (0, "User alice: alice@example.com\n")
+    assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] == "alice@example.com"
+    r = await askd("user", "show", "alice", "--json")
+    assert json.loads(r.stdout) == {"user": "alice", "email": "alice@example.com"}
+    r = await askd("user", "set", "alice", "--clear", "--json")
+    assert json.loads(r.stdout) == {"user": "alice", "email": None}
+    assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] is None
+
+
+@pytest.mark.parametrize("flags", [[], ["--email", "a@example.com", "--clear"]])
+async def test_user_set_needs_one_of_email_or_clear(local: RunningDaemon, flags: list[str]) -> None:  # noqa: F811
+    line = one_error_line(await askd("user", "set", "alice", *flags), code=2)
+    assert line == "askd: give --email ADDRESS or --clear"
+
+
+async def test_a_bad_address_is_the_daemons_one_line(local: RunningDaemon) -> None:  # noqa: F811
+    line = one_error_line(await askd("user", "set", "alice", "--email", "not-an-address"))
+    assert "400 invalid_request" in line and "email" in line
+    assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] is None
