@@ -12,7 +12,7 @@ that agents waiting on them can be woken), questions due for a webhook.
 The clock is injected; tests move it.
 
 Every deadline is one entry in one :class:`~askd.core.schedule.Schedule`,
-named by its kind (``DEADLINE_KINDS``), so the front end needs a single
+named by its kind (``deadlines.DEADLINE_KINDS``), so the front end needs a single
 timer at ``next_deadline()`` and no scan of everything. The records are in
 ``records.py``, the question lifecycle in ``lifecycle.py``.
 """
@@ -23,12 +23,12 @@ import time
 import uuid
 from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from askd.core import events as ev
 from askd.core import codec
-from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Asked, Change, Ended, Escalated, Extended, GroupDeleted, GroupSet, Notified
+from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
 from askd.core.errors import (
     AskInFlight,
     Forbidden,
@@ -45,7 +45,6 @@ from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import (
     CANCEL_ERROR,
     REASSIGNED,
-    TIMEOUT_ERROR,
     WITHDRAW_ERROR,
     Status,
     Trigger,
@@ -76,8 +75,6 @@ __all__ = [
     "AskInput",
     "Connection",
     "Counters",
-    "DEADLINE_KINDS",
-    "DeadlineKind",
     "Limits",
     "NotifyPolicy",
     "Outbox",
@@ -85,78 +82,6 @@ __all__ = [
     "Request",
     "Session",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class DeadlineKind:
-    """One kind of deadline a request can have. ``when`` reads the due time
-    from the request's own (stored) fields, so a store's restore schedules
-    it again with no code of its own; ``fire`` says what the clock decides
-    when it comes (a change to commit, or None: a report only)."""
-
-    name: str
-    ended: bool  # scheduled once the request ended (else while pending)
-    when: Callable[[Registry, Request], float | None]
-    alive: Callable[[Registry, Request], bool]
-    fire: Callable[[Registry, Request, float], Change | None]
-
-
-def _notify_when(reg: Registry, req: Request) -> float | None:
-    policy = reg.notify_policy
-    # ``after`` 0 is reported at the ask itself (Registry._register), not a tick later.
-    if policy is None or req.notified or policy.after <= 0:
-        return None
-    return req.created_at + policy.after
-
-
-def _notify_fire(reg: Registry, req: Request, now: float) -> None:
-    reg._notify_due(req)  # not a change: a report for the front end
-
-
-def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
-    default = req.on_timeout
-    return Ended(
-        req.session_id, req.request_id, Trigger.EXPIRE, default, TIMEOUT_ERROR, now, defaulted=default is not None
-    )
-
-
-def _escalate_when(reg: Registry, req: Request) -> float | None:
-    if req.escalations >= len(req.escalate):
-        return None
-    return req.created_at + req.escalate[req.escalations][0]
-
-
-def _escalate_fire(reg: Registry, req: Request, now: float) -> Escalated | None:
-    at = _escalate_when(reg, req)
-    if at is None or at > now:
-        return None  # an entry for a step taken already (another node's): the next has its own
-    return Escalated(req.session_id, req.request_id, req.escalations + 1)
-
-
-DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
-    # A pending question's expiresAt: it ends as ``timeout`` (with its
-    # onTimeout default as answers, when it has one).
-    DeadlineKind("timeout", False, lambda reg, req: req.expires_at, lambda reg, req: req.pending, _timeout_fire),
-    # A webhook notification's due time, ``createdAt + notify.after``.
-    DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
-    # The next escalation step's time, ``createdAt + afterSeconds`` (spec H).
-    DeadlineKind(
-        "escalate",
-        False,
-        _escalate_when,
-        lambda reg, req: req.pending and req.escalations < len(req.escalate),
-        _escalate_fire,
-    ),
-    # An ended question's result retention runs out: it is forgotten.
-    DeadlineKind(
-        "forget",
-        True,
-        lambda reg, req: None if req.ended_at is None else req.ended_at + reg.limits.result_ttl,
-        # Not if already forgotten (a shared store's other node did).
-        lambda reg, req: not req.pending and reg.get(req.session_id, req.request_id) is req,
-        lambda reg, req, now: Forgot(req.session_id, req.request_id),
-    ),
-)
 
 
 class Registry:
@@ -762,7 +687,8 @@ class Registry:
 
     def _extend(self, req: Request, change: Extended) -> None:
         """A pending question's deadline moved: the entry at the old one
-        stays, stale (``_timeout_fire`` lets it pass), a new one is added."""
+        stays, stale (its kind's ``when`` moved: the schedule lets it pass), a
+        new one is added."""
         if change.previous > self._clock():
             self.schedule.stale()
         req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
@@ -776,7 +702,7 @@ class Registry:
         before = self.audience(req)
         req.escalations = step
         self._send_to_users(self.audience(req) - before, req.ask_event())
-        at = _escalate_when(self, req)
+        at = escalate_when(self, req)
         if at is not None:
             self.schedule.add(at, "escalate", req)
         self._notify_due(req, again=True)
