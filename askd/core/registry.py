@@ -108,6 +108,7 @@ class Registry:
         # by request and by session: what they reserve counts for the next.
         self._flying: dict[str, Request] = {}
         self._flying_in: dict[str, list[Request]] = {}
+        self._flying_bytes: dict[str, int] = {}  # user -> bytes of their asks' frames in flight
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
         self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in DEADLINE_KINDS})
         self._sends: list[Send] = []
@@ -287,12 +288,12 @@ class Registry:
             }
         )
         limit = self.limits.max_pending_bytes_per_user
-        held = self._user_bytes.get(user_id, 0)
-        held += sum(len(r.frame or b"") for r in self._flying.values() if r.user_id == user_id)  # this batch's
+        held = self._user_bytes.get(user_id, 0) + self._flying_bytes.get(user_id, 0)  # and this batch's
         if held + len(req.frame) > limit:
             raise TooManyPending(f"user {user_id} already has {held} bytes of pending questions (limit {limit})")
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         self._flying[req.request_id] = req
+        _add_bytes(self._flying_bytes, user_id, len(req.frame))
         self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
@@ -320,6 +321,7 @@ class Registry:
         req = self._flying.pop(change.request.request_id, None)
         if req is None:
             return
+        _add_bytes(self._flying_bytes, req.user_id, -len(req.frame or b""))
         flying = self._flying_in[req.session_id]
         flying.remove(req)
         if not flying:
@@ -338,7 +340,7 @@ class Registry:
             self.audiences.track(req)
             session.pending += 1
             self._pending_total += 1
-            self._user_bytes[req.user_id] = self._user_bytes.get(req.user_id, 0) + len(req.frame or b"")
+            _add_bytes(self._user_bytes, req.user_id, len(req.frame or b""))
             policy = self.notify_policy
             if policy is not None and policy.after <= 0 and not req.notified:
                 self._notify_due(req)  # due at once: reported with the ask itself
@@ -610,11 +612,7 @@ class Registry:
         req.error = change.error
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
-        left = self._user_bytes.get(req.user_id, 0) - len(req.frame or b"")
-        if left > 0:
-            self._user_bytes[req.user_id] = left
-        else:
-            self._user_bytes.pop(req.user_id, None)
+        _add_bytes(self._user_bytes, req.user_id, -len(req.frame or b""))
         req.frame = None
         session = self._sessions[req.session_id]
         session.pending -= 1
@@ -683,7 +681,7 @@ class Registry:
 
     def restore_group(self, group: str, members: Iterable[str]) -> None:
         """Load a group kept by a store (before its questions)."""
-        self.audiences.groups[group] = tuple(sorted(set(members)))
+        self.audiences.restore_group(group, tuple(sorted(set(members))))
 
     def _set_group(self, group: str, members: tuple[str, ...] | None) -> None:
         """A group's members are now ``members`` (None: it is gone). The
@@ -811,7 +809,7 @@ class Registry:
             out += [
                 r
                 for r in self.audiences.team.values()
-                if r.request_id not in mine and (session_id is None or r.session_id == session_id) and user_id in self.audiences.of(r)
+                if r.request_id not in mine and (session_id is None or r.session_id == session_id) and self.audiences.holds(user_id, r)
             ]
         return out
 
@@ -851,3 +849,13 @@ class Registry:
             "declined": c.declined,
             "repushed": c.repushed,
         }
+
+
+def _add_bytes(held: dict[str, int], user_id: str, size: int) -> None:
+    """Add ``size`` (negative: take) to a user's bytes; at zero the user
+    leaves the table, which holds only users with something pending."""
+    left = held.get(user_id, 0) + size
+    if left > 0:
+        held[user_id] = left
+    else:
+        held.pop(user_id, None)
