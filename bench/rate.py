@@ -28,7 +28,11 @@ async def rate(
     step_seconds: float,
     users: int = 100,
     agents: int = 64,
+    p99_limit_ms: float = P99_LIMIT_MS,
 ) -> dict[str, Any]:
+    """The steps run, and the highest rate that passed (0: none did). A step
+    passes when every ask completed with p99 under ``p99_limit_ms`` (the
+    target's; a smoke run of the harness on a loaded machine lifts it)."""
     due: dict[str, float] = {}  # session id -> when its ask was due
     done: dict[str, float] = {}
 
@@ -94,7 +98,7 @@ async def rate(
             "p99_ms": pct(lat, 99),
             "cpu_per_ask_us": cpu / max(1, len(sids)) * 1e6,
         }
-        out["passed"] = out["completed"] == out["asks"] and out["p99_ms"] <= P99_LIMIT_MS
+        out["passed"] = out["completed"] == out["asks"] and out["p99_ms"] <= p99_limit_ms
         return out
 
     steps: list[dict[str, Any]] = []

@@ -43,6 +43,14 @@ def print_json(obj: Any) -> None:
     typer.echo(json.dumps(obj, indent=2, ensure_ascii=False))
 
 
+def reply(as_json: bool, obj: Any, text: str) -> None:
+    """What an admin command did: ``obj`` as JSON with ``--json``, else a line."""
+    if as_json:
+        print_json(obj)
+    else:
+        typer.echo(text)
+
+
 def eprint(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -54,3 +62,4 @@ ConfigOption = typer.Option(
     exists=False,
     dir_okay=False,
 )
+ReplyJsonOption = typer.Option(False, "--json", help="Print the daemon's reply as JSON.")

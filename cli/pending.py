@@ -12,7 +12,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
-from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
+from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, print_json, reply
 from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until
 
 app = typer.Typer(help="See and answer pending questions.", no_args_is_help=True)
@@ -147,7 +147,7 @@ def answer(
     request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
     answers_json: str | None = typer.Option(None, "--answers", help='The answers as a JSON object: {"QUESTION": "VALUE", ...}.'),
     answer_flags: list[str] = typer.Option([], "--answer", help='"QUESTION=VALUE"; repeat for several questions or choices.'),
-    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    as_json: bool = ReplyJsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
     cacert: Path | None = CaCertOption,
@@ -162,7 +162,4 @@ def answer(
         else:
             answers = answers_from_flags(answer_flags, admin.question(session, request)["questions"])
         admin.answer(session, request, answers)
-    if as_json:
-        print_json({"accepted": True, "answers": answers})
-    else:
-        typer.echo(f"Answered {request} in session {session}.")
+    reply(as_json, {"accepted": True, "answers": answers}, f"Answered {request} in session {session}.")

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, admin_client, command
-from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
+from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, reply
 from askd.cli.output import plural
 
 
@@ -19,7 +19,7 @@ def disconnect(
     connection: str | None = typer.Option(None, "--connection", help="One connection (see `askd connections list`)."),
     everyone: bool = typer.Option(False, "--all", help="Every connection."),
     clean: bool = typer.Option(False, "--clean", help="Close with code 1001 instead of dropping the TCP link."),
-    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    as_json: bool = ReplyJsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
     cacert: Path | None = CaCertOption,
@@ -31,16 +31,13 @@ def disconnect(
     mode = "close" if clean else "abort"
     with admin_client(admin_url, token, config, cacert) as admin:
         n = admin.disconnect(user=user, session=session, connection=connection, all=everyone, mode=mode)
-    if as_json:
-        print_json({"disconnected": n, "mode": mode})
-    else:
-        typer.echo(f"Disconnected {plural(n, 'connection')} ({mode}).")
+    reply(as_json, {"disconnected": n, "mode": mode}, f"Disconnected {plural(n, 'connection')} ({mode}).")
 
 
 @command
 def cancel(
     session: str = typer.Argument(..., help="The session to cancel."),
-    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    as_json: bool = ReplyJsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
     cacert: Path | None = CaCertOption,
@@ -49,7 +46,4 @@ def cancel(
     """Cancel every pending question of a session and of its sub-sessions."""
     with admin_client(admin_url, token, config, cacert) as admin:
         n = admin.cancel_session(session)
-    if as_json:
-        print_json({"cancelled": n})
-    else:
-        typer.echo(f"Cancelled {plural(n, 'question')} in session {session} and its sub-sessions.")
+    reply(as_json, {"cancelled": n}, f"Cancelled {plural(n, 'question')} in session {session} and its sub-sessions.")

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, admin_client, agent_client, command
-from askd.cli.common import ConfigOption, print_json
+from askd.cli.common import ConfigOption, ReplyJsonOption, print_json, reply
 from askd.client.agent import DEFAULT_POLL_SECONDS
 
 
@@ -40,7 +40,7 @@ def decline(
     session: str = typer.Argument(..., help="The question's session id."),
     request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
     reason: str | None = typer.Option(None, "--reason", help="Why (at most 1,000 characters); the agent reads it."),
-    as_json: bool = typer.Option(False, "--json", help="Print the daemon's reply as JSON."),
+    as_json: bool = ReplyJsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
     cacert: Path | None = CaCertOption,
@@ -49,7 +49,4 @@ def decline(
     """Decline a pending question as if the user had (it ends declined)."""
     with admin_client(admin_url, token, config, cacert) as admin:
         admin.decline(session, request, reason)
-    if as_json:
-        print_json({"accepted": True})
-    else:
-        typer.echo(f"Declined {request} in session {session}.")
+    reply(as_json, {"accepted": True}, f"Declined {request} in session {session}.")

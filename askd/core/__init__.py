@@ -3,9 +3,10 @@
 Nothing here imports Tornado or touches a socket, a file or the real clock
 unless one is injected. The records are in ``records.py``, the changes a
 store makes durable in ``changes.py``, the engine in ``registry.py``, its
-deadlines in ``schedule.py``. The daemon (``askd.server``) drives it and
-the stores (``askd.store``) keep its changes; clients, the CLI and the MCP
-bridge share its wire models (``models.py``).
+deadlines in ``schedule.py`` (their kinds in ``deadlines.py``), who a
+question is for in ``audiences.py``. The daemon (``askd.server``) drives it
+and the stores (``askd.store``) keep its changes; clients, the CLI and the
+MCP bridge share its wire models (``models.py``).
 """
 
 from askd.core.errors import (

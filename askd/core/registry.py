@@ -12,9 +12,10 @@ that agents waiting on them can be woken), questions due for a webhook.
 The clock is injected; tests move it.
 
 Every deadline is one entry in one :class:`~askd.core.schedule.Schedule`,
-named by its kind (``DEADLINE_KINDS``), so the front end needs a single
+named by its kind (``deadlines.DEADLINE_KINDS``), so the front end needs a single
 timer at ``next_deadline()`` and no scan of everything. The records are in
-``records.py``, the question lifecycle in ``lifecycle.py``.
+``records.py``, the question lifecycle in ``lifecycle.py``, who each
+question is for (groups, teams, escalation) in ``audiences.py``.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import time
 import uuid
 from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from askd.core import events as ev
 from askd.core import codec
-from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.audiences import Audiences
+from askd.core.changes import Asked, Change, Ended, Escalated, Extended, GroupDeleted, GroupSet, Notified
+from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
 from askd.core.errors import (
     AskInFlight,
     Forbidden,
@@ -45,7 +47,6 @@ from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import (
     CANCEL_ERROR,
     REASSIGNED,
-    TIMEOUT_ERROR,
     WITHDRAW_ERROR,
     Status,
     Trigger,
@@ -54,7 +55,6 @@ from askd.core.lifecycle import (
 from askd.core.models import Answers, check_answers
 from askd.core.records import (
     ALL_SESSIONS,
-    GROUP_PREFIX,
     AskInput,
     Connection,
     Counters,
@@ -63,9 +63,7 @@ from askd.core.records import (
     Outbox,
     Request,
     Session,
-    audience_entries,
     audience_key,
-    is_team,
 )
 from askd.core.schedule import Schedule
 from askd.core.selectors import subscribed
@@ -76,8 +74,6 @@ __all__ = [
     "AskInput",
     "Connection",
     "Counters",
-    "DEADLINE_KINDS",
-    "DeadlineKind",
     "Limits",
     "NotifyPolicy",
     "Outbox",
@@ -85,78 +81,6 @@ __all__ = [
     "Request",
     "Session",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class DeadlineKind:
-    """One kind of deadline a request can have. ``when`` reads the due time
-    from the request's own (stored) fields, so a store's restore schedules
-    it again with no code of its own; ``fire`` says what the clock decides
-    when it comes (a change to commit, or None: a report only)."""
-
-    name: str
-    ended: bool  # scheduled once the request ended (else while pending)
-    when: Callable[[Registry, Request], float | None]
-    alive: Callable[[Registry, Request], bool]
-    fire: Callable[[Registry, Request, float], Change | None]
-
-
-def _notify_when(reg: Registry, req: Request) -> float | None:
-    policy = reg.notify_policy
-    # ``after`` 0 is reported at the ask itself (Registry._register), not a tick later.
-    if policy is None or req.notified or policy.after <= 0:
-        return None
-    return req.created_at + policy.after
-
-
-def _notify_fire(reg: Registry, req: Request, now: float) -> None:
-    reg._notify_due(req)  # not a change: a report for the front end
-
-
-def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
-    default = req.on_timeout
-    return Ended(
-        req.session_id, req.request_id, Trigger.EXPIRE, default, TIMEOUT_ERROR, now, defaulted=default is not None
-    )
-
-
-def _escalate_when(reg: Registry, req: Request) -> float | None:
-    if req.escalations >= len(req.escalate):
-        return None
-    return req.created_at + req.escalate[req.escalations][0]
-
-
-def _escalate_fire(reg: Registry, req: Request, now: float) -> Escalated | None:
-    at = _escalate_when(reg, req)
-    if at is None or at > now:
-        return None  # an entry for a step taken already (another node's): the next has its own
-    return Escalated(req.session_id, req.request_id, req.escalations + 1)
-
-
-DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
-    # A pending question's expiresAt: it ends as ``timeout`` (with its
-    # onTimeout default as answers, when it has one).
-    DeadlineKind("timeout", False, lambda reg, req: req.expires_at, lambda reg, req: req.pending, _timeout_fire),
-    # A webhook notification's due time, ``createdAt + notify.after``.
-    DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
-    # The next escalation step's time, ``createdAt + afterSeconds`` (spec H).
-    DeadlineKind(
-        "escalate",
-        False,
-        _escalate_when,
-        lambda reg, req: req.pending and req.escalations < len(req.escalate),
-        _escalate_fire,
-    ),
-    # An ended question's result retention runs out: it is forgotten.
-    DeadlineKind(
-        "forget",
-        True,
-        lambda reg, req: None if req.ended_at is None else req.ended_at + reg.limits.result_ttl,
-        # Not if already forgotten (a shared store's other node did).
-        lambda reg, req: not req.pending and reg.get(req.session_id, req.request_id) is req,
-        lambda reg, req, now: Forgot(req.session_id, req.request_id),
-    ),
-)
 
 
 class Registry:
@@ -184,15 +108,13 @@ class Registry:
         # by request and by session: what they reserve counts for the next.
         self._flying: dict[str, Request] = {}
         self._flying_in: dict[str, list[Request]] = {}
+        self._flying_bytes: dict[str, int] = {}  # user -> bytes of their asks' frames in flight
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
         self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in DEADLINE_KINDS})
         self._sends: list[Send] = []
         self._ended: list[Request] = []
         self._notify: list[Request] = []
-        self.groups: dict[str, tuple[str, ...]] = {}  # group -> its members, sorted
-        # Pending questions asked of more than one user or a group, or with
-        # escalation steps: their audience is resolved from the groups live.
-        self._team: dict[str, Request] = {}
+        self.audiences = Audiences()  # the groups, and who each question is for now
 
     def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
         """A schedule entry counts while its kind's deadline for the request
@@ -212,45 +134,6 @@ class Registry:
         to = tuple(c for u in sorted(users) for c in self._user_conns.get(u, ()))
         if to:
             self._sends.append(Send(to, event))
-
-    # ---- audiences (spec G) -------------------------------------------
-
-    def resolve(self, entries: Iterable[str]) -> set[str]:
-        """The users ``entries`` name, with the groups as they are now."""
-        users: set[str] = set()
-        for entry in entries:
-            if entry.startswith(GROUP_PREFIX):
-                users.update(self.groups.get(entry[len(GROUP_PREFIX) :], ()))
-            else:
-                users.add(entry)
-        return users
-
-    def audience(self, req: Request) -> set[str]:
-        """Who may see and answer the question now."""
-        if req.request_id not in self._team:
-            return {req.user_id}  # one user, never escalated: the common case
-        return self.resolve(req.to)
-
-    def _in_audience(self, user_id: str, req: Request) -> bool:
-        return req.user_id == user_id or (req.request_id in self._team and user_id in self.audience(req))
-
-    def notify_users(self, req: Request) -> tuple[list[str], list[str]]:
-        """For a webhook: the audience (sorted), and those whose presence
-        ``only_offline`` looks at: the audience, or after an escalation step
-        the users that step added (so a step reaches them even while an
-        earlier member has a tab open)."""
-        users = self.audience(req)
-        if not req.escalations:
-            return sorted(users), sorted(users)
-        before = self.resolve(self._entries_upto(req, req.escalations - 1))
-        return sorted(users), sorted(users - before)
-
-    @staticmethod
-    def _entries_upto(req: Request, steps: int) -> list[str]:
-        out = list(audience_entries(req.user_id))
-        for _, entries in req.escalate[:steps]:
-            out.extend(entries)
-        return out
 
     # ---- connections --------------------------------------------------
 
@@ -288,29 +171,22 @@ class Registry:
             pushed = 0
             sids = dict.fromkeys(self._user_sessions.get(conn.user_id, ()))
             # and every session with a pending question whose audience holds the user
-            sids.update((r.session_id, None) for r in self._team.values() if conn.user_id in self.audience(r))
+            sids.update((r.session_id, None) for r in self.audiences.asked_of(conn.user_id))
             for sid in sids:
                 session = self._sessions[sid]
                 if session.pending:
                     pushed += self._replay(conn, sid, session, reply_id)
             return pushed
         session = self._sessions.get(session_id)
-        if session is not None and not self._may_subscribe(conn.user_id, session):
+        if session is not None and not self.audiences.may_subscribe(conn.user_id, session):
             raise Forbidden(f"session {session_id} belongs to another user")
         conn.subscriptions[session_id] = None
         return self._replay(conn, session_id, session, reply_id)
 
-    def _may_subscribe(self, user_id: str, session: Session) -> bool:
-        """In the audience of the session's first question (its owner, the
-        groups as they are now) or of any of its pending questions."""
-        if session.owner == user_id or (is_team(session.owner) and user_id in self.resolve(audience_entries(session.owner))):
-            return True
-        return any(r.pending and self._in_audience(user_id, r) for r in session.requests.values())
-
     def _replay(self, conn: Connection, session_id: str, session: Session | None, reply_id: Any) -> int:
         to = (conn.id,)
         user = conn.user_id
-        pending = [r for r in session.requests.values() if r.pending and self._in_audience(user, r)] if session else []
+        pending = [r for r in session.requests.values() if r.pending and self.audiences.holds(user, r)] if session else []
         snapshot = Event(ev.SNAPSHOT, session_id, {"active": bool(pending), "pending": len(pending)}, reply_id)
         self._sends.append(Send(to, snapshot))
         for req in pending:
@@ -359,8 +235,8 @@ class Registry:
         if parent_session_id is not None:
             self.reach(parent_session_id, agent)
             self._check_parent(session_id, session, parent_session_id, user_id)
-        self._check_entries(ask)
-        if ask.require_online and not any(u in self._user_conns for u in self.resolve(ask.to or (user_id,))):
+        self.audiences.check_entries(ask)
+        if ask.require_online and not any(u in self._user_conns for u in self.audiences.resolve(ask.to or (user_id,))):
             raise UserOffline(f"no user of {', '.join(ask.to or (user_id,))} has an open connection")
         in_session = (session.pending if session is not None else 0) + len(flying)
         if in_session >= self.limits.max_pending_per_session:
@@ -412,12 +288,12 @@ class Registry:
             }
         )
         limit = self.limits.max_pending_bytes_per_user
-        held = self._user_bytes.get(user_id, 0)
-        held += sum(len(r.frame or b"") for r in self._flying.values() if r.user_id == user_id)  # this batch's
+        held = self._user_bytes.get(user_id, 0) + self._flying_bytes.get(user_id, 0)  # and this batch's
         if held + len(req.frame) > limit:
             raise TooManyPending(f"user {user_id} already has {held} bytes of pending questions (limit {limit})")
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         self._flying[req.request_id] = req
+        _add_bytes(self._flying_bytes, user_id, len(req.frame))
         self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
@@ -439,21 +315,13 @@ class Registry:
         if not self.reaches(session_id, agent):
             raise NotFound(f"no session {session_id} for this agent token")
 
-    def _check_entries(self, ask: AskInput) -> None:
-        """Every ``group:G`` the ask names must exist (``400``, ``loc`` the entry)."""
-        named = [(f"to.{i}", e) for i, e in enumerate(ask.to or ())]
-        named += [(f"escalate.{i}.to.{j}", e) for i, (_, entries) in enumerate(ask.escalate) for j, e in enumerate(entries)]
-        for loc, entry in named:
-            if entry.startswith(GROUP_PREFIX) and entry[len(GROUP_PREFIX) :] not in self.groups:
-                msg = f"no group {entry[len(GROUP_PREFIX):]!r}"
-                raise InvalidRequest(f"{loc}: {msg}", [{"loc": loc, "msg": msg}])
-
     def release(self, change: Asked) -> None:
         """The ask's commit is over (taken, refused, or failed): what it
         reserved is free again. Applying it releases it too."""
         req = self._flying.pop(change.request.request_id, None)
         if req is None:
             return
+        _add_bytes(self._flying_bytes, req.user_id, -len(req.frame or b""))
         flying = self._flying_in[req.session_id]
         flying.remove(req)
         if not flying:
@@ -469,11 +337,10 @@ class Registry:
                 session.by_key = {}
             session.by_key[(req.agent, req.idempotency_key)] = req
         if req.pending:
-            if is_team(req.user_id) or req.escalate:
-                self._team[req.request_id] = req
+            self.audiences.track(req)
             session.pending += 1
             self._pending_total += 1
-            self._user_bytes[req.user_id] = self._user_bytes.get(req.user_id, 0) + len(req.frame or b"")
+            _add_bytes(self._user_bytes, req.user_id, len(req.frame or b""))
             policy = self.notify_policy
             if policy is not None and policy.after <= 0 and not req.notified:
                 self._notify_due(req)  # due at once: reported with the ask itself
@@ -596,7 +463,7 @@ class Registry:
     def _pending_for(self, session_id: str, request_id: str, user_id: str | None) -> Request:
         """The pending question ``user_id`` (None: an admin) may act on."""
         req = self.get(session_id, request_id)
-        if req is None or not req.pending or (user_id is not None and not self._in_audience(user_id, req)):
+        if req is None or not req.pending or (user_id is not None and not self.audiences.holds(user_id, req)):
             raise NotPending(f"question {request_id} is not pending")
         return req
 
@@ -707,7 +574,7 @@ class Registry:
                 return False
             self._register(req, change.parent_session_id)
             self.counters.count(req.status)
-            self._send_to_users(self.audience(req), req.ask_event())
+            self._send_to_users(self.audiences.of(req), req.ask_event())
         elif isinstance(change, Escalated):
             req = self.get(change.session_id, change.request_id)
             if req is None or not req.pending or req.escalations >= change.step:
@@ -716,7 +583,7 @@ class Registry:
         elif isinstance(change, GroupSet):
             self._set_group(change.group, change.members)
         elif isinstance(change, GroupDeleted):
-            if change.group not in self.groups:
+            if change.group not in self.audiences.groups:
                 return False
             self._set_group(change.group, None)
         elif isinstance(change, Notified):
@@ -745,38 +612,35 @@ class Registry:
         req.error = change.error
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
-        left = self._user_bytes.get(req.user_id, 0) - len(req.frame or b"")
-        if left > 0:
-            self._user_bytes[req.user_id] = left
-        else:
-            self._user_bytes.pop(req.user_id, None)
+        _add_bytes(self._user_bytes, req.user_id, -len(req.frame or b""))
         req.frame = None
         session = self._sessions[req.session_id]
         session.pending -= 1
         self._pending_total -= 1
         self.counters.ended(req.status)
         self._plan(req)
-        self._send_to_users(self.audience(req), Event(ev.CANCELLED, req.session_id, req.end_payload()))
-        self._team.pop(req.request_id, None)
+        self._send_to_users(self.audiences.of(req), Event(ev.CANCELLED, req.session_id, req.end_payload()))
+        self.audiences.untrack(req)
         self._ended.append(req)
 
     def _extend(self, req: Request, change: Extended) -> None:
         """A pending question's deadline moved: the entry at the old one
-        stays, stale (``_timeout_fire`` lets it pass), a new one is added."""
+        stays, stale (its kind's ``when`` moved: the schedule lets it pass), a
+        new one is added."""
         if change.previous > self._clock():
             self.schedule.stale()
         req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
         self.schedule.add(req.expires_at, "timeout", req)
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
-        self._send_to_users(self.audience(req), Event(ev.EXTENDED, req.session_id, payload))
+        self._send_to_users(self.audiences.of(req), Event(ev.EXTENDED, req.session_id, payload))
 
     def _escalate(self, req: Request, step: int) -> None:
         """Steps up to ``step`` are taken: their entries join the audience,
         who get the question now; notifications go out again (spec H)."""
-        before = self.audience(req)
+        before = self.audiences.of(req)
         req.escalations = step
-        self._send_to_users(self.audience(req) - before, req.ask_event())
-        at = _escalate_when(self, req)
+        self._send_to_users(self.audiences.of(req) - before, req.ask_event())
+        at = escalate_when(self, req)
         if at is not None:
             self.schedule.add(at, "escalate", req)
         self._notify_due(req, again=True)
@@ -811,30 +675,22 @@ class Registry:
 
     def prepare_group_delete(self, group: str) -> GroupDeleted:
         """Delete a group; raises :class:`NotFound` when there is none."""
-        if group not in self.groups:
+        if group not in self.audiences.groups:
             raise NotFound(f"no group {group}")
         return GroupDeleted(group)
 
     def restore_group(self, group: str, members: Iterable[str]) -> None:
         """Load a group kept by a store (before its questions)."""
-        self.groups[group] = tuple(sorted(set(members)))
+        self.audiences.restore_group(group, tuple(sorted(set(members))))
 
     def _set_group(self, group: str, members: tuple[str, ...] | None) -> None:
         """A group's members are now ``members`` (None: it is gone). The
         pending questions asked of it follow at once: added members get
         them, removed ones lose them (``reassigned``)."""
-        entry = GROUP_PREFIX + group
-        naming = [r for r in self._team.values() if entry in r.to]
-        before = [self.audience(r) for r in naming]
-        if members is not None:
-            self.groups[group] = members
-        else:
-            self.groups.pop(group, None)
-        for req, was in zip(naming, before):
-            now = self.audience(req)
-            self._send_to_users(now - was, req.ask_event())
+        for req, gained, lost in self.audiences.set_group(group, members):
+            self._send_to_users(gained, req.ask_event())
             gone = Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": REASSIGNED})
-            self._send_to_users(was - now, gone)
+            self._send_to_users(lost, gone)
 
     # ---- webhook notifications ----------------------------------------
 
@@ -844,7 +700,7 @@ class Registry:
         policy = self.notify_policy
         if policy is None or not req.pending or (req.notified and not again):
             return
-        if policy.only_offline and any(u in self._user_conns for u in self.notify_users(req)[1]):
+        if policy.only_offline and any(u in self._user_conns for u in self.audiences.notify_users(req)[1]):
             return  # seen online at the due moment: no webhook (spec E)
         self._notify.append(req)
 
@@ -887,7 +743,7 @@ class Registry:
         out: list[Change] = []
         for change in changes:
             if isinstance(change, (GroupSet, GroupDeleted)):
-                held = groups.get(change.group, change.group in self.groups)
+                held = groups.get(change.group, change.group in self.audiences.groups)
                 groups[change.group] = isinstance(change, GroupSet)
                 if isinstance(change, GroupSet) or held:
                     out.append(change)
@@ -952,8 +808,8 @@ class Registry:
             mine = {r.request_id for r in out}
             out += [
                 r
-                for r in self._team.values()
-                if r.request_id not in mine and (session_id is None or r.session_id == session_id) and user_id in self.audience(r)
+                for r in self.audiences.team.values()
+                if r.request_id not in mine and (session_id is None or r.session_id == session_id) and self.audiences.holds(user_id, r)
             ]
         return out
 
@@ -977,13 +833,7 @@ class Registry:
         question, the groups as they are now) and the audience of each of
         its pending questions."""
         session = self._sessions.get(session_id)
-        if session is None:
-            return set()
-        users = self.resolve(audience_entries(session.owner))
-        for req in session.requests.values():
-            if req.pending and req.request_id in self._team:
-                users |= self.audience(req)
-        return users
+        return set() if session is None else self.audiences.session_users(session)
 
     def stats(self) -> dict[str, int]:
         c = self.counters
@@ -999,3 +849,13 @@ class Registry:
             "declined": c.declined,
             "repushed": c.repushed,
         }
+
+
+def _add_bytes(held: dict[str, int], user_id: str, size: int) -> None:
+    """Add ``size`` (negative: take) to a user's bytes; at zero the user
+    leaves the table, which holds only users with something pending."""
+    left = held.get(user_id, 0) + size
+    if left > 0:
+        held[user_id] = left
+    else:
+        held.pop(user_id, None)

@@ -1,5 +1,6 @@
-"""The JSON Schema of askd's wire: the frames each side of ``/ws`` sends, the
-agent API's bodies and results. ``askd schema`` prints it, and the
+"""The JSON Schema of askd's wire: the frames each side of ``/ws`` sends
+(``frames.py``, ``event_models.py``), the agent API's bodies and results
+(``models.py``). ``askd schema`` prints it, and the
 JavaScript client's types are generated from it (clients/js), so the models
 here stay the one definition."""
 
@@ -10,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
-from askd.core import frames, models
+from askd.core import event_models, frames, models
 
 # In the order a reader meets them: what a tab sends, what it gets, what an agent sends and gets.
 MODELS: tuple[type[BaseModel], ...] = (
@@ -20,7 +21,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     frames.ExtendFrame,
     frames.DeclineFrame,
     frames.Ping,
-    models.ServerEvent,
+    event_models.ServerEvent,
     models.AskBody,
     models.PendingBody,
     models.QuestionResult,

@@ -220,6 +220,13 @@ def _others_ready(loop: asyncio.AbstractEventLoop) -> bool:
     nothing else can join this batch before the loop polls for I/O: the
     leader writes at once, and a lone commit costs no iteration. Read from
     asyncio's own loop; a loop that does not show it (uvloop) is assumed
-    busy, and the leader yields."""
+    busy, and the leader yields.
+
+    ``_ready`` is private, and asyncio has no public way to ask this. The
+    public alternative, always yielding once (``asyncio.sleep(0)``), was
+    measured in one process with 200 idle sockets in the selector: a lone
+    commit 11-18 us with this peek against 25-45 us always yielding, about
+    30-55 us more per sequential round trip (an ask and an answer, B2's
+    ~900 us); bursts of 20 grouped alike either way. So the peek stays."""
     ready = getattr(loop, "_ready", None)
     return ready is None or len(ready) > 0

@@ -135,7 +135,7 @@ class Hub:
             session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key,
             agent=agent, max_extension=max_extension, on_timeout=on_timeout, to=to, escalate=escalate,
         )
-        if require_online and await self.connections.online_elsewhere(*self.registry.resolve(to or (user_id,))):
+        if require_online and await self.connections.online_elsewhere(*self.registry.audiences.resolve(to or (user_id,))):
             ask = replace(ask, require_online=False)  # online means a connection on any node
         for _ in range(ASK_ATTEMPTS):
             try:
@@ -157,7 +157,7 @@ class Hub:
             raise StoreUnavailable("the store refused the ask each time; nothing was asked")
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
         # One line per question: what was asked and to how many connections it went.
-        pushed = sum(len(self.registry.connections(u)) for u in self.registry.audience(req))
+        pushed = sum(len(self.registry.connections(u)) for u in self.registry.audiences.of(req))
         log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
         return req, True
 
@@ -340,7 +340,7 @@ class Hub:
     async def groups(self) -> dict[str, tuple[str, ...]]:
         """Every group and its members, as the cluster holds them now."""
         await self.store.catch_up()
-        return dict(self.registry.groups)
+        return dict(self.registry.audiences.groups)
 
     async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
         """Replace a group's members; returns them as stored."""

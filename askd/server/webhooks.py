@@ -41,7 +41,7 @@ class Webhooks:
         if not won or self.sink is None:
             return
         policy = self._registry.notify_policy
-        users, watched = self._registry.notify_users(req)
+        users, watched = self._registry.audiences.notify_users(req)
         if policy is not None and policy.only_offline and await self._connections.online_elsewhere(*watched):
             return  # a tab on another node: no webhook (claimed, so no node sends)
         self.sink(req, users, watched)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import structlog
@@ -154,8 +155,8 @@ class WsHandler(tornado.websocket.WebSocketHandler):
         self.conn_id = None
 
     def on_message(self, message: str | bytes) -> Awaitable[None] | None:
-        # Only an answer returns an awaitable (its store write); Tornado reads
-        # this connection's next frame once it is done.
+        # Only a frame that changes a question returns an awaitable (its store
+        # write); Tornado reads this connection's next frame once it is done.
         if self.conn_id is None:
             return None
         if isinstance(message, bytes):
@@ -211,46 +212,30 @@ class WsHandler(tornado.websocket.WebSocketHandler):
             self._reply(Event(ev.ACK, frame.sessionId, {}, frame.id))
         elif isinstance(frame, AnswerFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
-            return self._answer(frame)
+            answer = partial(hub.answer, frame.sessionId, frame.requestId, frame.answers, user_id=self.user_id)
+            return self._end(frame, answer, "the answer was not taken")
         elif isinstance(frame, DeclineFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
-            return self._decline(frame)
+            decline = partial(hub.decline, frame.sessionId, frame.requestId, frame.reason, user_id=self.user_id)
+            return self._end(frame, decline, "the decline was not taken")
         elif isinstance(frame, ExtendFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
             return self._extend(frame)
         return None
 
-    async def _answer(self, frame: AnswerFrame) -> None:
+    async def _end(self, frame: AnswerFrame | DeclineFrame, ends: Callable[..., Awaitable[Any]], what: str) -> None:
+        """An answer or a decline: ``ends`` (the hub's ``answer`` or ``decline``
+        for this frame) ends the question and replies as the spec says."""
         try:
             # The hub sends every connection the `cancelled` event; the ack
             # must reach the sender first, so it is written before the flush.
-            await self.ctx.hub.answer(
-                frame.sessionId,
-                frame.requestId,
-                frame.answers,
-                user_id=self.user_id,
-                before_flush=lambda: self._reply(Event(ev.ACK, frame.sessionId, {"accepted": True}, frame.id)),
-            )
+            await ends(before_flush=lambda: self._reply(Event(ev.ACK, frame.sessionId, {"accepted": True}, frame.id)))
         except NotPending:
             self._reply(Event(ev.ACK, frame.sessionId, {"accepted": False, "reason": "not_pending"}, frame.id))
-        except InvalidAnswer as err:
+        except InvalidAnswer as err:  # an answer's only
             self._reply(Event(ev.ERROR, frame.sessionId, {"code": "invalid_answer", "message": err.message}, frame.id))
         except StoreUnavailable:
-            self._store_failed(frame, "the answer was not taken")
-
-    async def _decline(self, frame: DeclineFrame) -> None:
-        try:
-            await self.ctx.hub.decline(
-                frame.sessionId,
-                frame.requestId,
-                frame.reason,
-                user_id=self.user_id,
-                before_flush=lambda: self._reply(Event(ev.ACK, frame.sessionId, {"accepted": True}, frame.id)),
-            )
-        except NotPending:
-            self._reply(Event(ev.ACK, frame.sessionId, {"accepted": False, "reason": "not_pending"}, frame.id))
-        except StoreUnavailable:
-            self._store_failed(frame, "the decline was not taken")
+            self._store_failed(frame, what)
 
     async def _extend(self, frame: ExtendFrame) -> None:
         def ack(payload: dict[str, Any]) -> None:

@@ -101,10 +101,13 @@ async def test_b3_memory(servers: dict[str, Server]) -> None:
 async def test_b4_asks_per_second(servers: dict[str, Server]) -> None:
     out: dict[str, Any] = {}
     for kind, server in servers.items():
-        out[kind] = r = await rate(server, [40], 0.3, users=5, agents=4)
+        # No latency limit: a loaded machine misses B4's 100 ms p99 (a
+        # target, not the harness's to check), and then every figure reads 0.
+        out[kind] = r = await rate(server, [40], 0.3, users=5, agents=4, p99_limit_ms=math.inf)
         step = r["steps"][0]
         assert step["asks"] > 0 and step["completed"] == step["asks"]  # every ask answered
         assert 0 < step["p50_ms"] <= step["p99_ms"]
+        assert step["passed"] and r["max_rate"] == 40
         assert r["cpu_per_ask_us"] >= 0
     check_rows({"b4": out})
     rows = check_store_rows({"b4": {**out, "store": "sqlite"}})

@@ -61,6 +61,6 @@ async def test_three_nodes_take_each_step_once_and_notify_once_per_step(cluster:
     await dave.quiet()
     # a node started now loads the groups and the steps taken from Redis
     late = (await cluster.add()).daemon.hub.registry
-    assert late.groups == {"leads": ("dave",)}
+    assert late.audiences.groups == {"leads": ("dave",)}
     kept = late.get("s1", rid)
     assert kept is not None and kept.escalate == ((0.4, ("group:leads",)), (0.8, ("erin",))) and kept.escalations == 2

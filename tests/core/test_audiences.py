@@ -131,7 +131,7 @@ def test_an_escalation_step_is_taken_once_at_its_time_and_notifies_again(reg: St
     out = reg.drain()
     assert [(s.to, json.loads(s.event.frame)["type"]) for s in out.sends] == [(("c-dave",), "ask_user_questions")]
     assert out.notify == [req]  # notified again, for the new audience
-    assert reg.notify_users(req) == (["alice", "dave"], ["dave"])
+    assert reg.audiences.notify_users(req) == (["alice", "dave"], ["dave"])
     assert req.describe()["to"] == ["alice", "group:leads"] and "userId" not in req.describe()
     assert req.describe()["escalations"] == 1
     reg.answer("s1", req.request_id, {"Deploy?": "y"}, user_id="dave")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from askd.core import (
+    AskInput,
     Forbidden,
     InvalidAnswer,
     InvalidRequest,
@@ -375,6 +376,26 @@ def test_pending_bytes_per_user_are_capped(clock: FakeClock) -> None:
     reg.ask("s4", "bob", big)  # per user: bob is not held back by alice's
     reg.withdraw("s1", first.request_id)  # an ended question frees its bytes
     reg.ask("s3", "alice", big)
+
+
+def test_pending_bytes_of_asks_in_flight_count_until_applied_or_released(clock: FakeClock) -> None:
+    big = [{"question": "Big?", "description": "x" * 40_000}]
+    reg = StepRegistry(Limits(max_pending_bytes_per_user=100_000), clock=clock)
+    _, first = reg.prepare_ask(AskInput("s1", "alice", big))  # one batch: none stored yet
+    _, second = reg.prepare_ask(AskInput("s2", "alice", big))
+    assert first is not None and second is not None
+    with pytest.raises(TooManyPending, match="bytes of pending questions"):
+        reg.prepare_ask(AskInput("s3", "alice", big))
+    reg.prepare_ask(AskInput("s4", "bob", big))  # per user, in flight too
+    reg.release(first)  # its commit failed: its bytes are free
+    reg.release(first)  # and only once
+    _, third = reg.prepare_ask(AskInput("s3", "alice", big))
+    assert third is not None
+    reg.apply(second)  # stored: its bytes move from in flight to pending, counted once
+    with pytest.raises(TooManyPending, match="bytes of pending questions"):
+        reg.prepare_ask(AskInput("s5", "alice", big))
+    reg.release(third)
+    reg.prepare_ask(AskInput("s5", "alice", big))
 
 
 def test_timeout_over_max_is_refused(reg: StepRegistry) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from askd.core import Limits, NotifyPolicy
-from askd.core.registry import DEADLINE_KINDS
+from askd.core.deadlines import DEADLINE_KINDS
 from askd.core.schedule import COMPACT_MIN, Schedule
 from tests.core.test_registry import QS, FakeClock
 from tests.registry_steps import StepRegistry

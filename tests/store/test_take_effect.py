@@ -154,10 +154,10 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
         GroupDeleted("leads"),  # deleted a step before
         GroupSet("oncall", ("bob",)),
     ]) == [False, True, True, True, False, True]
-    assert reg.groups == {"oncall": ("bob",)}
+    assert reg.audiences.groups == {"oncall": ("bob",)}
     if isinstance(store, SqliteStore):  # a second load of a RedisStore would start a second follower
         fresh = Registry(Limits(), clock=lambda: NOW)
         await store.load(fresh)
-        assert fresh.groups == {"oncall": ("bob",)}
+        assert fresh.audiences.groups == {"oncall": ("bob",)}
         kept = fresh.get(e.session_id, e.request_id)
         assert kept is not None and (kept.escalate, kept.escalations) == (e.escalate, 2)

@@ -112,8 +112,11 @@ async def test_abandoned_connections_are_reaped_by_the_ping_timeout(daemon: Runn
     # then cached): what is timed here is the reaping, not HS256.
     minted = [daemon.token("user", f"user{i}") for i in range(10)]
     abandoned = [await raw_ws(daemon, f"user{i % 10}", token=minted[i % 10]) for i in range(ABANDONED)]
-    assert await connection_count(daemon) == ABANDONED
-    assert live_handlers() == ABANDONED
+    # Opening them takes longer than a ping round on a loaded machine, so the
+    # first may be reaped before the last is open: each one the daemon does
+    # not hold now is one it already closed.
+    held = await connection_count(daemon)
+    assert held > 0 and live_handlers() >= held
     # Nobody answers a ping: after the timeout (and Tornado's 5 s grace for a
     # close handshake that never comes) every one is gone, and with it all
     # the daemon held for them: no registry entry, no peer, no handler object.
@@ -122,6 +125,10 @@ async def test_abandoned_connections_are_reaped_by_the_ping_timeout(daemon: Runn
     assert daemon.daemon.hub.connections.peers == {}
     assert daemon.daemon.hub.registry.stats()["users"] == 0
     await eventually(lambda: live_handlers() == 0, timeout=5, what="handler objects to be freed")
+    # Each of them, reaped while the others were opening or after, was
+    # closed by the ping timeout: pinged, then closed with its reason.
+    for reader, _ in abandoned:
+        assert await reaped_by_the_ping_timeout(reader)
     # The question is untouched, and a live tab still works.
     tab = await daemon.connect("alice")
     replay = await tab.subscribe("s1")
@@ -137,6 +144,18 @@ async def read_frame(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     if size == 126:
         size = int.from_bytes(await reader.readexactly(2), "big")
     return head[0] & 0x0F, await reader.readexactly(size)
+
+
+async def reaped_by_the_ping_timeout(reader: asyncio.StreamReader) -> bool:
+    """Whether a peer that never answered read pings, then the close of a
+    ping timeout (1000, Tornado's reason), then nothing more."""
+    opcode, payload = await read_frame(reader)
+    pings = 0
+    while opcode == 0x9:
+        pings += 1
+        opcode, payload = await read_frame(reader)
+    closed = opcode == 0x8 and int.from_bytes(payload[:2], "big") == 1000 and payload[2:] == b"ping timed out"
+    return pings > 0 and closed and await asyncio.wait_for(reader.read(), 5) == b""
 
 
 @pytest.mark.parametrize("settings_overrides", [{"ws": {"ping_interval_seconds": 0.3, "ping_timeout_seconds": 0.2}}])

@@ -1,0 +1,94 @@
+"""The kinds of deadline a request can have, as one table.
+
+Every deadline is one entry ``(at, kind, request)`` in the registry's one
+:class:`~askd.core.schedule.Schedule`, which knows no kind. Each kind here
+says when it is due from the request's own (stored) fields, whether an entry
+still counts, and what firing decides, so a store's restore schedules every
+kind with no code of its own and a new kind is one more row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from askd.core.changes import Change, Ended, Escalated, Forgot
+from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
+from askd.core.records import Request
+
+if TYPE_CHECKING:
+    from askd.core.registry import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineKind:
+    """One kind of deadline a request can have. ``when`` reads the due time
+    from the request's own (stored) fields, so a store's restore schedules
+    it again with no code of its own; ``fire`` says what the clock decides
+    when it comes (a change to commit, or None: a report only)."""
+
+    name: str
+    ended: bool  # scheduled once the request ended (else while pending)
+    when: Callable[[Registry, Request], float | None]
+    alive: Callable[[Registry, Request], bool]
+    fire: Callable[[Registry, Request, float], Change | None]
+
+
+def _notify_when(reg: Registry, req: Request) -> float | None:
+    policy = reg.notify_policy
+    # ``after`` 0 is reported at the ask itself (Registry._register), not a tick later.
+    if policy is None or req.notified or policy.after <= 0:
+        return None
+    return req.created_at + policy.after
+
+
+def _notify_fire(reg: Registry, req: Request, now: float) -> None:
+    reg._notify_due(req)  # not a change: a report for the front end
+
+
+def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
+    default = req.on_timeout
+    return Ended(
+        req.session_id, req.request_id, Trigger.EXPIRE, default, TIMEOUT_ERROR, now, defaulted=default is not None
+    )
+
+
+def escalate_when(reg: Registry, req: Request) -> float | None:
+    """When the request's next escalation step is due (None: no step left)."""
+    if req.escalations >= len(req.escalate):
+        return None
+    return req.created_at + req.escalate[req.escalations][0]
+
+
+def _escalate_fire(reg: Registry, req: Request, now: float) -> Escalated | None:
+    at = escalate_when(reg, req)
+    if at is None or at > now:
+        return None  # an entry for a step taken already (another node's): the next has its own
+    return Escalated(req.session_id, req.request_id, req.escalations + 1)
+
+
+DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
+    # A pending question's expiresAt: it ends as ``timeout`` (with its
+    # onTimeout default as answers, when it has one).
+    DeadlineKind("timeout", False, lambda reg, req: req.expires_at, lambda reg, req: req.pending, _timeout_fire),
+    # A webhook notification's due time, ``createdAt + notify.after``.
+    DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
+    # The next escalation step's time, ``createdAt + afterSeconds`` (spec H).
+    DeadlineKind(
+        "escalate",
+        False,
+        escalate_when,
+        lambda reg, req: req.pending and req.escalations < len(req.escalate),
+        _escalate_fire,
+    ),
+    # An ended question's result retention runs out: it is forgotten.
+    DeadlineKind(
+        "forget",
+        True,
+        lambda reg, req: None if req.ended_at is None else req.ended_at + reg.limits.result_ttl,
+        # Not if already forgotten (a shared store's other node did).
+        lambda reg, req: not req.pending and reg.get(req.session_id, req.request_id) is req,
+        lambda reg, req, now: Forgot(req.session_id, req.request_id),
+    ),
+)
