@@ -247,7 +247,7 @@ class Daemon:
             store=self.hub.store,
             metrics=self.hub.metrics.emails,
             # whom a notification is about: the audience, or a step's new members
-            recipients=lambda req: registry.notify_users(req)[1],
+            recipients=lambda req: registry.audiences.notify_users(req)[1],
             still_pending=self.hub.still_pending,
             # Answer links only where people can reach them: public_url.
             links=partial(links.links_for, str(self.settings.public_url), self.ctx.secret) if self.settings.public_url else None,
