@@ -81,7 +81,7 @@ class InboxView {
     this.me = me; // the token's user: a panel asked of them says 'you'
     this.panels = new Map(); // requestId -> Panel
     this.groups = new Map(); // sessionId -> {section, list, count}
-    this.sending = new Set(); // requestIds whose answer waits for askd's verdict
+    this.sending = new Map(); // requestId -> the status text of its answer or decline, waiting for askd's verdict
     this.connState = { state: 'connecting' };
     this.inboxEl = $('inbox');
     this.alerts = new Alerts($('alerts'), (requestId) => this.reveal(requestId));
@@ -107,8 +107,10 @@ class InboxView {
   onConnState(s) {
     this.connState = s;
     // The client sends what waits once it is connected again.
-    const [state, key] = s.state === 'connected' ? ['sending', 'panel.sending'] : ['queued', 'panel.queued'];
-    for (const requestId of this.sending) this.panels.get(requestId)?.setState(state, t(key));
+    for (const [requestId, sendingKey] of this.sending) {
+      const [state, key] = s.state === 'connected' ? ['sending', sendingKey] : ['queued', 'panel.queued'];
+      this.panels.get(requestId)?.setState(state, t(key));
+    }
     if (s.state === 'rejected') showTokenForm(rejection(s.error));
     this.renderConn();
   }
@@ -143,60 +145,52 @@ class InboxView {
   // ---- answering ---------------------------------------------------------
 
   async submit(panel) {
-    const { requestId } = panel;
-    if (this.sending.has(requestId)) return;
+    if (this.sending.has(panel.requestId)) return;
     const result = panel.collect();
     if (result.error) {
       panel.showStatus(result.error, true);
       result.focus?.focus();
       return;
     }
-    this.sending.add(requestId);
-    if (this.connState.state === 'connected') panel.setState('sending', t('panel.sending'));
-    else panel.setState('queued', t('panel.queued'));
-    let verdict;
-    try {
-      verdict = await this.client.answer(requestId, result.answers, { sessionId: panel.sessionId });
-    } catch (err) {
-      panel.setState('editing');
-      panel.showStatus(t('panel.refused', { message: err.message }), true);
-      return;
-    } finally {
-      this.sending.delete(requestId);
-    }
-    if (!this.panels.has(requestId)) return; // closed meanwhile
-    if (verdict.accepted) {
+    if (await this.sendAndWait(panel, 'panel.sending', (options) => this.client.answer(panel.requestId, result.answers, options))) {
       panel.answeredHere = true;
       panel.setState('accepted', t('panel.accepted'));
-    } else {
-      this.close(requestId, { reason: 'not_pending' });
     }
   }
 
   /** *Decline*: askd closes the question in every tab of its audience; the agent gets `declined`. */
   async decline(panel, reason) {
+    if (this.sending.has(panel.requestId)) return;
+    if (await this.sendAndWait(panel, 'panel.declining', (options) => this.client.decline(panel.requestId, reason, options))) {
+      panel.declinedHere = true;
+      panel.setState('accepted', t('panel.declined'));
+    }
+  }
+
+  /**
+   * Send an answer or a decline (`call`) and wait for askd's verdict, the
+   * panel locked meanwhile (`queued` while the link is down: the client
+   * sends it on reconnect). True when askd took it; a refused frame unlocks
+   * the panel with the reason, and a question that had ended closes.
+   */
+  async sendAndWait(panel, sendingKey, call) {
     const { requestId } = panel;
-    if (this.sending.has(requestId)) return;
-    this.sending.add(requestId);
-    if (this.connState.state === 'connected') panel.setState('sending', t('panel.declining'));
+    this.sending.set(requestId, sendingKey);
+    if (this.connState.state === 'connected') panel.setState('sending', t(sendingKey));
     else panel.setState('queued', t('panel.queued'));
     let verdict;
     try {
-      verdict = await this.client.decline(requestId, reason, { sessionId: panel.sessionId });
+      verdict = await call({ sessionId: panel.sessionId });
     } catch (err) {
       panel.setState('editing');
       panel.showStatus(t('panel.refused', { message: err.message }), true);
-      return;
+      return false;
     } finally {
       this.sending.delete(requestId);
     }
-    if (!this.panels.has(requestId)) return; // closed meanwhile
-    if (verdict.accepted) {
-      panel.declinedHere = true;
-      panel.setState('accepted', t('panel.declined'));
-    } else {
-      this.close(requestId, { reason: 'not_pending' });
-    }
+    if (!this.panels.has(requestId)) return false; // closed meanwhile
+    if (!verdict.accepted) this.close(requestId, { reason: 'not_pending' });
+    return verdict.accepted;
   }
 
   /** *More time*: every tab's countdown moves with askd's ask_user_questions_extended. */
