@@ -45,5 +45,5 @@ def status(
     typer.echo(f"  clients  {plural(stats['connections'], 'connection')} of {plural(stats['users'], 'user')}")
     typer.echo(
         f"  questions {stats['pending']} pending, {stats['asked']} asked, {stats['answered']} answered,"
-        f" {stats['timedOut']} timed out, {stats['cancelled']} cancelled"
+        f" {stats['timedOut']} timed out, {stats['cancelled']} cancelled, {stats.get('declined', 0)} declined"
     )

@@ -24,6 +24,21 @@ class AskedPayload(BaseModel):
     metadata: dict[str, Any]
     createdAt: StrictStr
     expiresAt: StrictStr
+    to: list[StrictStr] | None = Field(
+        default=None,
+        description="Whom it is asked of now (users and group:G), for a team question or one with escalation steps; "
+        "absent: asked of this user alone.",
+    )
+    escalations: int | None = Field(default=None, description="Escalation steps taken so far (asked with escalate only).")
+    escalatedTo: list[StrictStr] | None = Field(
+        default=None, description="The entries the steps taken added: the tail of to (asked with escalate only)."
+    )
+    maxExtensionSeconds: float | None = Field(
+        default=None, description="The time the person may add in all (only when the ask allows some)."
+    )
+    extensionLeftSeconds: float | None = Field(
+        default=None, description="What is left of that allowance (only when the ask allows some)."
+    )
 
 
 class AskedEvent(BaseModel):
@@ -38,8 +53,14 @@ class CancelledPayload(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     requestId: Id
-    reason: StrictStr = Field(description="How the question ended: answered, timeout, cancelled.")
-    answeredBy: StrictStr | None = Field(default=None, description="Who answered, when the daemon says.")
+    reason: StrictStr = Field(
+        description="How the question ended: answered, timeout, cancelled, declined, reassigned (no longer yours)."
+    )
+    answeredBy: StrictStr | None = Field(
+        default=None, description="Who answered or declined (answered, declined); null: an admin without a name."
+    )
+    via: StrictStr | None = Field(default=None, description="How: ws, link, mcp or admin (answered, declined).")
+    declineReason: StrictStr | None = Field(default=None, description="The reason given with a decline, if any.")
 
 
 class CancelledEvent(BaseModel):
@@ -51,8 +72,14 @@ class CancelledEvent(BaseModel):
 
 
 class ExtendedPayload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
     requestId: Id
     expiresAt: StrictStr
+    maxExtensionSeconds: float | None = Field(default=None, description="As in ask_user_questions.")
+    extensionLeftSeconds: float | None = Field(
+        default=None, description="What is left of the person's allowance now (only when the ask allows some)."
+    )
 
 
 class ExtendedEvent(BaseModel):
@@ -61,6 +88,25 @@ class ExtendedEvent(BaseModel):
     type: Literal["ask_user_questions_extended"]
     sessionId: Id
     payload: ExtendedPayload
+
+
+class EscalatedPayload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    requestId: Id
+    to: list[StrictStr] = Field(description="Whom it is asked of now, as in ask_user_questions.")
+    escalations: int = Field(description="Escalation steps taken so far.")
+    escalatedTo: list[StrictStr] = Field(description="The entries the steps taken added: the tail of to.")
+
+
+class EscalatedEvent(BaseModel):
+    """``ask_user_questions_escalated``: an escalation step widened the
+    audience of a question this user already has (new members get
+    ``ask_user_questions`` instead)."""
+
+    type: Literal["ask_user_questions_escalated"]
+    sessionId: Id
+    payload: EscalatedPayload
 
 
 class SnapshotPayload(BaseModel):
@@ -120,7 +166,7 @@ class PongEvent(BaseModel):
 class ServerEvent(
     RootModel[
         Annotated[
-            Union[AskedEvent, CancelledEvent, ExtendedEvent, SnapshotEvent, AckEvent, ErrorEvent, PongEvent],
+            Union[AskedEvent, CancelledEvent, ExtendedEvent, EscalatedEvent, SnapshotEvent, AckEvent, ErrorEvent, PongEvent],
             Field(discriminator="type"),
         ]
     ]

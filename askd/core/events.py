@@ -15,6 +15,7 @@ from askd.core import codec
 ASK = "ask_user_questions"
 CANCELLED = "ask_user_questions_cancelled"
 EXTENDED = "ask_user_questions_extended"
+ESCALATED = "ask_user_questions_escalated"
 SNAPSHOT = "session_snapshot"
 ACK = "ack"
 ERROR = "error"

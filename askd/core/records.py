@@ -33,6 +33,11 @@ _TEAM = "\x1f"
 Step = tuple[float, tuple[str, ...]]
 
 
+def _seconds(value: float) -> float | int:
+    """A number of seconds for the wire: 600, not 600.0."""
+    return int(value) if float(value).is_integer() else value
+
+
 def audience_key(entries: Iterable[str]) -> str:
     """The one string naming an audience, compared as a set (order and
     repeats ignored): a lone user's id (as a v1 session's owner is), else
@@ -164,10 +169,42 @@ class Request:
 
     def ask_event(self) -> Event:
         """The pending question's ``ask_user_questions`` event, to push: its
-        frame is the kept bytes, not encoded again."""
+        frame is the kept bytes, not encoded again, unless the question has
+        fields that change while it waits (``push_fields``)."""
         if self.frame is None:
             raise ValueError(f"request {self.request_id} has ended: its questions are gone")
-        return Event.from_frame(ev.ASK, self.session_id, self.frame, request_id=self.request_id)
+        frame = self.frame
+        extra = self.push_fields()
+        if extra:  # a team, escalation steps or an allowance: rare, so encoded per push
+            data = codec.loads(frame)
+            data["payload"].update(extra)
+            frame = ev.encode(data)
+        return Event.from_frame(ev.ASK, self.session_id, frame, request_id=self.request_id)
+
+    def push_fields(self) -> dict[str, Any]:
+        """What a push adds to the kept frame, as the question is now: whom
+        it is asked of (a team, or with escalation steps) and the person's
+        time allowance. A question asked of one user alone, without steps or
+        allowance, adds nothing: its page shows it as asked of "you"."""
+        out: dict[str, Any] = {}
+        if is_team(self.user_id) or self.escalate:
+            out["to"] = self.to
+        if self.escalate:
+            out.update(self.escalation_fields())
+        if self.max_extension:
+            out.update(self.allowance_fields())
+        return out
+
+    def escalation_fields(self) -> dict[str, Any]:
+        """Steps taken, and the entries they added to ``to`` (its tail)."""
+        return {"escalations": self.escalations, "escalatedTo": self.to[len(audience_entries(self.user_id)) :]}
+
+    def allowance_fields(self) -> dict[str, Any]:
+        """The time the person may add in all, and what is left of it."""
+        return {
+            "maxExtensionSeconds": _seconds(self.max_extension),
+            "extensionLeftSeconds": _seconds(max(0.0, self.max_extension - self.extended)),
+        }
 
     @property
     def questions(self) -> list[dict[str, Any]]:
@@ -208,6 +245,8 @@ class Request:
         if self.status in (Status.ANSWERED, Status.DECLINED):
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
+        if self.reason is not None:  # ``reason`` is the close's own: the decline's is named apart
+            out["declineReason"] = self.reason
         return out
 
     def describe(self) -> dict[str, Any]:

@@ -632,14 +632,20 @@ class Registry:
         req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
         self.schedule.add(req.expires_at, "timeout", req)
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
+        if req.max_extension:
+            payload.update(req.allowance_fields())  # so every tab knows whether more is left
         self._send_to_users(self.audiences.of(req), Event(ev.EXTENDED, req.session_id, payload))
 
     def _escalate(self, req: Request, step: int) -> None:
         """Steps up to ``step`` are taken: their entries join the audience,
-        who get the question now; notifications go out again (spec H)."""
+        who get the question now; those who had it hear whom it is asked of
+        now; notifications go out again (spec H)."""
         before = self.audiences.of(req)
         req.escalations = step
-        self._send_to_users(self.audiences.of(req) - before, req.ask_event())
+        now = self.audiences.of(req)
+        self._send_to_users(now - before, req.ask_event())
+        payload = {"requestId": req.request_id, "to": req.to, **req.escalation_fields()}
+        self._send_to_users(before & now, Event(ev.ESCALATED, req.session_id, payload))
         at = escalate_when(self, req)
         if at is not None:
             self.schedule.add(at, "escalate", req)
@@ -790,7 +796,8 @@ class Registry:
         return session.owner if session else None
 
     def pending(self, session_id: str | None = None, user_id: str | None = None) -> list[Request]:
-        """Pending requests, oldest first within each session."""
+        """Pending requests, oldest first within each session; a user's
+        (``user_id``: their own and their teams'), oldest first."""
         if session_id is not None:
             sessions: Iterable[Session] = [s for s in (self._sessions.get(session_id),) if s]
         elif user_id is not None:
@@ -811,6 +818,7 @@ class Registry:
                 for r in self.audiences.team.values()
                 if r.request_id not in mine and (session_id is None or r.session_id == session_id) and self.audiences.holds(user_id, r)
             ]
+            out.sort(key=lambda r: r.created_at)  # one list, in the order they were asked: own and teams' alike
         return out
 
     def connection(self, conn_id: str) -> Connection:

@@ -192,10 +192,9 @@ async def test_readme_screenshot(daemon: RunningDaemon, inbox: OpenInbox) -> Non
     )
     await daemon.ask("docs-release-7", "alice", [q("What should the release notes say about the API change?", header="Release notes")])
     bump = await daemon.ask("docs-release-7", "alice", [q("Bump the minor version?", "Yes", "No")])
-    answered = await daemon.admin(  # as if from another tab: this one shows a note
-        "POST", f"/admin/v1/sessions/docs-release-7/questions/{bump['requestId']}/answer", json={"answers": {"Bump the minor version?": "Yes"}}
-    )
-    assert answered.status_code == 200
+    other_tab = await daemon.connect("alice")  # answered there: this one shows a note
+    answered = await other_tab.answer("docs-release-7", bump["requestId"], {"Bump the minor version?": "Yes"})
+    assert answered["payload"] == {"accepted": True}
     await expect(tab.note(bump["requestId"])).to_contain_text("Answered in another tab")
     panel = tab.panel(deploy["requestId"])
     await panel.get_by_label("PostgreSQL").check()

@@ -349,6 +349,7 @@ async def test_status_up(local: RunningDaemon) -> None:
     assert f"askd {__version__} is up" in r.stdout
     assert f":{local.daemon.port}" in r.stdout and local.admin_url in r.stdout
     assert "1 connection of 1 user" in r.stdout and "1 pending" in r.stdout
+    assert ", 0 cancelled, 0 declined\n" in r.stdout
     assert f"node     {local.daemon.hub.node_id}   store sqlite\n" in r.stdout
     assert f"  inbox    http://127.0.0.1:{local.daemon.port}/\n" in r.stdout
     data = json.loads((await askd("status", "--json")).stdout)
@@ -362,6 +363,16 @@ async def test_status_up(local: RunningDaemon) -> None:
     local.daemon.hub.store._db.execute("PRAGMA query_only = OFF")  # type: ignore[attr-defined]
     r = await askd("status")
     assert r.exit_code == 0 and "(DEGRADED: it refuses writes)" in r.stdout, r.stdout
+
+
+async def test_status_counts_declined_questions(local: RunningDaemon) -> None:
+    rid = (await local.ask("s1", "alice", [q("Deploy?")]))["requestId"]
+    r = await local.admin("POST", f"/admin/v1/sessions/s1/questions/{rid}/decline", json={"reason": "not mine"})
+    assert r.status_code == 200, r.text
+    r = await askd("status")
+    assert r.exit_code == 0
+    assert "questions 0 pending, 1 asked, 0 answered, 0 timed out, 0 cancelled, 1 declined\n" in r.stdout, r.stdout
+    assert json.loads((await askd("status", "--json")).stdout)["declined"] == 1
 
 
 async def test_status_down_exits_1(local: RunningDaemon) -> None:

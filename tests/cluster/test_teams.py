@@ -58,6 +58,9 @@ async def test_three_nodes_take_each_step_once_and_notify_once_per_step(cluster:
     assert sorted(c.step for c in taken) == [1, 2]
     for n in nodes:
         await eventually(lambda n=n: n.daemon.hub.registry.get("s1", rid).escalations == 2, what="every node applied both")
+    # dave, added by step 1, hears of step 2 once, though every node took it in
+    step = await dave.expect("ask_user_questions_escalated", timeout=5)
+    assert (step["payload"]["escalations"], step["payload"]["escalatedTo"]) == (2, ["group:leads", "erin"])
     await dave.quiet()
     # a node started now loads the groups and the steps taken from Redis
     late = (await cluster.add()).daemon.hub.registry

@@ -129,7 +129,14 @@ def test_an_escalation_step_is_taken_once_at_its_time_and_notifies_again(reg: St
     assert reg.taking([step, Escalated("s1", req.request_id, 1)]) == [step]
     assert reg.apply(step) and not reg.apply(step)
     out = reg.drain()
-    assert [(s.to, json.loads(s.event.frame)["type"]) for s in out.sends] == [(("c-dave",), "ask_user_questions")]
+    frames = [(s.to, json.loads(s.event.frame)) for s in out.sends]
+    assert [(to, f["type"]) for to, f in frames] == [
+        (("c-dave",), "ask_user_questions"),  # the step's people get the question
+        (("c-alice",), "ask_user_questions_escalated"),  # who had it hear whom it is asked of now
+    ]
+    step_news = {"to": ["alice", "group:leads"], "escalations": 1, "escalatedTo": ["group:leads"]}
+    assert frames[0][1]["payload"].items() >= step_news.items()
+    assert frames[1][1]["payload"] == {"requestId": req.request_id, **step_news}
     assert out.notify == [req]  # notified again, for the new audience
     assert reg.audiences.notify_users(req) == (["alice", "dave"], ["dave"])
     assert req.describe()["to"] == ["alice", "group:leads"] and "userId" not in req.describe()

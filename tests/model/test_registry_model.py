@@ -247,6 +247,8 @@ def cancelled(to: frozenset[str], req: MReq) -> tuple[frozenset[str], dict[str, 
     }
     if req.status in ("answered", "declined"):
         frame["payload"].update(answeredBy=req.by, via=req.via)
+    if req.reason is not None:
+        frame["payload"]["declineReason"] = req.reason
     return to, frame
 
 
@@ -595,6 +597,12 @@ class RegistryMachine(RuleBasedStateMachine):
             "sessionId": req.sid,
             "payload": {"requestId": req.rid, "expiresAt": isotime(req.expires_at)},
         }
+        if req.max_ext:  # what is left of the person's allowance, for every tab (whole seconds as integers)
+            left = req.max_ext - req.extended
+            frame["payload"].update(
+                maxExtensionSeconds=int(req.max_ext) if req.max_ext.is_integer() else req.max_ext,
+                extensionLeftSeconds=int(left) if left.is_integer() else left,
+            )
         conns = self.model.conns_of(req.user)
         self.expect_sends([(conns, frame)] if conns else [])
 

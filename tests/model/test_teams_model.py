@@ -8,7 +8,8 @@ answers by anyone, time passing, the timer firing and restarts from the
 store. After every step the frames sent must be exactly the model's:
 questions to the audience as the groups are now, ``reassigned`` to those
 who left it, each escalation step's push once, at its time, to those it
-added; and every step taken at most once.
+added (and word of it to those who had it); and every step taken at most
+once.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class TeamsMachine(RuleBasedStateMachine):
         got = []
         for s in self.reg.drain().sends:
             f = json.loads(s.event.frame)
-            if f["type"] in ("ask_user_questions", "ask_user_questions_cancelled"):
+            if f["type"] in ("ask_user_questions", "ask_user_questions_cancelled", "ask_user_questions_escalated"):
                 got.append((frozenset(s.to), f["type"], f["payload"]["requestId"], f["payload"].get("reason", "")))
         assert canon(got) == canon(expected), f"sent {canon(got)}\nexpected {canon(expected)}"
 
@@ -227,6 +228,8 @@ class TeamsMachine(RuleBasedStateMachine):
                 r.taken += 1
                 self.steps_taken.append((r.rid, r.taken))
                 expected.append((self.m.conns_of(self.m.audience(r) - before), "ask_user_questions", r.rid, ""))
+                # those who had it hear of the step
+                expected.append((self.m.conns_of(self.m.audience(r) & before), "ask_user_questions_escalated", r.rid, ""))
             if r.created + TIMEOUT <= now:
                 expected.append((self.m.conns_of(self.m.audience(r)), "ask_user_questions_cancelled", r.rid, "timeout"))
                 r.status = "timeout"

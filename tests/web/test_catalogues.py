@@ -17,7 +17,9 @@ LANGUAGES = json.loads((STATIC_DIR / "languages.json").read_text(encoding="utf-8
 
 # Keys the scripts build from a variable: t(`note.${reason}`) and the like.
 BUILT_KEYS = [
-    *(f"note.{r}" for r in ("answered", "answeredHere", "timeout", "cancelled", "not_pending", "gone")),
+    *(f"note.{r}" for r in ("answered", "answeredHere", "timeout", "cancelled", "reassigned", "not_pending", "gone")),
+    *(f"note.declinedBy{who}{why}" for who in ("", "Admin") for why in ("", "Reason")),
+    "panel.sending", "panel.declining",  # app.js's sendAndWait(panel, key, ...)
     *(f"conn.{s}" for s in ("connecting", "connected", "waiting", "stopped")),
     *(f"alerts.{k}{help}" for k in ("on", "off", "blocked") for help in ("", "Help")),
 ]

@@ -126,13 +126,27 @@ async def test_an_escalation_step_adds_its_people_once_when_nobody_answers(daemo
     steps = [{"afterSeconds": 0.4, "to": ["group:leads"]}]
     asked = await ask_to(daemon, "s1", ["alice"], escalate=steps, timeoutSeconds=30)
     rid = asked["requestId"]
-    await alice.expect("ask_user_questions")
+    first = (await alice.expect("ask_user_questions"))["payload"]
+    assert (first["to"], first["escalations"], first["escalatedTo"]) == (["alice"], 0, [])
     assert (await daemon.result("s1", rid)).json()["escalations"] == 0
     await dave.quiet(0.2)
-    assert (await dave.expect("ask_user_questions", timeout=5))["payload"]["requestId"] == rid
-    await alice.quiet(0.2)  # earlier members keep it: nothing new for them
+    pushed = (await dave.expect("ask_user_questions", timeout=5))["payload"]
+    assert (pushed["requestId"], pushed["to"], pushed["escalations"], pushed["escalatedTo"]) == (
+        rid, ["alice", "group:leads"], 1, ["group:leads"]
+    )
+    # Earlier members keep it, and hear whom it is asked of now: once.
+    step = await alice.expect("ask_user_questions_escalated")
+    assert step == {
+        "type": "ask_user_questions_escalated", "sessionId": "s1",
+        "payload": {"requestId": rid, "to": ["alice", "group:leads"], "escalations": 1, "escalatedTo": ["group:leads"]},
+    }
+    await alice.quiet(0.2)
+    await dave.quiet(0.1)  # new members got the question itself
     [listed] = (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"]
     assert (listed["to"], listed["escalations"]) == (["alice", "group:leads"], 1)
+    # A re-push says the same as the step did.
+    repushed = (await (await daemon.connect("alice")).subscribe("s1"))[1]["payload"]
+    assert (repushed["to"], repushed["escalations"], repushed["escalatedTo"]) == (["alice", "group:leads"], 1, ["group:leads"])
     assert (await dave.answer("s1", rid, {"Deploy?": "y"}))["payload"] == {"accepted": True}
     body = (await daemon.result("s1", rid)).json()
     assert (body["status"], body["escalations"]) == ("answered", 1)
@@ -161,3 +175,25 @@ async def test_a_disconnect_by_session_names_the_star_tabs_of_its_audience(daemo
     assert r.json() == {"disconnected": 1}
     assert await bob.closed() == 1001
     await erin.works()
+
+
+async def test_a_push_says_whom_it_is_asked_of_only_for_a_team(daemon: RunningDaemon) -> None:
+    await set_group(daemon, "oncall", "alice", "bob")
+    alice = await daemon.connect("alice")
+    await daemon.ask("s1", "alice")
+    alone = (await alice.expect("ask_user_questions"))["payload"]
+    assert set(alone) == {"requestId", "questions", "metadata", "createdAt", "expiresAt"}  # no more than v1 pushed
+    await ask_to(daemon, "s2", ["group:oncall", "alice"])
+    team = (await alice.expect("ask_user_questions"))["payload"]
+    assert team["to"] == ["alice", "group:oncall"]  # as listings show it: a sorted set
+    assert not {"escalations", "escalatedTo", "maxExtensionSeconds", "extensionLeftSeconds"} & set(team)
+
+
+async def test_pending_for_a_user_lists_own_and_team_questions_in_creation_order(daemon: RunningDaemon) -> None:
+    await set_group(daemon, "oncall", "alice")
+    first = (await ask_to(daemon, "team-1", ["group:oncall"]))["requestId"]
+    second = (await daemon.ask("own", "alice"))["requestId"]
+    third = (await ask_to(daemon, "team-2", ["group:oncall", "bob"]))["requestId"]
+    fourth = (await daemon.ask("own", "alice"))["requestId"]
+    listed = (await daemon.admin("GET", "/admin/v1/pending", params={"userId": "alice"})).json()["pending"]
+    assert [p["requestId"] for p in listed] == [first, second, third, fourth]

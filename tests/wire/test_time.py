@@ -48,7 +48,9 @@ async def test_decline_acks_first_closes_every_tab_and_wakes_the_agent(daemon: R
     }
     for tab in (tab1, tab2):
         closed = await tab.expect("ask_user_questions_cancelled")
-        assert closed["payload"] == {"requestId": rid, "reason": "declined", "answeredBy": "alice", "via": "ws"}
+        assert closed["payload"] == {
+            "requestId": rid, "reason": "declined", "answeredBy": "alice", "via": "ws", "declineReason": "not mine to decide"
+        }
     result = (await waiting).json()
     assert result == {
         "requestId": rid, "sessionId": "s1", "status": "declined",
@@ -84,7 +86,9 @@ async def test_admin_decline_names_the_admin_sub_and_counts(daemon: RunningDaemo
     r = await daemon.http.post(f"{daemon.admin_url}{path}", json={"reason": "out of scope"}, headers=headers)
     assert (r.status_code, r.json()) == (200, {"accepted": True})
     closed = await tab.expect("ask_user_questions_cancelled")
-    assert closed["payload"] == {"requestId": rid, "reason": "declined", "answeredBy": "ops-carol", "via": "admin"}
+    assert closed["payload"] == {
+        "requestId": rid, "reason": "declined", "answeredBy": "ops-carol", "via": "admin", "declineReason": "out of scope"
+    }
     result = (await daemon.result("s1", rid)).json()
     assert (result["status"], result["answeredBy"], result["via"], result["reason"]) == (
         "declined", "ops-carol", "admin", "out of scope"
@@ -103,14 +107,17 @@ async def test_the_person_extends_within_the_allowance_and_every_tab_hears(daemo
     asked = await daemon.ask("s1", "alice", [q("Deploy?")], timeoutSeconds=60, maxExtensionSeconds=100)
     rid, first = asked["requestId"], at(asked["expiresAt"])
     for tab in (tab1, tab2):
-        await tab.expect("ask_user_questions")
+        pushed = (await tab.expect("ask_user_questions"))["payload"]
+        assert (pushed["maxExtensionSeconds"], pushed["extensionLeftSeconds"]) == (100, 100)  # so a page offers it
 
     ack = await extend(tab1, rid, 70)
     assert ack["type"] == "ack" and ack["id"] == "x" and ack["payload"]["extended"] is True
     expires = ack["payload"]["expiresAt"]
     assert at(expires) == pytest.approx(first + 70, abs=0.002)
     for tab in (tab1, tab2):
-        assert (await tab.expect("ask_user_questions_extended"))["payload"] == {"requestId": rid, "expiresAt": expires}
+        assert (await tab.expect("ask_user_questions_extended"))["payload"] == {
+            "requestId": rid, "expiresAt": expires, "maxExtensionSeconds": 100, "extensionLeftSeconds": 30
+        }
     assert (await daemon.result("s1", rid)).json()["expiresAt"] == expires
     listed = (await daemon.http.get(f"{daemon.url}/v1/sessions/s1/questions", headers=daemon.agent_headers)).json()
     assert listed["pending"][0]["expiresAt"] == expires
@@ -118,8 +125,8 @@ async def test_the_person_extends_within_the_allowance_and_every_tab_hears(daemo
     # 30 s are left of the allowance: 50 asked, 30 given; then none.
     ack = await extend(tab2, rid, 50)
     assert at(ack["payload"]["expiresAt"]) == pytest.approx(first + 100, abs=0.002)
-    await tab1.expect("ask_user_questions_extended")
-    await tab2.expect("ask_user_questions_extended")
+    for tab in (tab1, tab2):
+        assert (await tab.expect("ask_user_questions_extended"))["payload"]["extensionLeftSeconds"] == 0
     assert (await extend(tab1, rid, 1))["payload"] == {"extended": False, "reason": "not_allowed"}
     await tab2.quiet()
 
@@ -127,6 +134,7 @@ async def test_the_person_extends_within_the_allowance_and_every_tab_hears(daemo
     tab3 = await daemon.connect("alice")
     frames = await tab3.subscribe("s1")
     assert frames[1]["payload"]["expiresAt"] == ack["payload"]["expiresAt"]
+    assert frames[1]["payload"]["extensionLeftSeconds"] == 0
 
 
 async def test_extend_refusals(daemon: RunningDaemon) -> None:
@@ -153,7 +161,9 @@ async def test_the_agent_extends_its_own_deadline_up_to_the_cap(daemon: RunningD
     body = r.json()
     assert (body["status"], body["requestId"]) == ("pending", rid)
     assert at(body["expiresAt"]) == pytest.approx(first + 120, abs=0.002)
-    assert (await tab.expect("ask_user_questions_extended"))["payload"] == {"requestId": rid, "expiresAt": body["expiresAt"]}
+    assert (await tab.expect("ask_user_questions_extended"))["payload"] == {
+        "requestId": rid, "expiresAt": body["expiresAt"], "maxExtensionSeconds": 30, "extensionLeftSeconds": 30
+    }
     # The agent's extension leaves the person's allowance whole.
     ack = await extend(tab, rid, 30)
     assert at(ack["payload"]["expiresAt"]) == pytest.approx(first + 150, abs=0.002)
@@ -234,7 +244,8 @@ async def test_extensions_at_once_from_two_tabs_each_take_effect_once(daemon: Ru
     asked = await daemon.ask("s1", "alice", [q("Deploy?")], timeoutSeconds=60, maxExtensionSeconds=100)
     rid, first = asked["requestId"], at(asked["expiresAt"])
     for tab in (tab1, tab2):
-        await tab.expect("ask_user_questions")
+        pushed = (await tab.expect("ask_user_questions"))["payload"]
+        assert (pushed["maxExtensionSeconds"], pushed["extensionLeftSeconds"]) == (100, 100)  # so a page offers it
     for tab, id_ in ((tab1, "x1"), (tab2, "x2")):
         await tab.send({"type": "extend", "sessionId": "s1", "requestId": rid, "seconds": 70, "id": id_})
     acks = []

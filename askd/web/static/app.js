@@ -9,15 +9,15 @@ import { Alerts } from './alerts.js';
 import { showCount } from './badge.js';
 import { Panel } from './panel.js';
 import { h } from './dom.js';
-import { loadLanguage, t, translatePage } from './i18n.js';
+import { formatClock, loadLanguage, t, translatePage } from './i18n.js';
 import { Inbox } from './vendor/askd-client/index.js';
 
 const TOKEN_KEY = 'askd.token';
 const NOTE_MS = 20_000;
 const BACKOFF_CAP_MS = 5000;
 
-// Why a panel closed: each has a catalogue text `note.<reason>`.
-const NOTES = new Set(['answered', 'answeredHere', 'timeout', 'cancelled', 'not_pending', 'gone']);
+// Why a panel closed: each has a style `note-<reason>`; `noteText` picks its words.
+const NOTES = new Set(['answered', 'declined', 'timeout', 'cancelled', 'reassigned', 'not_pending', 'gone']);
 
 const $ = (id) => document.getElementById(id);
 
@@ -53,19 +53,43 @@ function rejection(error) {
   return error.message;
 }
 
+/**
+ * What a closed panel says: who answered or declined it (askd's answeredBy,
+ * null for an admin without a name), or why else it closed.
+ */
+function noteText(panel, closed, me) {
+  const { reason, answeredBy: by, declineReason } = closed;
+  if (reason === 'answered') {
+    if (panel.answeredHere) return t('note.answeredHere');
+    if (by === null) return t('note.answeredByAdmin');
+    if (by === undefined || by === me) return t('note.answered'); // this user, in another tab
+    return t('note.answeredBy', { name: by });
+  }
+  if (reason === 'declined') {
+    if (panel.declinedHere) return t('note.declinedHere');
+    if (by === me && by !== undefined) return t('note.declinedByYou');
+    const withReason = declineReason ? 'Reason' : '';
+    if (by === null || by === undefined) return t(`note.declinedByAdmin${withReason}`, { reason: declineReason });
+    return t(`note.declinedBy${withReason}`, { name: by, reason: declineReason });
+  }
+  return t(`note.${NOTES.has(reason) ? reason : 'cancelled'}`);
+}
+
 class InboxView {
-  constructor(token, focus, backoff) {
+  constructor(token, focus, backoff, me) {
     this.focus = focus;
+    this.me = me; // the token's user: a panel asked of them says 'you'
     this.panels = new Map(); // requestId -> Panel
     this.groups = new Map(); // sessionId -> {section, list, count}
-    this.sending = new Set(); // requestIds whose answer waits for askd's verdict
+    this.sending = new Map(); // requestId -> the status text of its answer or decline, waiting for askd's verdict
     this.connState = { state: 'connecting' };
     this.inboxEl = $('inbox');
     this.alerts = new Alerts($('alerts'), (requestId) => this.reveal(requestId));
     this.client = new Inbox({ url: wsUrl(), token, sessionId: focus ?? '*', backoff: { cap: BACKOFF_CAP_MS, ...backoff } });
     this.client.on('asked', (q) => this.onAsk(q.sessionId, q.payload));
-    this.client.on('closed', (c) => this.close(c.requestId, c.reason === 'ended' ? 'gone' : c.reason));
-    this.client.on('extended', (e) => this.panels.get(e.requestId)?.extendTo(e.expiresAt));
+    this.client.on('closed', (c) => this.close(c.requestId, { ...c, reason: c.reason === 'ended' ? 'gone' : c.reason }));
+    this.client.on('extended', (e) => this.panels.get(e.requestId)?.extendTo(e.expiresAt, e.extensionLeftSeconds));
+    this.client.on('escalated', (e) => this.panels.get(e.requestId)?.setAudience(e.to, e.escalatedTo));
     this.client.on('state', (s) => this.onConnState(s));
     this.client.on('refused', (err) => showBanner(t('focus.error', { session: this.focus, message: err.message })));
     this.client.on('error', (err) => console.warn('askd:', err.code, err.message));
@@ -83,15 +107,22 @@ class InboxView {
   onConnState(s) {
     this.connState = s;
     // The client sends what waits once it is connected again.
-    const [state, key] = s.state === 'connected' ? ['sending', 'panel.sending'] : ['queued', 'panel.queued'];
-    for (const requestId of this.sending) this.panels.get(requestId)?.setState(state, t(key));
+    for (const [requestId, sendingKey] of this.sending) {
+      const [state, key] = s.state === 'connected' ? ['sending', sendingKey] : ['queued', 'panel.queued'];
+      this.panels.get(requestId)?.setState(state, t(key));
+    }
     if (s.state === 'rejected') showTokenForm(rejection(s.error));
     this.renderConn();
   }
 
   onAsk(sessionId, payload) {
     const requestId = payload.requestId;
-    const panel = new Panel(sessionId, payload, (p) => this.submit(p));
+    const panel = new Panel(sessionId, payload, {
+      me: this.me,
+      onSubmit: (p) => this.submit(p),
+      onExtend: (p, seconds) => this.extend(p, seconds),
+      onDecline: (p, reason) => this.decline(p, reason),
+    });
     this.panels.set(requestId, panel);
     const group = this.group(sessionId);
     group.list.append(panel.form);
@@ -114,48 +145,90 @@ class InboxView {
   // ---- answering ---------------------------------------------------------
 
   async submit(panel) {
-    const { requestId } = panel;
-    if (this.sending.has(requestId)) return;
+    if (this.sending.has(panel.requestId)) return;
     const result = panel.collect();
     if (result.error) {
       panel.showStatus(result.error, true);
       result.focus?.focus();
       return;
     }
-    this.sending.add(requestId);
-    if (this.connState.state === 'connected') panel.setState('sending', t('panel.sending'));
-    else panel.setState('queued', t('panel.queued'));
-    let verdict;
-    try {
-      verdict = await this.client.answer(requestId, result.answers, { sessionId: panel.sessionId });
-    } catch (err) {
-      panel.setState('editing');
-      panel.showStatus(t('panel.refused', { message: err.message }), true);
-      return;
-    } finally {
-      this.sending.delete(requestId);
-    }
-    if (!this.panels.has(requestId)) return; // closed meanwhile
-    if (verdict.accepted) {
+    if (await this.sendAndWait(panel, 'panel.sending', (options) => this.client.answer(panel.requestId, result.answers, options))) {
       panel.answeredHere = true;
       panel.setState('accepted', t('panel.accepted'));
-    } else {
-      this.close(requestId, 'not_pending');
     }
   }
 
-  close(requestId, reason) {
+  /** *Decline*: askd closes the question in every tab of its audience; the agent gets `declined`. */
+  async decline(panel, reason) {
+    if (this.sending.has(panel.requestId)) return;
+    if (await this.sendAndWait(panel, 'panel.declining', (options) => this.client.decline(panel.requestId, reason, options))) {
+      panel.declinedHere = true;
+      panel.setState('accepted', t('panel.declined'));
+    }
+  }
+
+  /**
+   * Send an answer or a decline (`call`) and wait for askd's verdict, the
+   * panel locked meanwhile (`queued` while the link is down: the client
+   * sends it on reconnect). True when askd took it; a refused frame unlocks
+   * the panel with the reason, and a question that had ended closes.
+   */
+  async sendAndWait(panel, sendingKey, call) {
+    const { requestId } = panel;
+    this.sending.set(requestId, sendingKey);
+    if (this.connState.state === 'connected') panel.setState('sending', t(sendingKey));
+    else panel.setState('queued', t('panel.queued'));
+    let verdict;
+    try {
+      verdict = await call({ sessionId: panel.sessionId });
+    } catch (err) {
+      panel.setState('editing');
+      panel.showStatus(t('panel.refused', { message: err.message }), true);
+      return false;
+    } finally {
+      this.sending.delete(requestId);
+    }
+    if (!this.panels.has(requestId)) return false; // closed meanwhile
+    if (!verdict.accepted) this.close(requestId, { reason: 'not_pending' });
+    return verdict.accepted;
+  }
+
+  /** *More time*: every tab's countdown moves with askd's ask_user_questions_extended. */
+  async extend(panel, seconds) {
+    const { requestId } = panel;
+    panel.moreEl.disabled = true;
+    let verdict;
+    try {
+      verdict = await this.client.extend(requestId, seconds, { sessionId: panel.sessionId });
+    } catch (err) {
+      panel.showStatus(t('panel.refused', { message: err.message }), true);
+      return;
+    } finally {
+      panel.moreEl.disabled = panel.locked;
+    }
+    if (!this.panels.has(requestId)) return;
+    if (verdict.extended) {
+      panel.showStatus(t('panel.extended', { time: formatClock(new Date(verdict.expiresAt)) }), false);
+    } else if (verdict.reason === 'not_allowed') {
+      panel.setAllowance(0);
+      panel.showStatus(t('panel.notAllowed'), true);
+    } else {
+      this.close(requestId, { reason: 'not_pending' });
+    }
+  }
+
+  close(requestId, closed) {
     const panel = this.panels.get(requestId);
     this.alerts.ended(requestId);
     if (!panel) return;
     this.panels.delete(requestId);
     this.sending.delete(requestId);
-    const key = reason === 'answered' && panel.answeredHere ? 'answeredHere' : reason;
+    const { reason } = closed;
     const note = h(
       'div',
       { class: `note note-${NOTES.has(reason) ? reason : 'cancelled'}`, role: 'status', tabindex: '-1', dataset: { requestId } },
       h('span', { class: 'note-q', text: panel.title }),
-      h('span', { class: 'note-text', text: t(`note.${NOTES.has(key) ? key : 'cancelled'}`) }),
+      h('span', { class: 'note-text', text: noteText(panel, closed, this.me) }),
     );
     const dismiss = () => {
       note.remove();
@@ -344,7 +417,7 @@ async function main() {
     return;
   }
   $('empty').hidden = false;
-  new InboxView(token, focus, backoff).start();
+  new InboxView(token, focus, backoff, typeof sub === 'string' ? sub : undefined).start();
 }
 
 main();

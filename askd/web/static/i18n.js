@@ -1,7 +1,7 @@
 // The page's language: one catalogue per language (static/i18n/*.json),
 // picked from ?lang= and then navigator.languages by RFC 4647 lookup with
 // the aliases of static/languages.json (the server's askd.web.languages
-// reads the same file). Numbers, clock times, countdowns and plurals go
+// reads the same file). Numbers, clock times, countdowns, lists and plurals go
 // through Intl in the chosen language, never the browser's default.
 
 const LANGUAGES_URL = new URL('./languages.json', import.meta.url);
@@ -12,6 +12,7 @@ let plurals = new Intl.PluralRules('en');
 let numbers = new Intl.NumberFormat('en');
 let twoDigits = new Intl.NumberFormat('en', { minimumIntegerDigits: 2, useGrouping: false });
 let clock = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit' });
+let lists = new Intl.ListFormat('en', { type: 'conjunction' });
 
 /** The supported language for a list of BCP 47 tags, most wanted first. */
 export function pickLanguage(wanted, config) {
@@ -51,6 +52,7 @@ export async function loadLanguage(params) {
   numbers = new Intl.NumberFormat(lang);
   twoDigits = new Intl.NumberFormat(lang, { minimumIntegerDigits: 2, useGrouping: false });
   clock = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit' });
+  lists = new Intl.ListFormat(lang, { type: 'conjunction' });
   document.documentElement.lang = lang;
 }
 
@@ -118,4 +120,9 @@ export function formatLeft(ms) {
 /** "14:02": a local clock time. */
 export function formatClock(date) {
   return clock.format(date);
+}
+
+/** "alice, bob and oncall": names joined as the language joins them. */
+export function formatList(items) {
+  return lists.format(items);
 }

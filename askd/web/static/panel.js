@@ -1,14 +1,32 @@
-// One pending request as a form: its questions (radio buttons, or
-// checkboxes for multiSelect, each with a real <label for>), an "Other"
-// free-text answer, a countdown to expiresAt and one Submit button.
-// Question text, descriptions and previews are Markdown (markdown.js);
-// header and label stay plain text.
+// One pending request as a form: whom it is asked of, its questions (radio
+// buttons, or checkboxes for multiSelect, each with a real <label for>), an
+// "Other" free-text answer, a countdown to expiresAt with *More time* when
+// the ask allows it, *Decline* with an optional reason, and one Submit
+// button. Question text, descriptions and previews are Markdown
+// (markdown.js); header and label stay plain text.
 
 import { h, uid } from './dom.js';
-import { formatClock, formatLeft, t } from './i18n.js';
+import { formatClock, formatLeft, formatList, t } from './i18n.js';
 import { renderNodes } from './markdown.js';
 
 const URGENT_MS = 60_000;
+// What one *More time* click asks for: five minutes, or what is left of the allowance.
+const MORE_TIME_S = 300;
+const GROUP = 'group:';
+const REASON_MAX = 1000; // askd's limit on a decline's reason
+
+/**
+ * "Asked of you", "Asked of oncall, escalated to leads": `to` and
+ * `escalatedTo` as askd pushes them (none: asked of this user alone).
+ */
+export function audienceText(to, escalatedTo, me) {
+  if (!Array.isArray(to) || !to.length) return t('panel.askedOf', { who: t('panel.you') });
+  const name = (entry) => (entry.startsWith(GROUP) ? entry.slice(GROUP.length) : entry === me ? t('panel.you') : entry);
+  const added = new Set(Array.isArray(escalatedTo) ? escalatedTo : []);
+  const who = formatList(to.filter((e) => !added.has(e)).map(name));
+  if (!added.size) return t('panel.askedOf', { who });
+  return t('panel.askedOfEscalated', { who, more: formatList([...added].map(name)) });
+}
 
 function text(value) {
   return typeof value === 'string' ? value : '';
@@ -158,13 +176,16 @@ export class Panel {
   /**
    * @param {string} sessionId
    * @param {object} payload   the ask_user_questions payload
-   * @param {(panel: Panel) => void} onSubmit
+   * @param {{me?: string, onSubmit: (panel: Panel) => void, onExtend: (panel: Panel, seconds: number) => void,
+   *          onDecline: (panel: Panel, reason: string | undefined) => void}} actions
    */
-  constructor(sessionId, payload, onSubmit) {
+  constructor(sessionId, payload, { me, onSubmit, onExtend, onDecline }) {
     this.sessionId = sessionId;
     this.requestId = payload.requestId;
     this.expiresAt = Date.parse(payload.expiresAt);
+    this.me = me;
     this.answeredHere = false;
+    this.declinedHere = false;
     const questions = Array.isArray(payload.questions) ? payload.questions : [];
     this.fields = questions.map((q) => new QuestionField(q || {}));
     this.title = this.fields.length ? this.fields[0].question : '';
@@ -174,12 +195,18 @@ export class Panel {
     this.leftEl = h('span', { class: 'time-left' }, h('span', { class: 'sr-only', text: t('panel.timeLeftLabel') }), this.timeEl);
     this.statusEl = h('p', { class: 'status', role: 'status' });
     this.submitEl = h('button', { type: 'submit', class: 'submit', text: t('panel.submit', { n: this.fields.length }) });
+    this.audienceEl = h('p', { class: 'audience' });
+    this.setAudience(payload.to, payload.escalatedTo);
+    this.moreEl = h('button', { type: 'button', class: 'link-button more-time', hidden: true });
+    this.moreEl.addEventListener('click', () => onExtend(this, this.moreSeconds));
+    this.setAllowance(payload.extensionLeftSeconds);
     const head = h(
       'div',
       { class: 'panel-head' },
       Number.isNaN(created) ? null : h('span', { class: 'asked', text: t('panel.asked', { time: formatClock(new Date(created)) }) }),
-      this.leftEl,
+      h('span', { class: 'clock' }, this.leftEl, this.moreEl),
     );
+    const decline = this._declineRow(onDecline);
     this.form = h(
       'form',
       {
@@ -190,13 +217,16 @@ export class Panel {
         dataset: { requestId: this.requestId, sessionId },
       },
       head,
+      this.audienceEl,
       this.fields.map((f) => f.fieldset),
+      decline,
       h(
         'div',
         { class: 'panel-foot' },
         this.statusEl,
         h('span', { class: 'hint', 'aria-hidden': 'true' }, h('kbd', { text: t('key.ctrl') }), '+', h('kbd', { text: t('key.enter') })),
         this.submitEl,
+        this.declineEl, // after Submit: answering stays the next stop from the last field
       ),
     );
     this.form.addEventListener('submit', (event) => {
@@ -210,6 +240,54 @@ export class Panel {
       }
     });
     this.tick(Date.now());
+  }
+
+  /**
+   * *Decline* opens a small inline row: an optional reason, then a second
+   * click that sends it (a question is not refused by one stray click).
+   */
+  _declineRow(onDecline) {
+    const id = uid('reason');
+    this.reasonEl = h('input', { type: 'text', id, maxlength: String(REASON_MAX), autocomplete: 'off', placeholder: t('panel.reasonPlaceholder') });
+    const send = h('button', { type: 'button', class: 'decline-send', text: t('panel.declineSend') });
+    const keep = h('button', { type: 'button', class: 'link-button', text: t('panel.declineKeep') });
+    this.declineBox = h(
+      'div',
+      { class: 'decline', hidden: true },
+      h('label', { for: id, text: t('panel.reasonLabel') }),
+      h('div', { class: 'decline-row' }, this.reasonEl, send, keep),
+    );
+    this.declineEl = h('button', { type: 'button', class: 'link-button decline-open', 'aria-expanded': 'false', text: t('panel.decline') });
+    const toggle = (open) => {
+      this.declineBox.hidden = !open;
+      this.declineEl.setAttribute('aria-expanded', String(open));
+      (open ? this.reasonEl : this.declineEl).focus();
+    };
+    this.declineEl.addEventListener('click', () => toggle(this.declineBox.hidden));
+    keep.addEventListener('click', () => toggle(false));
+    send.addEventListener('click', () => onDecline(this, this.reasonEl.value.trim() || undefined));
+    // Enter in the reason declines; it must not submit the form's answers.
+    this.reasonEl.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter') return;
+      event.preventDefault();
+      event.stopPropagation();
+      if (!event.isComposing) send.click();
+    });
+    this.declineSendEl = send;
+    return this.declineBox;
+  }
+
+  /** Whom the question is asked of now (an escalation step widens it). */
+  setAudience(to, escalatedTo) {
+    this.audienceEl.textContent = audienceText(to, escalatedTo, this.me);
+  }
+
+  /** The person's allowance left, in seconds (undefined: the ask gave none): *More time* shows while some is left. */
+  setAllowance(leftSeconds) {
+    const left = typeof leftSeconds === 'number' && leftSeconds > 0 ? leftSeconds : 0;
+    this.moreSeconds = Math.min(left, MORE_TIME_S);
+    this.moreEl.hidden = left <= 0;
+    this.moreEl.textContent = t('panel.moreTime', { time: formatLeft(this.moreSeconds * 1000) });
   }
 
   /** {answers} keyed by question text, or {error, focus} to show the user. */
@@ -236,9 +314,14 @@ export class Panel {
     const locked = state !== 'editing';
     const hadFocus = this.form.contains(document.activeElement);
     for (const f of this.fields) f.fieldset.disabled = locked;
-    this.submitEl.disabled = locked;
+    for (const el of [this.submitEl, this.declineEl, this.declineSendEl, this.reasonEl, this.moreEl]) el.disabled = locked;
     if (locked && hadFocus) this.form.focus();
     this.showStatus(message, false);
+  }
+
+  /** Whether an answer or a decline is on its way (nothing else may be sent meanwhile). */
+  get locked() {
+    return (this.form.dataset.state ?? 'editing') !== 'editing';
   }
 
   showStatus(message, isError) {
@@ -246,10 +329,11 @@ export class Panel {
     this.statusEl.classList.toggle('error', Boolean(isError));
   }
 
-  /** The question was given more time (askd's ask_user_questions_extended). */
-  extendTo(expiresAt) {
+  /** The question was given more time (askd's ask_user_questions_extended), from any tab or the agent. */
+  extendTo(expiresAt, extensionLeftSeconds) {
     this.expiresAt = Date.parse(expiresAt);
     this.timeEl.dateTime = text(expiresAt);
+    if (extensionLeftSeconds !== undefined) this.setAllowance(extensionLeftSeconds);
     this.tick(Date.now());
   }
 

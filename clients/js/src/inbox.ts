@@ -14,7 +14,7 @@
 
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { AskdError, InboxClosed } from './errors.js';
-import type { AckPayload, AskedPayload, ErrorPayload, Question, ServerEvent } from './protocol.js';
+import type { AckPayload, AskedPayload, ErrorPayload, EscalatedPayload, ExtendedPayload, Question, ServerEvent } from './protocol.js';
 import { NoWebSocket, OPEN, socketFactory, type SocketFactory, type SocketLike, type WebSocketClass } from './socket.js';
 import { resolveToken, wsUrl, type TokenSource } from './urls.js';
 
@@ -27,7 +27,12 @@ export interface AskedQuestion {
   createdAt: string;
   /** Moves later when the question is extended. */
   expiresAt: string;
-  /** The event's payload as askd sent it, fields this client does not know included. */
+  /**
+   * The event's payload as askd sent it, fields this client does not know
+   * included. Kept current: an extension updates its `expiresAt` and
+   * `extensionLeftSeconds`, an escalation step its `to`, `escalations` and
+   * `escalatedTo` (askd 1.2).
+   */
   payload: AskedPayload;
 }
 
@@ -44,12 +49,29 @@ export interface ClosedQuestion {
   reason: CloseReason;
   /** Who answered or declined, when askd says (askd 1.2); null for an admin without a name. */
   answeredBy?: string | null;
+  /** How they did: `ws`, `link`, `mcp` or `admin` (askd 1.2). */
+  via?: string;
+  /** The reason given with a decline, if any (askd 1.2). */
+  declineReason?: string;
 }
 
 export interface ExtendedQuestion {
   sessionId: string;
   requestId: string;
   expiresAt: string;
+  /** What is left of the person's allowance, when the ask gave one (askd 1.2). */
+  extensionLeftSeconds?: number;
+}
+
+/** An escalation step widened the audience of a question shown here (askd 1.2). */
+export interface EscalatedQuestion {
+  sessionId: string;
+  requestId: string;
+  /** Whom it is asked of now: user ids and `group:G`. */
+  to: string[];
+  /** The entries the steps taken added (the tail of `to`). */
+  escalatedTo: string[];
+  escalations: number;
 }
 
 export type ConnectionState =
@@ -72,6 +94,7 @@ export interface InboxEvents {
   asked: AskedQuestion;
   closed: ClosedQuestion;
   extended: ExtendedQuestion;
+  escalated: EscalatedQuestion;
   state: ConnectionState;
   /** askd refused the subscribe (a session it does not accept, too many subscriptions): nothing of it will show. */
   refused: AskdError;
@@ -419,10 +442,14 @@ export class Inbox {
     switch (frame.type) {
       case 'ask_user_questions':
         return this.asked(frame.sessionId, frame.payload);
-      case 'ask_user_questions_cancelled':
-        return this.end(frame.payload.requestId, frame.payload.reason, frame.payload.answeredBy);
+      case 'ask_user_questions_cancelled': {
+        const { requestId, reason, ...who } = frame.payload;
+        return this.end(requestId, reason, who);
+      }
       case 'ask_user_questions_extended':
-        return this.extended(frame.payload.requestId, frame.payload.expiresAt);
+        return this.extended(frame.payload);
+      case 'ask_user_questions_escalated':
+        return this.escalated(frame.payload);
       case 'ack':
         return this.ack(frame.id, frame.payload ?? {});
       case 'error':
@@ -439,7 +466,9 @@ export class Inbox {
     if (this.sessionId !== '*' && sessionId !== this.sessionId) return; // live events come for every session
     const requestId = payload.requestId;
     this.replayed.add(requestId);
-    if (this.known.has(requestId) || this.ended.has(requestId)) return; // a re-push: shown already
+    const known = this.known.get(requestId);
+    if (known !== undefined) return this.caughtUp(known.question, payload); // a re-push: shown already
+    if (this.ended.has(requestId)) return;
     const question: AskedQuestion = {
       sessionId,
       requestId,
@@ -453,22 +482,50 @@ export class Inbox {
     this.emit('asked', question);
   }
 
-  private end(requestId: string, reason: string, answeredBy?: string | null): void {
+  /** A re-push of a question shown here: what changed while the link was down (more time, an escalation step) is told as if live. */
+  private caughtUp(question: AskedQuestion, payload: AskedPayload): void {
+    const { requestId, expiresAt, extensionLeftSeconds, to, escalatedTo, escalations } = payload;
+    if (expiresAt !== question.expiresAt || extensionLeftSeconds !== question.payload.extensionLeftSeconds) {
+      this.extended({ requestId, expiresAt, ...(typeof extensionLeftSeconds === 'number' ? { extensionLeftSeconds } : {}) });
+    }
+    if (typeof escalations === 'number' && escalations !== question.payload.escalations && Array.isArray(to) && Array.isArray(escalatedTo)) {
+      this.escalated({ requestId, to, escalatedTo, escalations });
+    }
+  }
+
+  private end(requestId: string, reason: string, who: { answeredBy?: string | null; via?: string | null; declineReason?: string | null } = {}): void {
     const known = this.known.get(requestId);
     this.known.delete(requestId);
     this.ended.set(requestId, true);
     while (this.ended.size > this.remember) this.ended.delete(this.ended.keys().next().value as string);
     if (known === undefined) return; // never shown here
     const closed: ClosedQuestion = { sessionId: known.question.sessionId, requestId, reason };
-    if (answeredBy !== undefined) closed.answeredBy = answeredBy;
+    if (who.answeredBy !== undefined) closed.answeredBy = who.answeredBy;
+    if (typeof who.via === 'string') closed.via = who.via;
+    if (typeof who.declineReason === 'string') closed.declineReason = who.declineReason;
     this.emit('closed', closed);
   }
 
-  private extended(requestId: string, expiresAt: string): void {
+  private extended(payload: ExtendedPayload): void {
+    const { requestId, expiresAt, extensionLeftSeconds } = payload;
     const known = this.known.get(requestId);
     if (known === undefined) return;
-    known.question.expiresAt = expiresAt;
-    this.emit('extended', { sessionId: known.question.sessionId, requestId, expiresAt });
+    const question = known.question;
+    question.expiresAt = question.payload.expiresAt = expiresAt;
+    const event: ExtendedQuestion = { sessionId: question.sessionId, requestId, expiresAt };
+    if (typeof extensionLeftSeconds === 'number') {
+      question.payload.extensionLeftSeconds = event.extensionLeftSeconds = extensionLeftSeconds;
+    }
+    this.emit('extended', event);
+  }
+
+  private escalated(payload: EscalatedPayload): void {
+    const { requestId, to, escalatedTo, escalations } = payload;
+    const known = this.known.get(requestId);
+    if (known === undefined) return;
+    const question = known.question;
+    Object.assign(question.payload, { to, escalatedTo, escalations });
+    this.emit('escalated', { sessionId: question.sessionId, requestId, to, escalatedTo, escalations });
   }
 
   private ack(id: unknown, payload: AckPayload): void {

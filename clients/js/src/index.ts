@@ -7,6 +7,7 @@ export type {
   ClosedQuestion,
   CloseReason,
   ConnectionState,
+  EscalatedQuestion,
   ExtendedQuestion,
   ExtendVerdict,
   InboxEvents,

@@ -12,7 +12,7 @@ export type Status = "pending" | "answered" | "timeout" | "cancelled" | "decline
  * via the `definition` "ServerEvent".
  */
 export type ServerEvent =
-  AskedEvent | CancelledEvent | ExtendedEvent | SnapshotEvent | AckEvent | ErrorEvent | PongEvent;
+  AskedEvent | CancelledEvent | ExtendedEvent | EscalatedEvent | SnapshotEvent | AckEvent | ErrorEvent | PongEvent;
 
 export interface Askd {
   [k: string]: unknown;
@@ -492,7 +492,23 @@ export interface AskedEvent {
  */
 export interface AskedPayload {
   createdAt: string;
+  /**
+   * The entries the steps taken added: the tail of to (asked with escalate only).
+   */
+  escalatedTo?: string[] | null;
+  /**
+   * Escalation steps taken so far (asked with escalate only).
+   */
+  escalations?: number | null;
   expiresAt: string;
+  /**
+   * What is left of that allowance (only when the ask allows some).
+   */
+  extensionLeftSeconds?: number | null;
+  /**
+   * The time the person may add in all (only when the ask allows some).
+   */
+  maxExtensionSeconds?: number | null;
   metadata: {
     [k: string]: unknown;
   };
@@ -501,6 +517,10 @@ export interface AskedPayload {
    */
   questions: Question[];
   requestId: string;
+  /**
+   * Whom it is asked of now (users and group:G), for a team question or one with escalation steps; absent: asked of this user alone.
+   */
+  to?: string[] | null;
   [k: string]: unknown;
 }
 /**
@@ -520,14 +540,22 @@ export interface CancelledEvent {
  */
 export interface CancelledPayload {
   /**
-   * Who answered, when the daemon says.
+   * Who answered or declined (answered, declined); null: an admin without a name.
    */
   answeredBy?: string | null;
   /**
-   * How the question ended: answered, timeout, cancelled.
+   * The reason given with a decline, if any.
+   */
+  declineReason?: string | null;
+  /**
+   * How the question ended: answered, timeout, cancelled, declined, reassigned (no longer yours).
    */
   reason: string;
   requestId: string;
+  /**
+   * How: ws, link, mcp or admin (answered, declined).
+   */
+  via?: string | null;
   [k: string]: unknown;
 }
 /**
@@ -572,6 +600,39 @@ export interface ErrorPayload {
   message: string;
 }
 /**
+ * ``ask_user_questions_escalated``: an escalation step widened the
+ * audience of a question this user already has (new members get
+ * ``ask_user_questions`` instead).
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "EscalatedEvent".
+ */
+export interface EscalatedEvent {
+  payload: EscalatedPayload;
+  sessionId: string;
+  type: "ask_user_questions_escalated";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "EscalatedPayload".
+ */
+export interface EscalatedPayload {
+  /**
+   * The entries the steps taken added: the tail of to.
+   */
+  escalatedTo: string[];
+  /**
+   * Escalation steps taken so far.
+   */
+  escalations: number;
+  requestId: string;
+  /**
+   * Whom it is asked of now, as in ask_user_questions.
+   */
+  to: string[];
+  [k: string]: unknown;
+}
+/**
  * ``POST /v1/sessions/{S}/questions/{R}/extend``: the agent moves its
  * own deadline by ``seconds``.
  *
@@ -611,7 +672,16 @@ export interface ExtendedEvent {
  */
 export interface ExtendedPayload {
   expiresAt: string;
+  /**
+   * What is left of the person's allowance now (only when the ask allows some).
+   */
+  extensionLeftSeconds?: number | null;
+  /**
+   * As in ask_user_questions.
+   */
+  maxExtensionSeconds?: number | null;
   requestId: string;
+  [k: string]: unknown;
 }
 /**
  * The ``201`` reply to an ask: the question is pending.

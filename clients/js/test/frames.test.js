@@ -1,7 +1,7 @@
-// The inbox's handling of frames askd 1.2 sends (answeredBy, extended) and
-// the frames it sends for extend and decline, against a scripted socket:
-// the askd these tests run does not serve them yet (test/inbox.test.js
-// checks what it does serve, over real sockets).
+// The inbox's handling of frames askd 1.2 sends (answeredBy, extended,
+// escalated, re-pushes after a drop) and the frames it sends for extend and
+// decline, against a scripted socket whose every frame the test picks
+// (test/inbox.test.js checks the same against a real askd).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -87,6 +87,56 @@ test('extended moves expiresAt; a close passes answeredBy on when askd names it'
     { sessionId: 's1', requestId: 'r1', expiresAt: 'e2' },
     { sessionId: 's1', requestId: 'r1', reason: 'declined', answeredBy: 'bob' },
   ]);
+  inbox.close();
+});
+
+test('a close carries via and the decline reason; an escalation step updates the question', async () => {
+  const { inbox, socket } = await connected();
+  const events = [];
+  for (const type of ['escalated', 'extended', 'closed']) inbox.on(type, (e) => events.push([type, e]));
+  const step = { requestId: 'r1', to: ['group:a', 'group:b'], escalatedTo: ['group:b'], escalations: 1 };
+  socket.push({ type: 'ask_user_questions_escalated', sessionId: 's1', payload: step });
+  assert.deepEqual(inbox.questions[0].payload.to, ['group:a', 'group:b']);
+  socket.push({ type: 'ask_user_questions_extended', sessionId: 's1', payload: { requestId: 'r1', expiresAt: 'e2', extensionLeftSeconds: 0 } });
+  assert.equal(inbox.questions[0].payload.extensionLeftSeconds, 0);
+  socket.push({
+    type: 'ask_user_questions_cancelled',
+    sessionId: 's1',
+    payload: { requestId: 'r1', reason: 'declined', answeredBy: 'bob', via: 'link', declineReason: 'not mine' },
+  });
+  assert.deepEqual(events, [
+    ['escalated', { sessionId: 's1', requestId: 'r1', to: ['group:a', 'group:b'], escalatedTo: ['group:b'], escalations: 1 }],
+    ['extended', { sessionId: 's1', requestId: 'r1', expiresAt: 'e2', extensionLeftSeconds: 0 }],
+    ['closed', { sessionId: 's1', requestId: 'r1', reason: 'declined', answeredBy: 'bob', via: 'link', declineReason: 'not mine' }],
+  ]);
+  inbox.close();
+});
+
+test('a re-push after a reconnect tells what changed while the link was down, and nothing when nothing did', async () => {
+  const { inbox, socket } = await connected({ backoff: { base: 1, cap: 1 } });
+  const events = [];
+  for (const type of ['asked', 'escalated', 'extended', 'closed']) inbox.on(type, (e) => events.push([type, e]));
+  const relink = async (from, ...asked) => {
+    const reconnected = new Promise((resolve) => {
+      const off = inbox.on('state', (s) => s.state === 'connected' && (off(), resolve()));
+    });
+    from.readyState = 3;
+    from.onclose({});
+    while (ScriptedSocket.last === from || ScriptedSocket.last.readyState !== 1) await new Promise((resolve) => setTimeout(resolve, 1));
+    const socket = ScriptedSocket.last;
+    socket.replay(...asked);
+    await reconnected;
+    return socket;
+  };
+  const next = await relink(socket, ASKED);
+  assert.deepEqual(events, [], 'the same question again: nothing to tell');
+  const moved = { to: ['group:a', 'group:b'], escalatedTo: ['group:b'], escalations: 1, expiresAt: 'e9', extensionLeftSeconds: 5 };
+  await relink(next, { ...ASKED, payload: { ...ASKED.payload, ...moved } });
+  assert.deepEqual(events, [
+    ['extended', { sessionId: 's1', requestId: 'r1', expiresAt: 'e9', extensionLeftSeconds: 5 }],
+    ['escalated', { sessionId: 's1', requestId: 'r1', to: ['group:a', 'group:b'], escalatedTo: ['group:b'], escalations: 1 }],
+  ]);
+  assert.equal(inbox.questions[0].expiresAt, 'e9');
   inbox.close();
 });
 

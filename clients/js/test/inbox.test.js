@@ -170,7 +170,14 @@ describe('against askd serve', { timeout: 120_000 }, () => {
 
     const closed = next(tab, 'closed');
     assert.deepEqual(await tab.decline(pending.requestId, 'not mine to decide'), { accepted: true });
-    assert.deepEqual(await closed, { sessionId: sid, requestId: pending.requestId, reason: 'declined', answeredBy: 'alice' });
+    assert.deepEqual(await closed, {
+      sessionId: sid,
+      requestId: pending.requestId,
+      reason: 'declined',
+      answeredBy: 'alice',
+      via: 'ws',
+      declineReason: 'not mine to decide',
+    });
     const result = await agent.result(sid, pending.requestId);
     assert.deepEqual(
       [result.status, result.reason, result.answeredBy, result.via],
@@ -185,12 +192,69 @@ describe('against askd serve', { timeout: 120_000 }, () => {
     const sid = newSession();
     const shown = next(tab, 'asked', (q) => q.sessionId === sid);
     const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION], maxExtensionSeconds: 30 });
-    await shown;
+    const asked = await shown;
+    assert.deepEqual([asked.payload.maxExtensionSeconds, asked.payload.extensionLeftSeconds], [30, 30]);
+    const moved = next(tab, 'extended', (e) => e.requestId === pending.requestId);
     const verdict = await tab.extend(pending.requestId, 60);
     assert.equal(verdict.extended, true);
     assert.equal(Date.parse(verdict.expiresAt) - Date.parse(pending.expiresAt), 30_000);
+    assert.deepEqual(await moved, { sessionId: sid, requestId: pending.requestId, expiresAt: verdict.expiresAt, extensionLeftSeconds: 0 });
+    assert.equal(tab.questions[0].payload.extensionLeftSeconds, 0, 'the kept payload follows');
     assert.deepEqual(await tab.extend(pending.requestId, 1), { extended: false, reason: 'not_allowed' });
     await agent.withdraw(sid, pending.requestId);
+  });
+
+  test('more time given while the link was down is told on the re-push', async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const sid = newSession();
+    const shown = next(tab, 'asked', (q) => q.sessionId === sid);
+    const pending = await agent.submit(sid, { userId: 'alice', questions: [QUESTION], maxExtensionSeconds: 30 });
+    await shown;
+    tab.pause();
+    const extended = await agent.extend(sid, pending.requestId, 60); // the agent's: the allowance stays whole
+    const moved = next(tab, 'extended');
+    tab.resume();
+    assert.deepEqual(await moved, { sessionId: sid, requestId: pending.requestId, expiresAt: extended.expiresAt, extensionLeftSeconds: 30 });
+    assert.equal(tab.questions[0].expiresAt, extended.expiresAt);
+    await agent.withdraw(sid, pending.requestId);
+  });
+
+  test('an escalation step is told to the tabs that had the question; a close names who declined and why', async (t) => {
+    await askd.admin('PUT', '/admin/v1/groups/js-oncall', { members: ['dave'] });
+    await askd.admin('PUT', '/admin/v1/groups/js-leads', { members: ['erin'] });
+    const dave = await inbox('dave');
+    const erin = await inbox('erin');
+    t.after(() => (dave.close(), erin.close()));
+    const sid = newSession();
+    const shown = next(dave, 'asked', (q) => q.sessionId === sid);
+    const pending = await agent.submit(sid, {
+      to: ['group:js-oncall'],
+      questions: [QUESTION],
+      timeoutSeconds: 30,
+      escalate: [{ afterSeconds: 0.3, to: ['group:js-leads'] }],
+    });
+    const asked = await shown;
+    assert.deepEqual([asked.payload.to, asked.payload.escalations, asked.payload.escalatedTo], [['group:js-oncall'], 0, []]);
+
+    const escalated = next(dave, 'escalated');
+    const reached = next(erin, 'asked', (q) => q.sessionId === sid);
+    const to = ['group:js-oncall', 'group:js-leads'];
+    assert.deepEqual(await escalated, { sessionId: sid, requestId: pending.requestId, to, escalatedTo: ['group:js-leads'], escalations: 1 });
+    assert.deepEqual(dave.questions[0].payload.to, to, 'the kept payload follows');
+    const late = (await reached).payload;
+    assert.deepEqual([late.to, late.escalations, late.escalatedTo], [to, 1, ['group:js-leads']]);
+
+    const closed = next(dave, 'closed');
+    assert.deepEqual(await erin.decline(pending.requestId, 'not tonight'), { accepted: true });
+    assert.deepEqual(await closed, {
+      sessionId: sid,
+      requestId: pending.requestId,
+      reason: 'declined',
+      answeredBy: 'erin',
+      via: 'ws',
+      declineReason: 'not tonight',
+    });
   });
 
   test('a refused token stops the inbox as rejected', async () => {

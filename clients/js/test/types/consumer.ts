@@ -17,7 +17,19 @@ inbox.on('asked', (q: AskedQuestion) => {
 });
 inbox.on('closed', (c) => {
   const by: string | null | undefined = c.answeredBy;
-  void by;
+  const via: string | undefined = c.via;
+  const why: string | undefined = c.declineReason;
+  void [by, via, why];
+});
+inbox.on('extended', (e) => {
+  const left: number | undefined = e.extensionLeftSeconds;
+  void left;
+});
+inbox.on('escalated', (e) => {
+  const to: string[] = e.to;
+  const added: string[] = e.escalatedTo;
+  const steps: number = e.escalations;
+  void [to, added, steps];
 });
 // @ts-expect-error: no such event
 inbox.on('answered', () => {});

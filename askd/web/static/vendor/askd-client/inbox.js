@@ -328,10 +328,14 @@ export class Inbox {
         switch (frame.type) {
             case 'ask_user_questions':
                 return this.asked(frame.sessionId, frame.payload);
-            case 'ask_user_questions_cancelled':
-                return this.end(frame.payload.requestId, frame.payload.reason, frame.payload.answeredBy);
+            case 'ask_user_questions_cancelled': {
+                const { requestId, reason, ...who } = frame.payload;
+                return this.end(requestId, reason, who);
+            }
             case 'ask_user_questions_extended':
-                return this.extended(frame.payload.requestId, frame.payload.expiresAt);
+                return this.extended(frame.payload);
+            case 'ask_user_questions_escalated':
+                return this.escalated(frame.payload);
             case 'ack':
                 return this.ack(frame.id, frame.payload ?? {});
             case 'error':
@@ -348,8 +352,11 @@ export class Inbox {
             return; // live events come for every session
         const requestId = payload.requestId;
         this.replayed.add(requestId);
-        if (this.known.has(requestId) || this.ended.has(requestId))
-            return; // a re-push: shown already
+        const known = this.known.get(requestId);
+        if (known !== undefined)
+            return this.caughtUp(known.question, payload); // a re-push: shown already
+        if (this.ended.has(requestId))
+            return;
         const question = {
             sessionId,
             requestId,
@@ -362,7 +369,17 @@ export class Inbox {
         this.known.set(requestId, { question, gen: this.gen });
         this.emit('asked', question);
     }
-    end(requestId, reason, answeredBy) {
+    /** A re-push of a question shown here: what changed while the link was down (more time, an escalation step) is told as if live. */
+    caughtUp(question, payload) {
+        const { requestId, expiresAt, extensionLeftSeconds, to, escalatedTo, escalations } = payload;
+        if (expiresAt !== question.expiresAt || extensionLeftSeconds !== question.payload.extensionLeftSeconds) {
+            this.extended({ requestId, expiresAt, ...(typeof extensionLeftSeconds === 'number' ? { extensionLeftSeconds } : {}) });
+        }
+        if (typeof escalations === 'number' && escalations !== question.payload.escalations && Array.isArray(to) && Array.isArray(escalatedTo)) {
+            this.escalated({ requestId, to, escalatedTo, escalations });
+        }
+    }
+    end(requestId, reason, who = {}) {
         const known = this.known.get(requestId);
         this.known.delete(requestId);
         this.ended.set(requestId, true);
@@ -371,16 +388,35 @@ export class Inbox {
         if (known === undefined)
             return; // never shown here
         const closed = { sessionId: known.question.sessionId, requestId, reason };
-        if (answeredBy !== undefined)
-            closed.answeredBy = answeredBy;
+        if (who.answeredBy !== undefined)
+            closed.answeredBy = who.answeredBy;
+        if (typeof who.via === 'string')
+            closed.via = who.via;
+        if (typeof who.declineReason === 'string')
+            closed.declineReason = who.declineReason;
         this.emit('closed', closed);
     }
-    extended(requestId, expiresAt) {
+    extended(payload) {
+        const { requestId, expiresAt, extensionLeftSeconds } = payload;
         const known = this.known.get(requestId);
         if (known === undefined)
             return;
-        known.question.expiresAt = expiresAt;
-        this.emit('extended', { sessionId: known.question.sessionId, requestId, expiresAt });
+        const question = known.question;
+        question.expiresAt = question.payload.expiresAt = expiresAt;
+        const event = { sessionId: question.sessionId, requestId, expiresAt };
+        if (typeof extensionLeftSeconds === 'number') {
+            question.payload.extensionLeftSeconds = event.extensionLeftSeconds = extensionLeftSeconds;
+        }
+        this.emit('extended', event);
+    }
+    escalated(payload) {
+        const { requestId, to, escalatedTo, escalations } = payload;
+        const known = this.known.get(requestId);
+        if (known === undefined)
+            return;
+        const question = known.question;
+        Object.assign(question.payload, { to, escalatedTo, escalations });
+        this.emit('escalated', { sessionId: question.sessionId, requestId, to, escalatedTo, escalations });
     }
     ack(id, payload) {
         if (id === this.subscribeId)
