@@ -359,8 +359,7 @@ class Registry:
         if parent_session_id is not None:
             self.reach(parent_session_id, agent)
             self._check_parent(session_id, session, parent_session_id, user_id)
-        if ask.to or ask.escalate:
-            self._check_entries(ask)
+        self._check_entries(ask)
         if ask.require_online and not any(u in self._user_conns for u in self.resolve(ask.to or (user_id,))):
             raise UserOffline(f"no user of {', '.join(ask.to or (user_id,))} has an open connection")
         in_session = (session.pending if session is not None else 0) + len(flying)
