@@ -55,17 +55,30 @@ _DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_RUN = b"0" * 19
 
 
-def _has_long_run(data: bytes | str) -> bool:
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+def _raw(data: bytes | str) -> bytes:
+    """The text as bytes, without a copy when it is bytes already."""
+    if type(data) is bytes:
+        return data
+    return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+
+
+def _has_long_run(raw: bytes) -> bool:
     return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
 
 
 def loads(data: bytes | str) -> Any:
     """Parse JSON text; raises ``ValueError`` (or ``RecursionError``) when it is not."""
-    if _has_long_run(data):
+    return _loads(data, _raw(data))
+
+
+def _loads(data: bytes | str, raw: bytes) -> Any:
+    # ``raw`` is ``data`` as bytes, made once by the caller (loads_bounded
+    # reads it again). A str with a lone surrogate is not UTF-8: orjson
+    # refuses ``raw`` and json reads ``data`` as it came.
+    if _has_long_run(raw):
         return json.loads(data, parse_constant=_no_constant)
     try:
-        return orjson.loads(data)
+        return orjson.loads(raw)
     except orjson.JSONDecodeError:
         # Valid JSON orjson refuses, or not JSON at all: json decides.
         return json.loads(data, parse_constant=_no_constant)
@@ -101,13 +114,13 @@ def loads_bounded(data: bytes | str) -> Any:
     """``loads`` for what a peer sends (a body, a frame): raises
     :class:`TooDeep` past ``MAX_DEPTH`` levels, ``ValueError`` when it is
     not JSON (``not_json`` says why)."""
+    raw = _raw(data)
     try:
-        obj = loads(data)
+        obj = _loads(data, raw)
     except RecursionError:  # deeper than even the parser goes
         raise TooDeep() from None
     # Nesting is at most the number of opening brackets: a text with no more
     # than MAX_DEPTH of them (every usual body) needs no walk.
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(obj):
         raise TooDeep()
     return obj

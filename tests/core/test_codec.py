@@ -66,3 +66,18 @@ def test_an_integer_beyond_64_bits_stays_exact(number: int) -> None:
     text = f'{{"n": {number}, "in": [{number}]}}'
     assert codec.loads(text) == {"n": number, "in": [number]}
     assert codec.loads(text.encode()) == {"n": number, "in": [number]}
+
+
+@given(JSON_VALUES)
+def test_a_frame_as_text_reads_as_its_bytes_do(value: object) -> None:
+    # A WebSocket frame reaches loads_bounded as str, a body as bytes: both
+    # read alike (the str is made bytes once, for orjson and the checks).
+    raw = codec.dumps(value)
+    text = raw.decode("utf-8", "surrogatepass")
+    assert codec.loads_bounded(text) == codec.loads_bounded(raw) == json.loads(text)
+
+
+def test_a_text_holding_a_lone_surrogate_still_reads() -> None:
+    # Not UTF-8 once made bytes: orjson refuses those, json reads the text.
+    assert codec.loads_bounded('{"a": "\ud800", "b": "数"}') == {"a": "\ud800", "b": "数"}
+    assert codec.loads('["\udfff"]') == ["\udfff"]

@@ -133,6 +133,26 @@ async def test_a_trickled_body_ends_at_the_body_timeout(daemon: RunningDaemon) -
     assert 0.5 < took < 3, took
 
 
+async def test_a_body_sent_after_its_headers_is_read_whole(daemon: RunningDaemon) -> None:
+    # Most bodies come with their headers (askd then needs no body timer);
+    # one that follows them, in two parts, is waited for and read whole.
+    port = daemon.daemon.port
+    body = json.dumps({"userId": "alice", "questions": [{"question": "Which database?"}]}).encode()
+    reader, writer = await open_raw(port)
+    writer.write(post_head(port, "/v1/sessions/s-late/questions", len(body), daemon.token("agent")))
+    await writer.drain()
+    await asyncio.sleep(0.2)
+    writer.write(body[:10])
+    await writer.drain()
+    await asyncio.sleep(0.2)
+    writer.write(body[10:])
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    assert head.split(b" ", 2)[1] == b"201"
+    writer.close()
+    pending = (await daemon.admin("GET", "/admin/v1/pending", params={"userId": "alice"})).json()["pending"]
+    assert [p["sessionId"] for p in pending] == ["s-late"]
+
+
 @pytest.mark.parametrize("settings_overrides", [{"limits": {"idle_timeout_seconds": 0.5}}])
 async def test_an_idle_connection_is_closed(daemon: RunningDaemon) -> None:
     reader, writer = await open_raw(daemon.daemon.port)
