@@ -101,6 +101,8 @@ class Audiences:
 
     def check_entries(self, ask: AskInput) -> None:
         """Every ``group:G`` the ask names must exist (``400``, ``loc`` the entry)."""
+        if not ask.to and not ask.escalate:  # the usual ask, of one user: nothing to look up
+            return
         named = [(f"to.{i}", e) for i, e in enumerate(ask.to or ())]
         named += [(f"escalate.{i}.to.{j}", e) for i, (_, entries) in enumerate(ask.escalate) for j, e in enumerate(entries)]
         for loc, entry in named:
