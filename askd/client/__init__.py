@@ -22,7 +22,7 @@ from askd.client.errors import (
     QuestionLost,
     UntrustedCertificate,
 )
-from askd.client.events import CancelledEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
+from askd.client.events import CancelledEvent, EscalatedEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
 from askd.client.http import RetryPolicy
 from askd.client.results import Result, Status
 from askd.client.user import UserClient
@@ -36,6 +36,7 @@ __all__ = [
     "AsyncAgentClient",
     "AuthError",
     "CancelledEvent",
+    "EscalatedEvent",
     "ExtendedEvent",
     "ClientClosed",
     "DaemonUnavailable",

@@ -45,13 +45,15 @@ class CancelledEvent:
     """``ask_user_questions_cancelled``: the question ended; ``reason`` is
     ``answered``, ``timeout``, ``cancelled``, ``declined``, or ``ended`` (see
     ``ENDED_WHILE_AWAY``). An answered or declined one names who did it
-    (``answered_by``: None for an admin without a name) and how (``via``)."""
+    (``answered_by``: None for an admin without a name) and how (``via``);
+    a declined one may carry the person's ``decline_reason``."""
 
     session_id: str
     request_id: str
     reason: str
     answered_by: str | None = None
     via: str | None = None
+    decline_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,4 +74,17 @@ class ExtendedEvent:
     expires_at: str
 
 
-Event = QuestionEvent | CancelledEvent | ExtendedEvent | SnapshotEvent
+@dataclass(frozen=True, slots=True)
+class EscalatedEvent:
+    """``ask_user_questions_escalated``: an escalation step widened the
+    audience of a question this user already has. ``to`` is whom it is asked
+    of now; ``escalated_to`` the entries the steps taken added."""
+
+    session_id: str
+    request_id: str
+    to: list[str]
+    escalations: int
+    escalated_to: list[str]
+
+
+Event = QuestionEvent | CancelledEvent | ExtendedEvent | EscalatedEvent | SnapshotEvent

@@ -29,7 +29,15 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketExce
 from askd.client.backoff import Backoff
 from askd.client.discovery import Discovery, TokenSource, resolve_token, ws_url
 from askd.client.errors import AskdClientError, AuthError, ClientClosed, InvalidAnswer, UntrustedCertificate
-from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
+from askd.client.events import (
+    ENDED_WHILE_AWAY,
+    CancelledEvent,
+    EscalatedEvent,
+    Event,
+    ExtendedEvent,
+    QuestionEvent,
+    SnapshotEvent,
+)
 from askd.core.models import check_answers
 from askd.core.records import ALL_SESSIONS
 
@@ -395,11 +403,23 @@ class UserClient:
         if kind == "ask_user_questions":
             self._question(frame)
         elif kind == "ask_user_questions_cancelled":
-            self._end(payload.get("requestId", ""), payload.get("reason", ""), payload.get("answeredBy"), payload.get("via"))
+            self._end(
+                payload.get("requestId", ""),
+                payload.get("reason", ""),
+                payload.get("answeredBy"),
+                payload.get("via"),
+                payload.get("declineReason"),
+            )
         elif kind == "ask_user_questions_extended":
             known = self._questions.get(payload.get("requestId", ""))
             if known is not None:  # a question this application was shown
                 self._deliver(ExtendedEvent(known[0].session_id, known[0].request_id, payload.get("expiresAt", "")))
+        elif kind == "ask_user_questions_escalated":
+            known = self._questions.get(payload.get("requestId", ""))
+            if known is not None:
+                steps = payload.get("escalations", 0)
+                to, added = payload.get("to") or [], payload.get("escalatedTo") or []
+                self._deliver(EscalatedEvent(known[0].session_id, known[0].request_id, to, steps, added))
         elif kind == "session_snapshot":
             self._deliver(SnapshotEvent(frame.get("sessionId", ""), bool(payload.get("active")), int(payload.get("pending", 0))))
         elif kind == "ack":
@@ -417,13 +437,20 @@ class UserClient:
         self._questions[rid] = (event, self._gen)
         self._deliver(event)
 
-    def _end(self, request_id: str, reason: str, answered_by: str | None = None, via: str | None = None) -> None:
+    def _end(
+        self,
+        request_id: str,
+        reason: str,
+        answered_by: str | None = None,
+        via: str | None = None,
+        decline_reason: str | None = None,
+    ) -> None:
         known = self._questions.pop(request_id, None)
         self._ended[request_id] = None
         while len(self._ended) > self._remember:
             self._ended.popitem(last=False)
         if known is not None:
-            self._deliver(CancelledEvent(known[0].session_id, request_id, reason, answered_by, via))
+            self._deliver(CancelledEvent(known[0].session_id, request_id, reason, answered_by, via, decline_reason))
 
     def _ack(self, frame_id: Any, payload: dict[str, Any]) -> None:
         if isinstance(frame_id, str) and frame_id in self._subs_waiting:

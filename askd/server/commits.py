@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from askd.core import Registry, Status
 from askd.core.changes import Asked, Change, Ended, Escalated
+from askd.core.records import audience_entries, is_team
 from askd.server.logs import get_logger
 from askd.server.tasks import Tasks
 from askd.store import Store, StoreUnavailable
@@ -174,8 +175,14 @@ class Commits:
         """One line per question's end, from the node whose step took effect
         (on a shared store the others only follow it, and stay quiet)."""
         req = self.registry.get(change.session_id, change.request_id)
-        user_id = req.user_id if req is not None else None
-        log.info(_END_EVENT[change.status], sessionId=change.session_id, requestId=change.request_id, userId=user_id)
+        # A team question's owner is its audience key (control characters
+        # inside): the line names its entries instead.
+        who: dict[str, object] = {}
+        if req is not None:
+            who = {"to": list(audience_entries(req.user_id))} if is_team(req.user_id) else {"userId": req.user_id}
+        if change.via is not None:
+            who.update(answeredBy=change.answered_by, via=change.via)
+        log.info(_END_EVENT[change.status], sessionId=change.session_id, requestId=change.request_id, **who)
 
     # ---- the store's health -------------------------------------------
 

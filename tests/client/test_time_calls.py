@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from askd.client import AdminClient, AgentClient, CancelledEvent, ExtendedEvent, QuestionEvent, Status, UserClient
+from askd.client import (
+    AdminClient,
+    AgentClient,
+    CancelledEvent,
+    EscalatedEvent,
+    ExtendedEvent,
+    QuestionEvent,
+    Status,
+    UserClient,
+)
 from askd.client.agent import AsyncAgentClient
 from askd.client.errors import ApiError
 from tests.client.waiting import eventually
@@ -46,7 +55,7 @@ async def test_user_client_extends_within_the_allowance_and_declines(daemon: Run
         assert await user.decline(event, "not mine to decide") is True
         await eventually(lambda: [e for e in seen if isinstance(e, CancelledEvent)], what="the close")
         assert [e for e in seen if isinstance(e, CancelledEvent)] == [
-            CancelledEvent("s1", asked.request_id, "declined", "alice", "ws")
+            CancelledEvent("s1", asked.request_id, "declined", "alice", "ws", "not mine to decide")
         ]
         result = await agent.result("s1", asked.request_id)
         assert (result.status, result.reason, result.answered_by, result.via) == (
@@ -75,3 +84,13 @@ async def test_blocking_clients_extend_decline_and_read_a_default(daemon: Runnin
             assert (done.status, done.answers, done.defaulted) == (Status.timeout, {"Deploy now?": "No"}, True)
 
     await asyncio.to_thread(work)
+
+
+async def test_user_client_hears_a_step_widen_a_question_it_has(daemon: RunningDaemon, alice: Any) -> None:
+    user, seen = alice
+    async with AsyncAgentClient(daemon.url, daemon.token("agent")) as agent:
+        asked = await agent.submit("s1", "alice", [q("Deploy?")], timeout=60, escalate=[(0.3, ["bob"])])
+        await eventually(lambda: [e for e in seen if isinstance(e, EscalatedEvent)], what="the step")
+        assert [e for e in seen if isinstance(e, EscalatedEvent)] == [
+            EscalatedEvent("s1", asked.request_id, ["alice", "bob"], 1, ["bob"])
+        ]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import json
+
 from tests.conftest import RunningDaemon, q
 
 
@@ -197,3 +200,14 @@ async def test_pending_for_a_user_lists_own_and_team_questions_in_creation_order
     fourth = (await daemon.ask("own", "alice"))["requestId"]
     listed = (await daemon.admin("GET", "/admin/v1/pending", params={"userId": "alice"})).json()["pending"]
     assert [p["requestId"] for p in listed] == [first, second, third, fourth]
+
+
+async def test_a_team_question_s_end_line_names_its_audience_and_who_answered(daemon: RunningDaemon, log_text: io.StringIO) -> None:
+    await set_group(daemon, "oncall", "bob")
+    bob = await daemon.connect("bob")
+    rid = (await ask_to(daemon, "s1", ["group:oncall", "alice"]))["requestId"]
+    await bob.expect("ask_user_questions")
+    assert (await bob.answer("s1", rid, {"Deploy?": "y"}))["payload"] == {"accepted": True}
+    [line] = [json.loads(t) for t in log_text.getvalue().splitlines() if '"question.answered"' in t]
+    assert (line["to"], line["answeredBy"], line["via"]) == (["alice", "group:oncall"], "bob", "ws")
+    assert "\\u001f" not in json.dumps(line)  # the audience's internal key stays inside askd
