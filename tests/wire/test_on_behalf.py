@@ -55,7 +55,9 @@ async def test_a_decline_for_the_person_names_them_and_via_mcp(daemon: RunningDa
         "requestId": rid, "sessionId": "s1", "status": "declined", "answeredBy": "alice", "via": "mcp", "reason": "ask Bob"
     }
     closed = await tab.expect("ask_user_questions_cancelled")
-    assert closed["payload"] == {"requestId": rid, "reason": "declined", "answeredBy": "alice", "via": "mcp"}
+    assert closed["payload"] == {
+        "requestId": rid, "reason": "declined", "answeredBy": "alice", "via": "mcp", "declineReason": "ask Bob"
+    }
 
 
 async def test_refusals_change_nothing(daemon: RunningDaemon) -> None:
