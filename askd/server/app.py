@@ -26,7 +26,7 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, links, mail, state
-from askd.core import Limits, NotifyPolicy
+from askd.core import Limits, NotifyPolicy, Request
 from askd.server import admin_api, agent_api, link_page, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
 from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
@@ -232,13 +232,17 @@ class Daemon:
         self._start_mailer()
         sinks = [s.submit for s in (self.notifier, self.mailer) if s is not None]
         if sinks:
-            self.hub.on_notify = lambda *due: [sink(*due) for sink in sinks]
+
+            def to_every_channel(req: Request, users: list[str], newcomers: list[str]) -> None:
+                for sink in sinks:
+                    sink(req, users, newcomers)
+
+            self.hub.on_notify = to_every_channel
 
     def _start_mailer(self) -> None:
         n = self.settings.notify
         if n.smtp_url is None or n.email_from is None:
             return
-        registry = self.hub.registry
         self.mailer = Mailer(
             target=mail.smtp_target(n.smtp_url.get_secret_value()),
             sender=Address(n.email_from.name, addr_spec=n.email_from.email),
@@ -246,8 +250,6 @@ class Daemon:
             link_base=public_base(self.settings, self.scheme, self.port),
             store=self.hub.store,
             metrics=self.hub.metrics.emails,
-            # whom a notification is about: the audience, or a step's new members
-            recipients=lambda req: registry.audiences.notify_users(req)[1],
             still_pending=self.hub.still_pending,
             # Answer links only where people can reach them: public_url.
             links=partial(links.links_for, str(self.settings.public_url), self.ctx.secret) if self.settings.public_url else None,

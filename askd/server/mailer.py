@@ -47,7 +47,6 @@ class Mailer:
         link_base: str,
         store: Store,
         metrics: EmailMetrics,
-        recipients: Callable[[Request], list[str]],
         still_pending: Callable[[str, str], bool],
         links: Links | None = None,
         retry: Retry | None = None,
@@ -58,20 +57,18 @@ class Mailer:
         self.retry = retry or Retry(attempts=5)
         self.links = links
         self._store = store
-        self._recipients = recipients
         self._still_pending = still_pending
         self._max_held = max_held
         self._held: set[asyncio.Task[None]] = set()
 
     # ---- from the hub ---------------------------------------------------
 
-    def submit(self, req: Request, users: list[str] | None = None, newcomers: list[str] | None = None) -> bool:
-        """Mail the question's recipients: ``newcomers`` when the hub names
-        them, else ``recipients(req)`` (the audience, or after an escalation
-        step its new members; ``users``, the whole audience, is the
-        webhook's). False when it was dropped."""
+    def submit(self, req: Request, users: list[str], newcomers: list[str]) -> bool:
+        """Mail those the notification is about (``newcomers``: the audience,
+        or after an escalation step its new members; ``users``, the whole
+        audience, is the webhook's). False when it was dropped."""
         try:
-            to = newcomers if newcomers is not None else self._recipients(req)
+            to = newcomers
             if not to:
                 return True
             description = req.describe()

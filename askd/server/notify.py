@@ -87,7 +87,7 @@ class Notifier:
 
     # ---- from the hub ---------------------------------------------------
 
-    def submit(self, req: Request, users: list[str] | None = None, newcomers: list[str] | None = None) -> bool:
+    def submit(self, req: Request, users: list[str], newcomers: list[str]) -> bool:
         """Queue a delivery for a pending question (``users``: its audience,
         resolved; ``newcomers``: those the body is about, after an escalation
         step the step's new members); False when it was dropped."""
@@ -106,19 +106,17 @@ class Notifier:
         self._queue.put_nowait(job)
         return True
 
-    def _body(self, req: Request, users: list[str] | None, newcomers: list[str] | None) -> bytes:
+    def _body(self, req: Request, users: list[str], newcomers: list[str]) -> bytes:
         url = webhook.inbox_url(self.link_base, req.session_id)
-        audience = users if users is not None else [req.user_id]
         if self._answer_links is None:
             return webhook.render(self.fmt, webhook.event(req.describe(), url, users))
         base, secret = self._answer_links
         if self.fmt == "slack":
             # A channel is shared: its links name the recipient only when there is one.
-            recipient = audience[0] if len(audience) == 1 else None
+            recipient = users[0] if len(users) == 1 else None
             channel = links.link_set(base, secret, req, recipient)
             return webhook.render(self.fmt, webhook.event(req.describe(), url, users), channel)
-        about = newcomers if newcomers is not None else audience
-        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, links.links_for(base, secret, req, about)))
+        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, links.links_for(base, secret, req, newcomers)))
 
     # ---- the workers ----------------------------------------------------
 
