@@ -145,7 +145,7 @@ def test_on_a_terminal_serve_says_what_to_do_next(tmp_path: Path) -> None:
 
 
 def test_the_next_step_names_askd_as_this_shell_can_run_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from askd.server.app import _askd_command
+    from askd.server.from_settings import _askd_command
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no askd on it
     monkeypatch.setattr("sys.argv", [".venv/bin/askd", "serve"])

@@ -1,12 +1,12 @@
 """``askd serve`` settles the cyclic collector once started (see
-``askd.server.app.settle_gc``): what exists then is frozen and full
+``askd.server.gc_tuning.settle_gc``): what exists then is frozen and full
 collections run less often."""
 
 from __future__ import annotations
 
 import gc
 
-from askd.server.app import GC_THRESHOLDS, settle_gc
+from askd.server.gc_tuning import GC_THRESHOLDS, settle_gc
 
 
 def test_settle_gc_freezes_the_started_heap_and_spaces_full_collections() -> None:

@@ -9,7 +9,9 @@ import pytest
 
 from askd.config import ConfigError, load_settings
 from askd.mail import smtp_target
-from askd.server.app import Daemon, notify_policy, public_base
+from askd.server.app import Daemon
+from askd.server.from_settings import notify_policy
+from askd.server.proxy import public_base
 
 
 def test_defaults_are_off() -> None:
@@ -80,7 +82,7 @@ async def test_the_daemon_starts_no_sender_without_a_webhook(tmp_path: Path) -> 
     d = Daemon(load_settings(port=0, admin_port=0, state_dir=tmp_path / "state", auth={"secret": "x" * 40}))
     await d.start()
     try:
-        assert d.notifier is None and d.hub.on_notify is None
+        assert d.notifier is None and d.hub.webhooks.sink is None
         assert d.hub.registry.notify_policy is None
         assert d.mailer is None
     finally:

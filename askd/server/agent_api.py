@@ -9,9 +9,8 @@ from urllib.parse import quote
 
 import structlog
 
-from askd.core import Request
+from askd.core import AskInput, NotAllowed, NotPending, Request
 from askd.core.events import isotime
-from askd.core import NotAllowed, NotPending
 from askd.core.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
 from askd.server.base import ApiError, ApiHandler
 from askd.server.hub import ShuttingDown
@@ -97,19 +96,21 @@ class QuestionsHandler(_AgentHandler):
             structlog.contextvars.bind_contextvars(userId=body.userId)
         to, escalate = body.audience()
         req, created = await self.ctx.hub.ask(
-            sid,
-            body.userId or "",
-            raw["questions"],  # stored and re-pushed exactly as sent
-            metadata=raw.get("metadata"),
-            timeout=body.timeoutSeconds,
-            require_online=body.requireOnline,
-            parent_session_id=body.parentSessionId,
-            idempotency_key=key,
-            agent=self.agent,
-            max_extension=body.maxExtensionSeconds,
-            on_timeout=raw["onTimeout"]["answers"] if body.onTimeout is not None else None,
-            to=to,
-            escalate=escalate,
+            AskInput(
+                sid,
+                body.userId or "",
+                raw["questions"],  # stored and re-pushed exactly as sent
+                metadata=raw.get("metadata"),
+                timeout=body.timeoutSeconds,
+                require_online=body.requireOnline,
+                parent_session_id=body.parentSessionId,
+                idempotency_key=key,
+                agent=self.agent,
+                max_extension=body.maxExtensionSeconds,
+                on_timeout=raw["onTimeout"]["answers"] if body.onTimeout is not None else None,
+                to=to,
+                escalate=escalate,
+            )
         )
         if not created:
             self.set_header("Idempotent-Replayed", "true")

@@ -9,27 +9,25 @@ paths.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import secrets
-import shutil
 import signal
 import socket
 import sys
 import time
-from email.headerregistry import Address
-from functools import partial
 from typing import Any
 
 import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from askd import __version__, links, mail, state
-from askd.core import Limits, NotifyPolicy, Request
-from askd.server import admin_api, agent_api, link_page, tls, web
-from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
+from askd import __version__, state
+from askd.server import admin_api, agent_api, channels, link_page, tls, web
+from askd.server.base import Context, access_log
+from askd.server.health import HealthHandler, NotFoundHandler, WrongHostHandler
 from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
+from askd.server.from_settings import limits_from, next_steps, notify_policy
+from askd.server.gc_tuning import settle_gc
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.mailer import Mailer
@@ -52,43 +50,6 @@ LISTEN_BACKLOG = 4096
 
 class ListenError(Exception):
     pass
-
-
-def limits_from(settings: Any) -> Limits:
-    return Limits(
-        question_timeout=settings.question_timeout_seconds,
-        max_timeout=settings.max_timeout_seconds,
-        result_ttl=settings.result_ttl_seconds,
-        max_pending_per_session=settings.limits.max_pending_per_session,
-        max_pending_total=settings.limits.max_pending_total,
-        max_pending_bytes_per_user=settings.limits.max_pending_bytes_per_user,
-    )
-
-
-def notify_policy(settings: Any) -> NotifyPolicy | None:
-    """When questions are due for notifications: with a webhook or e-mail."""
-    n = settings.notify
-    if n.webhook_url is None and n.smtp_url is None:
-        return None
-    return NotifyPolicy(n.after_seconds, n.only_offline)
-
-
-def next_steps(settings: Any, scheme: str, port: int) -> str:
-    """The one line a person who just ran ``askd serve`` needs: how to open
-    an inbox and where agents ask."""
-    default_dir = type(settings).model_fields["state_dir"].get_default(call_default_factory=True)
-    here = "" if settings.state_dir == default_dir else f"ASKD_STATE_DIR={settings.state_dir} "
-    agents = public_base(settings, scheme, port).rstrip("/") + "/v1/sessions/SESSION/questions"
-    return f"Next: `{here}{_askd_command()} open --user YOU` opens the inbox of user YOU; agents ask with POST {agents}"
-
-
-def _askd_command() -> str:
-    """``askd``, or the path this one was started by when ``askd`` on the
-    PATH is another or none (``make serve`` runs ``.venv/bin/askd``)."""
-    started = sys.argv[0]
-    if os.path.basename(started) != "askd" or shutil.which("askd") == os.path.abspath(started):
-        return "askd"
-    return started
 
 
 class Daemon:
@@ -174,7 +135,7 @@ class Daemon:
         kept = {"pending": pending, "results": loaded - pending}
         # The later of the configured auth.not_before and the last revoke-all.
         self.ctx.not_before = max(self.settings.auth.not_before, await self.hub.store.load_not_before())
-        self.hub.on_not_before = self._revoke_before
+        self.hub.admin.on_not_before = self._revoke_before
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port)
@@ -228,66 +189,8 @@ class Daemon:
             peer.token_ended("token revoked")
 
     def _start_notifier(self) -> None:
-        self._start_webhook()
-        self._start_mailer()
-        sinks = [s.submit for s in (self.notifier, self.mailer) if s is not None]
-        if sinks:
-
-            def to_every_channel(req: Request, users: list[str], newcomers: list[str]) -> None:
-                for sink in sinks:
-                    sink(req, users, newcomers)
-
-            self.hub.on_notify = to_every_channel
-
-    def _start_mailer(self) -> None:
-        n = self.settings.notify
-        if n.smtp_url is None or n.email_from is None:
-            return
-        self.mailer = Mailer(
-            target=mail.smtp_target(n.smtp_url.get_secret_value()),
-            sender=Address(n.email_from.name, addr_spec=n.email_from.email),
-            timeout=n.timeout_seconds,
-            link_base=public_base(self.settings, self.scheme, self.port),
-            store=self.hub.store,
-            metrics=self.hub.metrics.emails,
-            still_pending=self.hub.still_pending,
-            # Answer links only where people can reach them: public_url.
-            links=partial(links.links_for, str(self.settings.public_url), self.ctx.secret) if self.settings.public_url else None,
-        )
-        log.info(
-            "email.enabled",
-            server=self.mailer.target.shown,
-            sender=n.email_from.email,
-            answerLinks=self.settings.public_url is not None,
-            afterSeconds=n.after_seconds,
-            onlyOffline=n.only_offline,
-        )
-
-    def _start_webhook(self) -> None:
-        n = self.settings.notify
-        if n.webhook_url is None:
-            return
-        self.notifier = Notifier(
-            url=str(n.webhook_url),
-            fmt=n.format,
-            secret=n.webhook_secret.get_secret_value() if n.webhook_secret else None,
-            timeout=n.timeout_seconds,
-            link_base=public_base(self.settings, self.scheme, self.port),
-            metrics=self.hub.metrics.webhooks,
-            # Answer links only where people can reach them: public_url.
-            answer_links=(str(self.settings.public_url), self.ctx.secret) if self.settings.public_url else None,
-            still_pending=self.hub.still_pending,
-            delivered=self.hub.mark_notified,
-        )
-        log.info(
-            "webhook.enabled",
-            url=self.notifier.target,
-            format=n.format,
-            signed=n.webhook_secret is not None,
-            answerLinks=self.settings.public_url is not None,
-            afterSeconds=n.after_seconds,
-            onlyOffline=n.only_offline,
-        )
+        base = public_base(self.settings, self.scheme, self.port)
+        self.notifier, self.mailer = channels.start(self.settings, self.hub, self.ctx.secret, base)
 
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""
@@ -312,23 +215,6 @@ class Daemon:
         state.remove_runtime(self.settings.state_dir, os.getpid())
         await self.hub.store.aclose()
         log.info("stopped")
-
-
-# CPython's cyclic collector walks every tracked object on a full
-# collection, and a daemon's heap is mostly long-lived: modules, pending
-# questions, open connections. Full collections ten times rarer than
-# CPython's default cut the reconnect storm's CPU by about a third
-# (docs/performance.md, B1); cycles (a closed connection's handler objects)
-# are still collected, later.
-GC_THRESHOLDS = (700, 10, 100)
-
-
-def settle_gc() -> None:
-    """Once started: what exists now (imports, restored questions) lives as
-    long as the process, so the collector stops walking it, and full
-    collections run less often. Process-wide: only ``serve`` calls it."""
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 async def serve(settings: Any) -> None:

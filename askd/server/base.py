@@ -1,9 +1,9 @@
-"""What every HTTP handler shares: the token check, JSON in and out, the
-spec's error envelope, and request-scoped log context."""
+"""What every HTTP handler shares: the token check (``auth.py``), JSON in
+and out, the spec's error envelope (``errors.py``), and request-scoped log
+context."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -15,36 +15,18 @@ from askd.core import ALL_SESSIONS, AskdError, codec
 from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
+from askd.server.auth import authenticate
+from askd.server.errors import CODE_FOR_STATUS, ApiError
 from askd.server.hub import Hub
 from askd.server import logs
 from askd.server.logs import get_logger, redact_text
 from askd.server.pinger import Pinger
 from askd.store import StoreUnavailable
-from askd.tokens import Principal, TokenError, verify
+from askd.tokens import Principal
 
 M = TypeVar("M", bound=BaseModel)
 
 log = get_logger("askd.http")
-
-STATUS = {
-    "invalid_request": 400,
-    "invalid_answer": 400,
-    "unauthorized": 401,
-    "forbidden": 403,
-    "not_found": 404,
-    "not_pending": 404,
-    "method_not_allowed": 405,
-    "session_owner_mismatch": 409,
-    "not_allowed": 409,
-    "user_offline": 409,
-    "too_large": 413,
-    "too_many_pending": 429,
-    "too_many_connections": 429,
-    "internal": 500,
-    "shutting_down": 503,
-    "store_unavailable": 503,
-}
-_CODE_FOR_STATUS = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
 
 _id_adapter: TypeAdapter[str] = TypeAdapter(Id)
 
@@ -54,13 +36,6 @@ def _buffered(connection: Any) -> int:
     (Tornado's read buffer): 0 when it cannot tell."""
     stream = getattr(connection, "stream", None)
     return int(getattr(stream, "_read_buffer_size", 0) or 0)
-
-
-class ApiError(Exception):
-    def __init__(self, code: str, message: str, details: Any = None, status: int | None = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.details = code, message, details
-        self.status = status or STATUS[code]
 
 
 @dataclass
@@ -77,39 +52,6 @@ class Context:
     # auth.not_before, moved later (never earlier) by `askd token revoke-all`.
     not_before: float = 0.0
     used_codes: dict[str, float] = field(default_factory=dict)  # `askd open` codes taken: jti -> expiry
-
-
-def bearer_token(request: Any, allow_query: bool = False) -> str | None:
-    header = request.headers.get("Authorization", "")
-    if header[:7].lower() == "bearer " and header[7:].strip():
-        return header[7:].strip()
-    if allow_query:
-        values = request.query_arguments.get("token")
-        if values:
-            return values[-1].decode("utf-8", "replace")
-    return None
-
-
-def authenticate(ctx: Context, request: Any, role: str, allow_query: bool = False) -> Principal:
-    """401 for a missing or bad token, 403 for a good one of another role."""
-    token = bearer_token(request, allow_query)
-    if token is None:
-        raise ApiError("unauthorized", "missing bearer token")
-    try:
-        principal = verify(ctx.secret, token)
-    except TokenError as err:
-        raise ApiError("unauthorized", str(err)) from None
-    if revoked(ctx, principal):
-        raise ApiError("unauthorized", "token was issued before auth.not_before (revoked); get a new one")
-    if principal.role != role:
-        raise ApiError("forbidden", f"this API needs a token of role {role}, not {principal.role}")
-    return principal
-
-
-def revoked(ctx: Context, principal: Principal) -> bool:
-    """Issued before ``auth.not_before`` (a token without ``iat`` counts as
-    issued at the epoch)."""
-    return bool(ctx.not_before) and (principal.iat or 0) < ctx.not_before
 
 
 def house_headers(handler: tornado.web.RequestHandler) -> None:
@@ -250,7 +192,7 @@ class ApiHandler(tornado.web.RequestHandler):
         if isinstance(err, ApiError):
             code, message, details = err.code, err.message, err.details
         elif isinstance(err, tornado.web.HTTPError):
-            code = _CODE_FOR_STATUS.get(status_code, "invalid_request" if status_code < 500 else "internal")
+            code = CODE_FOR_STATUS.get(status_code, "invalid_request" if status_code < 500 else "internal")
             message, details = err.log_message or self._reason, None
         else:
             code, message, details = "internal", "internal error", None
@@ -279,46 +221,3 @@ class ApiHandler(tornado.web.RequestHandler):
             self.write_error(e.status, exc_info=(type(e), e, None))
             return
         super()._handle_request_exception(e)  # type: ignore[arg-type]
-
-
-class NotFoundHandler(ApiHandler):
-    """Every unknown path: a JSON 404 (no token needed to learn nothing)."""
-
-    def prepare(self) -> None:
-        raise ApiError("not_found", f"no such path: {self.request.path}")
-
-
-class WrongHostHandler(ApiHandler):
-    """A request whose ``Host`` does not name this daemon (DNS rebinding)."""
-
-    def prepare(self) -> None:
-        raise ApiError("forbidden", "this Host is not one of askd's (see allowed_hosts and public_url)")
-
-
-class HealthHandler(ApiHandler):
-    """``/healthz``: anyone may ask whether askd is up; what it runs (version,
-    node, store) is told on the admin listener or to a token holder."""
-
-    def initialize(self, ctx: Context, detailed: bool = False) -> None:  # type: ignore[override]
-        super().initialize(ctx)
-        self.detailed = detailed
-
-    def _may_see_details(self) -> bool:
-        if self.detailed:
-            return True
-        token = bearer_token(self.request)
-        if token is None:
-            return False
-        try:
-            return not revoked(self.ctx, verify(self.ctx.secret, token))
-        except TokenError:
-            return False
-
-    def get(self) -> None:
-        hub = self.ctx.hub
-        body: dict[str, Any] = {"status": "degraded" if hub.degraded else "ok"}
-        if self._may_see_details():
-            body.update(version=self.ctx.version, time=time.time(), store=hub.store.kind, node=hub.node_id)
-            if hub.degraded:
-                body["reason"] = "the store refuses writes"
-        self.send_json(body, 503 if hub.degraded else 200)

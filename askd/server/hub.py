@@ -4,7 +4,8 @@ The parts: the commit path (``commits.py``: commit, then apply, then
 replies; the backlog and the probe while the store fails), one clock for
 every deadline kind (``clock.py``), the connections (``connections.py``:
 presence, pushes, the admin's listings and disconnects), the waiting agents
-(``waiters.py``) and the webhooks (``webhooks.py``). For an event that
+(``waiters.py``), the webhooks (``webhooks.py``) and the admin's changes
+(``admin_ops.py``: revocations, groups). For an event that
 changes a question the hub has the registry decide the change and hands it
 to the commit path, which flushes what the registry asks for once stored. It never
 asks which store it has. All of it runs on the event loop thread: no locks.
@@ -20,12 +21,11 @@ from typing import Any
 
 import structlog
 
-from askd.core import AskInput, Connection, Limits, NotFound, NotifyPolicy, NotPending, Registry, Request, Status
+from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
-from askd.core.records import Step
 from askd.core.errors import AskInFlight
-from askd.core.selectors import Selector
+from askd.server.admin_ops import AdminOps
 from askd.server.clock import DeadlineClock
 from askd.server.commits import Commits
 from askd.server.connections import Connections, Peer
@@ -74,11 +74,12 @@ class Hub:
         # ... app.py's notifier's, admin_api.py's, app.py's ...
         self.still_pending, self.mark_notified = self.webhooks.still_pending, self.webhooks.delivered
         self.connection_list, self.waiting = self.connections.listing, self.waiters.count
+        # ... admin_api.py's ...
+        self.admin = AdminOps(self.registry, self.store, self.commits, self.connections)
+        self.disconnect_matching, self.revoke_before = self.admin.disconnect_matching, self.admin.revoke_before
+        self.groups, self.set_group, self.delete_group = self.admin.groups, self.admin.set_group, self.admin.delete_group
         # ... and the store's (askd.store.base.StoreListener).
-        self.on_failed, self.on_ok = self.commits.failed, self.commits.ok
-
-        # Takes each new revocation instant, from this node or (shared store) another.
-        self.on_not_before: Callable[[float], None] | None = None
+        self.on_failed, self.on_ok, self.on_command = self.commits.failed, self.commits.ok, self.admin.on_command
 
     @property
     def degraded(self) -> str | None:
@@ -107,35 +108,16 @@ class Hub:
 
     # ---- agents and answers -------------------------------------------
 
-    async def ask(
-        self,
-        session_id: str,
-        user_id: str,
-        questions: list[dict[str, Any]],
-        *,
-        metadata: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        require_online: bool = False,
-        parent_session_id: str | None = None,
-        idempotency_key: str | None = None,
-        agent: str | None = None,
-        max_extension: float = 0.0,
-        on_timeout: dict[str, Any] | None = None,
-        to: tuple[str, ...] | None = None,
-        escalate: tuple[Step, ...] = (),
-    ) -> tuple[Request, bool]:
-        """Ask ``user_id``, or ``to`` (users and groups) with ``escalate``
-        steps; returns the request and whether it is new (an Idempotency-Key
-        replay is not). Raises :class:`StoreUnavailable`, pushing nothing.
+    async def ask(self, ask: AskInput) -> tuple[Request, bool]:
+        """Ask its user, or its audience ``to`` (users and groups) with its
+        ``escalate`` steps; returns the request and whether it is new (an
+        Idempotency-Key replay is not). Raises :class:`StoreUnavailable`,
+        pushing nothing.
 
         ``agent`` here and below is the calling agent token's ``sub``: with
         one, a session another agent first asked in is unknown to it (the
         registry's ``reach``); None reaches every session."""
-        ask = AskInput(
-            session_id, user_id, questions, metadata, timeout, require_online, parent_session_id, idempotency_key,
-            agent=agent, max_extension=max_extension, on_timeout=on_timeout, to=to, escalate=escalate,
-        )
-        if require_online and await self.connections.online_elsewhere(*self.registry.audiences.resolve(to or (user_id,))):
+        if ask.require_online and await self.connections.online_elsewhere(*self.registry.audiences.resolve(ask.to or (ask.user_id,))):
             ask = replace(ask, require_online=False)  # online means a connection on any node
         for _ in range(ASK_ATTEMPTS):
             try:
@@ -158,7 +140,7 @@ class Hub:
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
         # One line per question: what was asked and to how many connections it went.
         pushed = sum(len(self.registry.connections(u)) for u in self.registry.audiences.of(req))
-        log.info("question.asked", questions=len(questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
+        log.info("question.asked", questions=len(ask.questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
         return req, True
 
     async def answer(
@@ -299,62 +281,6 @@ class Hub:
                 self.waiters.wake(req.request_id)
             self.webhooks.due(out.notify)
             self.clock.arm()
-
-    # ---- webhooks (app.py's notifier) ----------------------------------
-
-    @property
-    def on_notify(self) -> Callable[[Request, list[str], list[str]], object] | None:
-        """Takes each question due for a webhook (``Notifier.submit``)."""
-        return self.webhooks.sink
-
-    @on_notify.setter
-    def on_notify(self, sink: Callable[[Request, list[str], list[str]], object] | None) -> None:
-        self.webhooks.sink = sink
-
-    # ---- admin --------------------------------------------------------
-
-    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
-        """Drop the connections ``selector`` names (``userId``, ``sessionId``,
-        ``connectionId``, ``all``), on every node."""
-        return await self.connections.disconnect_matching(Selector.from_wire(selector), mode)
-
-    def on_command(self, command: dict[str, Any]) -> None:
-        """An order sent to every node (the store's listener): a revocation
-        for the daemon's sockets, anything else for the connections."""
-        if "notBefore" in command:
-            if self.on_not_before is not None:
-                self.on_not_before(float(command["notBefore"]))
-        else:
-            self.connections.on_command(command)
-
-    async def revoke_before(self, at: float) -> None:
-        """Refuse tokens issued before ``at`` from now on, on every node:
-        kept in the store (so a restart keeps it) and applied here at once;
-        a shared store tells every node (this one again: no harm)."""
-        await self.store.save_not_before(at)
-        if self.on_not_before is not None:
-            self.on_not_before(at)
-
-    # ---- groups (admin) ----------------------------------------------
-
-    async def groups(self) -> dict[str, tuple[str, ...]]:
-        """Every group and its members, as the cluster holds them now."""
-        await self.store.catch_up()
-        return dict(self.registry.audiences.groups)
-
-    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
-        """Replace a group's members; returns them as stored."""
-        change = self.registry.prepare_group_set(group, members)
-        await self.commits.commit([change])  # flushed once stored
-        return change.members
-
-    async def delete_group(self, group: str) -> None:
-        """Delete a group; raises :class:`NotFound` when there is none (or
-        another node deleted it first)."""
-        await self.store.catch_up()
-        change = self.registry.prepare_group_delete(group)
-        if not await self.commits.commit([change]):
-            raise NotFound(f"no group {group}")
 
     # ---- stop ---------------------------------------------------------
 

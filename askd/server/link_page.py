@@ -22,10 +22,10 @@ from askd import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
 from askd.server.base import Context, house_headers
+from askd.server.link_form import MAX_TEXT, answers_from_form, view_questions
 from askd.server.logs import get_logger
 from askd.server.web import SECURITY_HEADERS
 from askd.store import StoreUnavailable
-from askd.web import markdown
 from askd.web.languages import from_accept_language
 from askd.web import STATIC_DIR
 
@@ -38,7 +38,6 @@ CSP = (
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 MAX_REASON = 1000  # as a decline's reason anywhere else (DeclineBody)
-MAX_TEXT = 10_000  # one free-text answer
 
 
 @cache
@@ -71,65 +70,6 @@ class Found:
 class Refused(Exception):
     """A form that cannot be taken, its text already in the page's language
     (a 400 page); answers that do not fit raise ``InvalidAnswer``."""
-
-
-def _md(text: Any) -> str:
-    return markdown.render(text) if isinstance(text, str) and text else ""
-
-
-def _view_questions(questions: list[dict[str, Any]], form: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """The questions as the template shows them; ``form`` refills a form sent back."""
-    out = []
-    for i, q in enumerate(questions):
-        chosen = set(form.get(f"q{i}", ()))
-        options = [
-            {
-                "index": j,
-                "label": str(o.get("label", "")),
-                "description": _md(o.get("description")),
-                "preview": _md(o.get("preview")),
-                "checked": str(j) in chosen,
-            }
-            for j, o in enumerate(q.get("options") or [])
-            if isinstance(o, dict)
-        ]
-        header = q.get("header")
-        out.append(
-            {
-                "index": i,
-                "header": header if isinstance(header, str) else "",
-                "html": _md(q.get("question")),
-                "multi": bool(q.get("multiSelect")),
-                "options": options,
-                "text": (form.get(f"q{i}.text") or [""])[-1],
-            }
-        )
-    return out
-
-
-def answers_from_form(questions: list[dict[str, Any]], form: dict[str, list[str]]) -> dict[str, Any]:
-    """The answers a question link's form gives: an option by its index, or
-    the text typed (which, on a one-answer question, wins over a choice:
-    typing is the more deliberate act). Unanswered questions are left out;
-    an option that is not there raises ``InvalidAnswer``."""
-    answers: dict[str, Any] = {}
-    for i, q in enumerate(questions):
-        labels = [str(o.get("label", "")) for o in q.get("options") or [] if isinstance(o, dict)]
-        picked = []
-        for value in form.get(f"q{i}", ()):
-            if not value.isdigit() or int(value) >= len(labels):
-                raise InvalidAnswer(f"no option {value!r}")
-            picked.append(labels[int(value)])
-        text = (form.get(f"q{i}.text") or [""])[-1].strip()
-        if len(text) > MAX_TEXT:
-            raise InvalidAnswer(f"an answer holds at most {MAX_TEXT} characters")
-        if q.get("multiSelect"):
-            chosen = list(dict.fromkeys(picked + ([text] if text else [])))
-            if chosen:
-                answers[q["question"]] = chosen
-        elif text or picked:
-            answers[q["question"]] = text or picked[-1]
-    return answers
 
 
 class LinkPageHandler(tornado.web.RequestHandler):
@@ -251,7 +191,7 @@ class LinkPageHandler(tornado.web.RequestHandler):
             notice=notice,
             recipient=claim.user_id or "",
             option=claim.option,
-            questions=_view_questions(req.questions, form or {}),
+            questions=view_questions(req.questions, form or {}),
             expires_iso=isotime(req.expires_at),
             expires_hm=isotime(req.expires_at)[11:16],
             max_text=MAX_TEXT,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from askd.core import AskInput
 from tests.cluster.conftest import Cluster
 from tests.conftest import WsClient, eventually, q
 
@@ -196,6 +197,6 @@ async def test_more_asks_at_once_than_the_pool_has_connections_all_succeed(clust
     many connections", which askd took for Redis being down (503, degraded)."""
     (a,) = await cluster.start(1)
     hub = a.daemon.hub
-    asked = await asyncio.gather(*(hub.ask(f"many-{i}", f"user{i}", [q("At once?")]) for i in range(250)))
+    asked = await asyncio.gather(*(hub.ask(AskInput(f"many-{i}", f"user{i}", [q("At once?")])) for i in range(250)))
     assert all(new for _, new in asked)
     assert hub.degraded is None and hub.registry.stats()["pending"] == 250

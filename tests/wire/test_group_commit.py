@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from askd.core import TooManyPending
+from askd.core import AskInput, TooManyPending
 from askd.core.changes import Change
 from tests.conftest import RunningDaemon
 
@@ -48,9 +48,9 @@ def count_steps(daemon: RunningDaemon[Any]) -> list[int]:
 async def test_asks_in_one_batch_take_the_last_slot_once(daemon: RunningDaemon[Any]) -> None:
     hub = daemon.daemon.hub
     for _ in range(2):
-        await hub.ask("full", "alice", QS)
+        await hub.ask(AskInput("full", "alice", QS))
     steps = count_steps(daemon)
-    racing = [hub.ask("full", "alice", QS) for _ in range(5)] + [hub.ask(f"other{i}", "alice", QS) for i in range(5)]
+    racing = [hub.ask(AskInput("full", "alice", QS)) for _ in range(5)] + [hub.ask(AskInput(f"other{i}", "alice", QS)) for i in range(5)]
     results = await asyncio.gather(*racing, return_exceptions=True)
     last_slot, others = results[:5], results[5:]
     assert sum(not isinstance(r, BaseException) for r in last_slot) == 1, last_slot
@@ -62,7 +62,7 @@ async def test_asks_in_one_batch_take_the_last_slot_once(daemon: RunningDaemon[A
 
 async def test_asks_in_one_batch_with_one_key_make_one_question(daemon: RunningDaemon[Any]) -> None:
     hub = daemon.daemon.hub
-    results = await asyncio.gather(*(hub.ask("k", "alice", QS, idempotency_key="once") for _ in range(5)))
+    results = await asyncio.gather(*(hub.ask(AskInput("k", "alice", QS, idempotency_key="once")) for _ in range(5)))
     assert len({req.request_id for req, _ in results}) == 1, results
     assert sorted(created for _, created in results) == [False] * 4 + [True]
     assert len(hub.registry.pending(session_id="k")) == 1

@@ -1,0 +1,62 @@
+"""What the admin API changes beyond one question: dropping connections,
+revoking tokens, keeping groups. Each goes through the store, so it holds on
+every node and across restarts; the hub routes the admin handlers here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from askd.core import NotFound, Registry
+from askd.core.selectors import Selector
+from askd.server.commits import Commits
+from askd.server.connections import Connections
+from askd.store import Store
+
+
+class AdminOps:
+    def __init__(self, registry: Registry, store: Store, commits: Commits, connections: Connections) -> None:
+        self.registry, self.store, self.commits, self.connections = registry, store, commits, connections
+        # Takes each new revocation instant, from this node or (shared store) another.
+        self.on_not_before: Callable[[float], None] | None = None
+
+    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
+        """Drop the connections ``selector`` names (``userId``, ``sessionId``,
+        ``connectionId``, ``all``), on every node."""
+        return await self.connections.disconnect_matching(Selector.from_wire(selector), mode)
+
+    def on_command(self, command: dict[str, Any]) -> None:
+        """An order sent to every node (the store's listener): a revocation
+        for the daemon's sockets, anything else for the connections."""
+        if "notBefore" in command:
+            if self.on_not_before is not None:
+                self.on_not_before(float(command["notBefore"]))
+        else:
+            self.connections.on_command(command)
+
+    async def revoke_before(self, at: float) -> None:
+        """Refuse tokens issued before ``at`` from now on, on every node:
+        kept in the store (so a restart keeps it) and applied here at once;
+        a shared store tells every node (this one again: no harm)."""
+        await self.store.save_not_before(at)
+        if self.on_not_before is not None:
+            self.on_not_before(at)
+
+    async def groups(self) -> dict[str, tuple[str, ...]]:
+        """Every group and its members, as the cluster holds them now."""
+        await self.store.catch_up()
+        return dict(self.registry.audiences.groups)
+
+    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
+        """Replace a group's members; returns them as stored."""
+        change = self.registry.prepare_group_set(group, members)
+        await self.commits.commit([change])  # flushed once stored
+        return change.members
+
+    async def delete_group(self, group: str) -> None:
+        """Delete a group; raises :class:`NotFound` when there is none (or
+        another node deleted it first)."""
+        await self.store.catch_up()
+        change = self.registry.prepare_group_delete(group)
+        if not await self.commits.commit([change]):
+            raise NotFound(f"no group {group}")

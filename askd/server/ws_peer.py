@@ -1,0 +1,125 @@
+"""The sending side of a tab's WebSocket, as the hub sees it (a ``Peer``):
+frames in order with flow control, pings, a close or a drop. ``WsHandler``
+(``ws.py``) adds the token, the frames it reads and the replies."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import tornado.websocket
+from tornado.iostream import StreamClosedError
+
+from askd.server.base import Context
+from askd.server.logs import get_logger
+
+log = get_logger("askd.ws")
+
+# Bytes a connection may have in Tornado's write buffer at once while more
+# waits to be sent (send_frame): a few large questions.
+FLIGHT_BYTES = 256 * 1024
+
+
+class PeerSocket(tornado.websocket.WebSocketHandler):
+    ctx: Context
+    conn_id: str | None
+    user_id: str
+
+    def initialize(self, ctx: Context) -> None:
+        self.ctx = ctx
+        # Flow control (see send_frame): bytes handed to the stream and not
+        # yet flushed to the kernel, and what waits for them to drain.
+        self._in_flight = 0
+        self._waiting: deque[tuple[bytes, bool]] | None = None  # (frame, live), made when first needed
+        self._live_waiting = 0  # bytes of live events among them
+        self._replaying = False
+
+    def send_frame(self, frame: bytes) -> None:
+        """Send ``frame``, in order with every earlier one.
+
+        A subscribe's replay may be hundreds of large questions: it is
+        written only as fast as the socket drains (``FLIGHT_BYTES`` or less
+        at a time in Tornado's buffer, the rest waiting here as references to
+        frames the hub holds anyway), so a slow reader gets all of it and
+        only the ping timeout drops one that reads nothing. Live events
+        still count against ``limits.max_buffered_bytes``: a peer that
+        leaves that much of them unread is dropped.
+        """
+        if self.ws_connection is None or self.ws_connection.is_closing():
+            return
+        live = not self._replaying
+        if self._waiting or (not live and self._in_flight >= self._flight_cap()):
+            if self._waiting is None:
+                self._waiting = deque()
+            self._waiting.append((frame, live))
+            if live:
+                self._live_waiting += len(frame)
+                if self._live_waiting > self.ctx.settings.limits.max_buffered_bytes:
+                    self._drop_slow_peer()
+            return
+        self._write(frame)
+
+    def _flight_cap(self) -> int:
+        # Never near the stream's own cap (max_buffered_bytes), which drops.
+        return min(FLIGHT_BYTES, self.ctx.settings.limits.max_buffered_bytes // 2)
+
+    def _write(self, frame: bytes) -> None:
+        try:
+            # bytes with binary=False go out as a text frame, not re-encoded
+            sent = self.write_message(frame, binary=False)
+        except (tornado.websocket.WebSocketClosedError, StreamClosedError):
+            pass
+        except Exception:  # the peer left too much unread: drop it
+            self._drop_slow_peer()
+        else:
+            size = len(frame)
+            self._in_flight += size
+            sent.add_done_callback(lambda fut: self._drained(fut, size))
+
+    def _drained(self, fut: Any, size: int) -> None:
+        # A peer that goes away mid-write fails this future; take its
+        # exception (else asyncio logs it as an error).
+        if not fut.cancelled():
+            fut.exception()
+        self._in_flight -= size
+        waiting = self._waiting
+        while waiting and self._in_flight < self._flight_cap():
+            if self.ws_connection is None or self.ws_connection.is_closing():
+                waiting.clear()
+                break
+            frame, live = waiting.popleft()
+            if live:
+                self._live_waiting -= len(frame)
+            self._write(frame)
+        if waiting is not None and not waiting:
+            self._waiting = None  # most connections never need one: no empty deque kept
+
+    def _drop_slow_peer(self) -> None:
+        log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
+        self._waiting = None
+        self.abort_peer()
+
+    def ping_peer(self) -> None:
+        """A WebSocket ping (``ctx.pinger`` sends one every interval)."""
+        conn = self.ws_connection
+        if conn is None or conn.is_closing():
+            return
+        try:
+            conn.write_ping(b"")
+        except StreamClosedError:
+            pass
+        except Exception:  # the peer left too much unread: drop it
+            limit = self.ctx.settings.limits.max_buffered_bytes
+            log.warning("ws.slow_peer_dropped", connectionId=self.conn_id, userId=self.user_id, limit=limit)
+            self.abort_peer()
+
+    def close_peer(self, code: int, reason: str) -> None:
+        self.close(code, reason)
+
+    def abort_peer(self) -> None:
+        """Drop the TCP connection with no close handshake, as a network failure would."""
+        conn = self.ws_connection
+        if conn is not None and conn.stream is not None:  # type: ignore[attr-defined]
+            conn.stream.close()  # type: ignore[attr-defined]
+
+
