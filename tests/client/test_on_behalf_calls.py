@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
-from askd.client import AgentClient, ApiError, AsyncAgentClient, QuestionLost, Result, Status
+from askd.client import AgentClient, ApiError, AsyncAgentClient, QuestionLost, Result, RetryPolicy, Status
+from tests.client.proxy import FlakyProxy
 from tests.client.waiting import eventually, pending_on_daemon
 from tests.conftest import RunningDaemon, WsClient, q
 
@@ -32,14 +34,26 @@ class Awaited:
         return call
 
 
-@pytest.fixture(params=["blocking", "async"])
-async def agent(request: pytest.FixtureRequest, daemon: RunningDaemon) -> AsyncIterator[Any]:
-    if request.param == "blocking":
-        with AgentClient(daemon.url, daemon.token("agent"), poll_seconds=0.3) as client:
+@asynccontextmanager
+async def open_agent(kind: str, url: str, daemon: RunningDaemon) -> AsyncIterator[Any]:
+    kw: dict[str, Any] = {"poll_seconds": 0.3, "retry": RetryPolicy(retry_for=10.0, backoff_base=0.02, backoff_cap=0.1)}
+    if kind == "blocking":
+        with AgentClient(url, daemon.token("agent"), **kw) as client:
             yield Awaited(client)
     else:
-        async with AsyncAgentClient(daemon.url, daemon.token("agent"), poll_seconds=0.3) as aclient:
+        async with AsyncAgentClient(url, daemon.token("agent"), **kw) as aclient:
             yield aclient
+
+
+@pytest.fixture(params=["blocking", "async"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+async def agent(kind: str, daemon: RunningDaemon) -> AsyncIterator[Any]:
+    async with open_agent(kind, daemon.url, daemon) as client:
+        yield client
 
 
 async def asked_and_waiting(daemon: RunningDaemon, agent: Any, *questions: dict[str, Any]) -> tuple[str, asyncio.Task[Result]]:
@@ -117,3 +131,19 @@ async def test_a_bad_answer_or_via_is_refused_and_changes_nothing(daemon: Runnin
         await agent.decline_for("s1", rid, "alice", via="ws")
     assert (bad_via.value.status, bad_via.value.code) == (400, "invalid_request")
     assert (await agent.result("s1", rid)).pending
+
+
+async def test_a_retry_after_a_lost_response_is_none_and_the_result_shows_whose_answer_won(
+    daemon: RunningDaemon, kind: str
+) -> None:
+    proxy = await FlakyProxy(daemon.url).start()
+    try:
+        async with open_agent(kind, proxy.url, daemon) as agent:
+            rid = (await agent.submit("s1", "alice", [q("Deploy?", "yes", "no")])).request_id
+            proxy.lose_next_post = 1  # askd takes the answer; the agent never hears of it and retries
+            assert await agent.answer_for("s1", rid, "alice", {"Deploy?": "yes"}) is None
+            ended = await agent.result("s1", rid)
+    finally:
+        await proxy.stop()
+    assert [did for method, _, did in proxy.seen if method == "POST"][1:] == ["lost 200", "404"]
+    assert (ended.status, ended.answers, ended.answered_by, ended.via) == (Status.answered, {"Deploy?": "yes"}, "alice", "mcp")
