@@ -146,7 +146,19 @@ class _Flows:
             raise QuestionLost(session, request_id, _message(response))
         return Result.from_json(json_or_raise(response))
 
-    def on_behalf(self, session: str, request_id: str, verb: str, body: dict[str, Any]) -> Flow[Result | None]:
+    def answer_for(
+        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str
+    ) -> Flow[Result | None]:
+        body = {"answers": dict(answers), "answeredBy": user, "via": via}
+        return (yield from self._on_behalf(session, request_id, "answer", body))
+
+    def decline_for(self, session: str, request_id: str, user: str, reason: str | None, via: str) -> Flow[Result | None]:
+        body: dict[str, Any] = {"answeredBy": user, "via": via}
+        if reason is not None:
+            body["reason"] = reason
+        return (yield from self._on_behalf(session, request_id, "decline", body))
+
+    def _on_behalf(self, session: str, request_id: str, verb: str, body: dict[str, Any]) -> Flow[Result | None]:
         """``verb`` (answer, decline) for the person who did so in the agent's
         own window; None when the question was no longer pending for them."""
         call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/{verb}", json=body)
@@ -300,6 +312,22 @@ class AgentClient:
         """Cancel every pending question of the session and its sub-sessions."""
         return drive_sync(self._http, self._flows.cancel_session(session))
 
+    def answer_for(
+        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp"
+    ) -> Result | None:
+        """Answer one of this agent's questions for ``user``, who answered in
+        the agent's own window (``via``): the result, or None when the question
+        had already ended (or is not ``user``'s): the first answer won.
+        ``ApiError`` 400 ``invalid_answer`` when the answers do not fit the
+        questions, ``QuestionLost`` when askd does not know the question."""
+        return drive_sync(self._http, self._flows.answer_for(session, request_id, user, answers, via))
+
+    def decline_for(
+        self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp"
+    ) -> Result | None:
+        """Decline for ``user`` (with ``reason`` when given), as ``answer_for`` answers."""
+        return drive_sync(self._http, self._flows.decline_for(session, request_id, user, reason, via))
+
 
 class AsyncAgentClient:
     """``AgentClient`` for asyncio; the same methods, awaited."""
@@ -388,16 +416,15 @@ class AsyncAgentClient:
 
     async def cancel_session(self, session: str) -> int:
         return await drive_async(self._http, self._flows.cancel_session(session))
-    async def answer_for(self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp") -> Result | None:
-        """Answer one of this agent's questions for ``user``, who answered in
-        the agent's own window (``via``): the result, or None when the question
-        had already ended (or is not ``user``'s): the first answer won."""
-        body = {"answers": dict(answers), "answeredBy": user, "via": via}
-        return await drive_async(self._http, self._flows.on_behalf(session, request_id, "answer", body))
 
-    async def decline_for(self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp") -> Result | None:
-        """Decline for ``user``, as ``answer_for`` answers."""
-        body: dict[str, Any] = {"answeredBy": user, "via": via}
-        if reason is not None:
-            body["reason"] = reason
-        return await drive_async(self._http, self._flows.on_behalf(session, request_id, "decline", body))
+    async def answer_for(
+        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp"
+    ) -> Result | None:
+        """See ``AgentClient.answer_for``."""
+        return await drive_async(self._http, self._flows.answer_for(session, request_id, user, answers, via))
+
+    async def decline_for(
+        self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp"
+    ) -> Result | None:
+        """See ``AgentClient.decline_for``."""
+        return await drive_async(self._http, self._flows.decline_for(session, request_id, user, reason, via))
