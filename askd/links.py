@@ -1,12 +1,13 @@
 """Answer links (``{public_url}/a/{T}``): minting and reading ``T``.
 
-``T`` is signed with itsdangerous under its own salt, so its key is derived
-from askd's secret for this purpose only: a link is never a JWT (other key,
-two segments, not three) and a JWT is never a link. It names one question
-(session and request id), one recipient (a user id, or none for a link
-posted to a shared channel) and, for a one-tap link, one option by its
-index in the question's options. It carries no user token and grants
-nothing but answering or declining that question as that recipient.
+``T`` names one question (session and request id), one recipient (a user
+id, or none for a link posted to a shared channel) and, for a one-tap link,
+one option by its index in the question's options. It carries no user token
+and grants nothing but answering or declining that question as that
+recipient. It is sealed with AES-SIV under a key derived from askd's
+secret for links only, so whoever sees a link (a chat channel, a forwarded
+mail, a proxy's log) reads none of those ids, and nothing but askd can
+make one: a link is never a JWT and a JWT is never a link.
 
 Shared by the daemon's page (``askd.server.link_page``) and every channel
 that hands links out (webhooks, e-mail).
@@ -14,21 +15,27 @@ that hands links out (webhooks, e-mail).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
-import hashlib
 import hmac
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from itsdangerous import BadData, URLSafeSerializer
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESSIV
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from askd.core import Request
-
-SALT = "askd.answer-link"
-_VERSION = 1  # the first item of every payload: a later format can tell itself apart
+PURPOSE = b"askd.answer-link"  # HKDF's info: this key seals links and nothing else
+# The first byte of every T, in the clear and bound as associated data: a
+# later format can tell itself apart, and no byte of T can be changed unnoticed.
+_VERSION = b"\x02"  # 1 was the unencrypted, itsdangerous-signed form
 PATH = "a"  # links live at {public_url}/a/{T}
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,43 +48,61 @@ class LinkClaim:
     option: int | None  # a one-tap link's option index; None: the question link
 
 
-class _AsciiJSON:
+def _dumps(value: Any) -> bytes:
     """Compact JSON with every non-ASCII character escaped: an id may hold
     any character, a lone surrogate too, and the payload must still encode."""
-
-    dumps = staticmethod(functools.partial(json.dumps, separators=(",", ":")))
-    loads = staticmethod(json.loads)
+    return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
-def _serializer(secret: str) -> URLSafeSerializer:
-    return URLSafeSerializer(
-        secret,
-        salt=SALT,
-        serializer=_AsciiJSON,
-        signer_kwargs={"key_derivation": "hmac", "digest_method": hashlib.sha256},
-    )
+@functools.lru_cache(maxsize=4)
+def _aead(secret: str) -> AESSIV:
+    # 64 bytes: AES-SIV's two AES-256 keys (one for the tag, one for the text).
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=64, salt=None, info=PURPOSE)
+    return AESSIV(hkdf.derive(secret.encode("utf-8", "surrogatepass")))
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _seal(secret: str, value: Any) -> str:
+    """Any JSON value, sealed as a ``T`` (no nonce: SIV is deterministic,
+    so one claim is always one link)."""
+    return _b64(_VERSION + _aead(secret).encrypt(_dumps(value), [_VERSION]))
+
+
+def _open(secret: str, token: str) -> Any:
+    """The JSON value ``token`` seals, or None when it is not one askd sealed."""
+    if not _BASE64URL.fullmatch(token):
+        return None
+    try:
+        data = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    # Base64 leaves spare bits in a last character: a token with one of them
+    # flipped decodes to the same bytes. Only the exact minted text counts.
+    if not hmac.compare_digest(_b64(data), token):
+        return None
+    if data[:1] != _VERSION:
+        return None
+    try:
+        return json.loads(_aead(secret).decrypt(data[1:], [_VERSION]))
+    except (InvalidTag, ValueError):
+        return None
 
 
 def mint(secret: str, session_id: str, request_id: str, user_id: str | None, option: int | None = None) -> str:
     """The opaque ``T`` for one question, one recipient and maybe one option."""
-    return str(_serializer(secret).dumps([_VERSION, session_id, request_id, user_id, option]))
+    return _seal(secret, [session_id, request_id, user_id, option])
 
 
 def read(secret: str, token: str) -> LinkClaim | None:
     """The claim ``token`` makes, or None when it is forged, altered or not
     a link at all (the caller answers every None with the same 404)."""
-    serializer = _serializer(secret)
-    try:
-        payload = serializer.loads(token)
-    except (BadData, ValueError, TypeError):
+    payload = _open(secret, token)
+    if not (isinstance(payload, list) and len(payload) == 4):
         return None
-    # Base64 leaves spare bits in a last character: a token with one of them
-    # flipped decodes to the same bytes. Only the exact minted text counts.
-    if not hmac.compare_digest(str(serializer.dumps(payload)).encode(), token.encode("utf-8", "replace")):
-        return None
-    if not (isinstance(payload, list) and len(payload) == 5 and payload[0] == _VERSION):
-        return None
-    _, session_id, request_id, user_id, option = payload
+    session_id, request_id, user_id, option = payload
     if not (isinstance(session_id, str) and isinstance(request_id, str)):
         return None
     if user_id is not None and not isinstance(user_id, str):

@@ -19,8 +19,8 @@ from tests.fuzz.strategies import json_values
 from tests.model.profiles import scaled
 
 url_safe = st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/?#"), max_size=300)
-# Signed with askd's own key and salt, but not a payload askd writes.
-signed_junk = json_values.map(lambda v: str(links._serializer(SECRET).dumps(v)))
+# Sealed with askd's own link key, but not a payload askd writes.
+sealed_junk = json_values.map(lambda v: links._seal(SECRET, v))
 form_keys = st.sampled_from(["action", "reason", "q0", "q0.text", "q1", "q1.text", "q9", "other"])
 form_values = st.sampled_from(["answer", "decline", "0", "1", "2", "-1", "99", ""]) | st.text(max_size=50)
 
@@ -32,7 +32,7 @@ def http() -> Iterator[httpx.Client]:
 
 
 @settings(max_examples=scaled(0.5))
-@given(token=url_safe | signed_junk)
+@given(token=url_safe | sealed_junk)
 def test_tokens_askd_did_not_mint_are_404(live: LiveDaemon, http: httpx.Client, token: str) -> None:
     url = f"{live.url}/a/{quote(token, safe='')}"
     for r in (http.get(url), http.head(url), http.post(url, data={"action": "answer"})):
