@@ -25,7 +25,7 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from askd import __version__, links, mail, state
+from askd import __version__, links, state
 from askd.core import Limits, NotifyPolicy, Request
 from askd.server import admin_api, agent_api, link_page, tls, web
 from askd.server.base import Context, HealthHandler, NotFoundHandler, WrongHostHandler, access_log
@@ -241,10 +241,11 @@ class Daemon:
 
     def _start_mailer(self) -> None:
         n = self.settings.notify
-        if n.smtp_url is None or n.email_from is None:
+        target = n.mail_server()
+        if target is None or n.email_from is None:
             return
         self.mailer = Mailer(
-            target=mail.smtp_target(n.smtp_url.get_secret_value()),
+            target=target,
             sender=Address(n.email_from.name, addr_spec=n.email_from.email),
             timeout=n.timeout_seconds,
             link_base=public_base(self.settings, self.scheme, self.port),
