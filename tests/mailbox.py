@@ -10,12 +10,14 @@ import asyncio
 import logging
 import ssl
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from typing import Any
 
 import pytest
+import trustme
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, Session
 
 OK = "250 OK"
@@ -116,14 +118,27 @@ async def serve(box: Mailbox, *, tls: ssl.SSLContext | None = None, **options: A
     return server
 
 
-@pytest.fixture
-async def mailbox() -> AsyncIterator[Mailbox]:
+@asynccontextmanager
+async def listening(box: Mailbox, **options: Any) -> AsyncIterator[Mailbox]:
+    """``box`` served (``options``: :func:`serve`'s) until the block ends."""
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs each SMTP command at info
-    box = Mailbox()
-    server = await serve(box)
+    server = await serve(box, **options)
     try:
         yield box
     finally:
         box.release.set()
         server.close()
         await server.wait_closed()
+
+
+def server_tls(ca: trustme.CA, name: str = "127.0.0.1") -> ssl.SSLContext:
+    """The mail server's side of TLS: a certificate for ``name`` from ``ca``."""
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(name).configure_cert(tls)
+    return tls
+
+
+@pytest.fixture
+async def mailbox() -> AsyncIterator[Mailbox]:
+    async with listening(Mailbox()) as box:
+        yield box

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
-import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ import trustme
 
 from askd.server.notify import Retry
 from tests.conftest import QUIET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
-from tests.mailbox import PASSWORD, USER, Mailbox, serve
+from tests.mailbox import PASSWORD, USER, Mailbox, listening, server_tls
 from tests.wire.test_email import SENDER, TIMEOUT, addresses
 from tests.wire.test_webhooks import metric
 
@@ -60,22 +58,14 @@ def login() -> bool:
 
 @pytest.fixture
 async def box(ca: trustme.CA, server_name: str, mode: str) -> AsyncIterator[Mailbox]:
-    logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs each SMTP command at info
-    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert(server_name).configure_cert(tls)
-    box = Mailbox()
-    if mode == "smtps":
-        server = await serve(box, tls=tls)
-    elif mode == "starttls":
-        server = await serve(box, tls_context=tls, auth_require_tls=True)  # AUTH only after STARTTLS
-    else:
-        server = await serve(box)
-    try:
+    tls = server_tls(ca, server_name)
+    options: dict[str, Any] = {
+        "smtps": {"tls": tls},
+        "starttls": {"tls_context": tls, "auth_require_tls": True},  # AUTH only after STARTTLS
+        "plain": {},
+    }[mode]
+    async with listening(Mailbox(), **options) as box:
         yield box
-    finally:
-        box.release.set()
-        server.close()
-        await server.wait_closed()
 
 
 @pytest.fixture
