@@ -100,6 +100,12 @@ def events(log: io.StringIO, name: str) -> list[dict[str, Any]]:
     return [e for e in map(json.loads, log.getvalue().splitlines()) if e.get("event") == name]
 
 
+async def ask_alice(daemon: RunningDaemon, question: str) -> str:
+    """Ask alice, who has an address, one question; its requestId."""
+    await addresses(daemon, alice="alice@example.com")
+    return str((await daemon.ask("s1", "alice", [q(question)]))["requestId"])
+
+
 async def failed_once(daemon: RunningDaemon, box: Mailbox, log: io.StringIO) -> dict[str, Any]:
     """The mail failed, on its first attempt, with one warning that names
     the server but not its user or password; nothing arrived."""
@@ -118,8 +124,7 @@ async def failed_once(daemon: RunningDaemon, box: Mailbox, log: io.StringIO) -> 
 async def test_smtps_delivers_over_tls_to_a_server_whose_ca_is_trusted(
     daemon: RunningDaemon, box: Mailbox, log_text: io.StringIO
 ) -> None:
-    await addresses(daemon, alice="alice@example.com")
-    await daemon.ask("s1", "alice", [q("Over TLS?")])
+    await ask_alice(daemon, "Over TLS?")
     [m] = await box.wait_for(1)
     assert m.tls and m.rcpt_tos == ["alice@example.com"] and "Over TLS?" in m.part("plain")
     assert box.logins == box.tls_logins == [USER]
@@ -131,8 +136,7 @@ async def test_smtps_delivers_over_tls_to_a_server_whose_ca_is_trusted(
 async def test_smtp_takes_starttls_when_offered_and_logs_in_only_inside_it(
     daemon: RunningDaemon, box: Mailbox, login: bool
 ) -> None:
-    await addresses(daemon, alice="alice@example.com")
-    await daemon.ask("s1", "alice", [q("Upgraded?")])
+    await ask_alice(daemon, "Upgraded?")
     [m] = await box.wait_for(1)
     assert m.tls  # with or without a login: never in plain text when TLS is offered
     assert box.logins == box.tls_logins == ([USER] if login else [])  # the server refuses AUTH before TLS
@@ -146,40 +150,31 @@ async def test_smtp_takes_starttls_when_offered_and_logs_in_only_inside_it(
 async def test_a_certificate_not_trusted_fails_the_mail_loudly_and_never_falls_back(
     daemon: RunningDaemon, box: Mailbox, log_text: io.StringIO, mode: str
 ) -> None:
-    await addresses(daemon, alice="alice@example.com")
-    asked = await daemon.ask("s1", "alice", [q("Trusted?")])
+    rid = await ask_alice(daemon, "Trusted?")
     warning = await failed_once(daemon, box, log_text)
     assert warning["reason"].startswith("the server's certificate is not trusted (")
     assert box.logins == []  # the password never left the daemon
-    assert (await daemon.result("s1", asked["requestId"])).json()["status"] == "pending"
+    assert (await daemon.result("s1", rid)).json()["status"] == "pending"
 
 
 @pytest.mark.parametrize("mode", ["plain"])
 async def test_a_password_is_not_sent_to_a_server_without_starttls(
     daemon: RunningDaemon, box: Mailbox, log_text: io.StringIO
 ) -> None:
-    await addresses(daemon, alice="alice@example.com")
-    await daemon.ask("s1", "alice", [q("In the clear?")])
+    await ask_alice(daemon, "In the clear?")
     warning = await failed_once(daemon, box, log_text)
     assert "offers no STARTTLS" in warning["reason"] and "notify.smtp_login_without_tls" in warning["reason"]
     assert box.logins == []
 
 
-@pytest.mark.parametrize(("mode", "notify_settings"), [("plain", {"smtp_login_without_tls": True})])
-async def test_smtp_login_without_tls_sends_the_password_in_plain_text_when_asked_to(
-    daemon: RunningDaemon, box: Mailbox
+@pytest.mark.parametrize(
+    ("mode", "login", "notify_settings"),
+    [("plain", False, {}), ("plain", True, {"smtp_login_without_tls": True})],
+    ids=["no-login", "login-opted-in"],
+)
+async def test_plain_text_only_without_a_password_or_when_opted_into(
+    daemon: RunningDaemon, box: Mailbox, login: bool
 ) -> None:
-    await addresses(daemon, alice="alice@example.com")
-    await daemon.ask("s1", "alice", [q("Trusted network?")])
+    await ask_alice(daemon, "Plain?")
     [m] = await box.wait_for(1)
-    assert not m.tls and box.logins == [USER] and box.tls_logins == []
-
-
-@pytest.mark.parametrize(("mode", "login"), [("plain", False)])
-async def test_without_a_password_a_server_without_starttls_gets_the_mail_in_plain_text(
-    daemon: RunningDaemon, box: Mailbox
-) -> None:
-    await addresses(daemon, alice="alice@example.com")
-    await daemon.ask("s1", "alice", [q("Plain?")])
-    [m] = await box.wait_for(1)
-    assert not m.tls and box.logins == []
+    assert not m.tls and box.logins == ([USER] if login else []) and box.tls_logins == []
