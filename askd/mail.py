@@ -255,9 +255,8 @@ def _describe(err: Exception, timeout: float) -> tuple[str, bool]:
 
 def _tls_error(err: BaseException | None) -> ssl.SSLError | None:
     """The TLS failure behind ``err``: aiosmtplib wraps it in its own errors."""
-    seen = 0
-    while err is not None and seen < 5:
-        if isinstance(err, ssl.SSLError):
+    for _ in range(5):  # a short chain; never a loop
+        if err is None or isinstance(err, ssl.SSLError):
             return err
-        err, seen = err.__cause__ or err.__context__, seen + 1
+        err = err.__cause__ or err.__context__
     return None

@@ -135,7 +135,7 @@ class NotifySettings(_Section):
         default=None,
         description=(
             "Mail server for e-mail notifications: smtp://[USER:PASSWORD@]HOST[:PORT] (STARTTLS when the server "
-            "offers it) or smtps://... (TLS from the start); unset: no e-mail."
+            "offers it; required with a password) or smtps://... (TLS from the start); unset: no e-mail."
         ),
     )
     smtp_login_without_tls: bool = Field(

@@ -45,6 +45,12 @@ def mode() -> str:
 
 
 @pytest.fixture
+def scheme(mode: str) -> str:
+    """Parametrize: the URL's scheme, when it is not the server's."""
+    return "smtps" if mode == "smtps" else "smtp"
+
+
+@pytest.fixture
 def trusted() -> bool:
     """Parametrize: whether the daemon trusts the test CA (SSL_CERT_FILE)."""
     return True
@@ -76,7 +82,7 @@ def notify_settings() -> dict[str, Any]:
 
 @pytest.fixture
 def settings_overrides(
-    box: Mailbox, mode: str, login: bool, trusted: bool, ca: trustme.CA, tmp_path: Path,
+    box: Mailbox, scheme: str, login: bool, trusted: bool, ca: trustme.CA, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch, notify_settings: dict[str, Any],
 ) -> dict[str, Any]:
     if trusted:  # before the daemon starts, as a user would set it
@@ -85,7 +91,6 @@ def settings_overrides(
         monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
     else:
         monkeypatch.delenv("SSL_CERT_FILE", raising=False)  # the system's CAs: not the test CA
-    scheme = "smtps" if mode == "smtps" else "smtp"
     url = f"{scheme}://{LOGIN if login else ''}127.0.0.1:{box.port}"
     return {"notify": {"smtp_url": url, "email_from": f"askd <{SENDER}>", "timeout_seconds": TIMEOUT, **notify_settings}}
 
@@ -155,6 +160,14 @@ async def test_a_certificate_not_trusted_fails_the_mail_loudly_and_never_falls_b
     assert warning["reason"].startswith("the server's certificate is not trusted (")
     assert box.logins == []  # the password never left the daemon
     assert (await daemon.result("s1", rid)).json()["status"] == "pending"
+
+
+@pytest.mark.parametrize(("mode", "scheme"), [("plain", "smtps")])
+async def test_smtps_to_a_server_without_tls_fails_at_once(daemon: RunningDaemon, box: Mailbox, log_text: io.StringIO) -> None:
+    await ask_alice(daemon, "TLS?")
+    warning = await failed_once(daemon, box, log_text)
+    assert warning["reason"].startswith("TLS failed (")
+    assert box.logins == []
 
 
 @pytest.mark.parametrize("mode", ["plain"])
