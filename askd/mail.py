@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import ssl
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -33,13 +34,23 @@ SUBJECT_CHARS = 80
 @dataclass(frozen=True, slots=True)
 class SmtpTarget:
     """Where mail goes: ``smtps`` is TLS from the first byte; ``smtp``
-    upgrades with STARTTLS when the server offers it."""
+    upgrades with STARTTLS when the server offers it, and must when there
+    is a password to send (unless ``login_without_tls``)."""
 
     scheme: str
     host: str
     port: int
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+    login_without_tls: bool = False
+
+    @property
+    def start_tls(self) -> bool | None:
+        """aiosmtplib's ``start_tls``: False for ``smtps`` (TLS already),
+        True where STARTTLS is required, None for "when offered"."""
+        if self.scheme == "smtps":
+            return False
+        return True if self.username is not None and not self.login_without_tls else None
 
     @property
     def shown(self) -> str:
@@ -48,9 +59,10 @@ class SmtpTarget:
         return f"{self.scheme}://{host}:{self.port}"
 
 
-def smtp_target(url: str) -> SmtpTarget:
+def smtp_target(url: str, *, login_without_tls: bool = False) -> SmtpTarget:
     """Parse ``notify.smtp_url``; a ``ValueError`` names what is wrong
-    and never the password."""
+    and never the password. ``login_without_tls`` is
+    ``notify.smtp_login_without_tls``."""
     parts = urlsplit(url.strip())
     if parts.scheme not in DEFAULT_PORTS:
         raise ValueError("must start with smtp:// or smtps://")
@@ -70,6 +82,7 @@ def smtp_target(url: str) -> SmtpTarget:
         port or DEFAULT_PORTS[parts.scheme],
         unquote(parts.username) if parts.username else None,
         unquote(parts.password) if parts.password is not None else None,
+        login_without_tls,
     )
 
 
@@ -208,8 +221,8 @@ async def send(target: SmtpTarget, msg: EmailMessage, timeout: float) -> Sent:
                 username=target.username,
                 password=target.password,
                 use_tls=target.scheme == "smtps",
-                start_tls=False if target.scheme == "smtps" else None,  # None: STARTTLS when offered
-                timeout=timeout,
+                start_tls=target.start_tls,
+                timeout=timeout,  # certificates checked against the default context's CAs (SSL_CERT_FILE)
             )
     except (aiosmtplib.SMTPException, TimeoutError, OSError) as err:
         error, temporary = _describe(err, timeout)
@@ -220,6 +233,14 @@ async def send(target: SmtpTarget, msg: EmailMessage, timeout: float) -> Sent:
 def _describe(err: Exception, timeout: float) -> tuple[str, bool]:
     import aiosmtplib
 
+    tls = _tls_error(err)
+    if isinstance(tls, ssl.SSLCertVerificationError):
+        # Final: another try meets the same certificate, and plain text is no fallback.
+        return f"the server's certificate is not trusted ({tls.verify_message})", False
+    if tls is not None:
+        return f"TLS failed ({tls.reason or type(tls).__name__})", False
+    if isinstance(err, aiosmtplib.SMTPException) and "STARTTLS extension not supported" in str(err):
+        return "the server offers no STARTTLS, and askd sends a password only over TLS (see notify.smtp_login_without_tls)", False
     if isinstance(err, (TimeoutError, aiosmtplib.SMTPTimeoutError)):
         return f"no answer within {timeout:g} s", True
     if isinstance(err, aiosmtplib.SMTPRecipientsRefused):
@@ -230,3 +251,12 @@ def _describe(err: Exception, timeout: float) -> tuple[str, bool]:
     if isinstance(err, (aiosmtplib.SMTPConnectError, aiosmtplib.SMTPServerDisconnected, OSError)):
         return f"cannot connect ({type(err).__name__})", True
     return f"the mail could not be sent ({type(err).__name__})", False
+
+
+def _tls_error(err: BaseException | None) -> ssl.SSLError | None:
+    """The TLS failure behind ``err``: aiosmtplib wraps it in its own errors."""
+    for _ in range(5):  # a short chain; never a loop
+        if err is None or isinstance(err, ssl.SSLError):
+            return err
+        err = err.__cause__ or err.__context__
+    return None

@@ -174,7 +174,7 @@ def _email(
     n: Any, description: dict[str, Any], inbox: str, answer: dict[str, Any] | None, to: str | None, as_json: bool
 ) -> dict[str, Any]:
     """Mail the sample to ``to`` once (None: only show it)."""
-    target = mail.smtp_target(n.smtp_url.get_secret_value())
+    target = n.mail_server()
     sender = Address(n.email_from.name, addr_spec=n.email_from.email)
     content = mail.compose(description, inbox=inbox, links=answer)
     out: dict[str, Any] = {

@@ -37,7 +37,7 @@ from pydantic_settings import (
 
 from askd.config.environment import ConfigError, EnvSource, check_environment, env_name  # env_name: for packaging/gen_config.py
 from askd.config.errors import described
-from askd.mail import smtp_target
+from askd.mail import SmtpTarget, smtp_target
 
 _toml_file: ContextVar[Path | None] = ContextVar("askd_toml_file", default=None)
 
@@ -135,7 +135,14 @@ class NotifySettings(_Section):
         default=None,
         description=(
             "Mail server for e-mail notifications: smtp://[USER:PASSWORD@]HOST[:PORT] (STARTTLS when the server "
-            "offers it) or smtps://... (TLS from the start); unset: no e-mail."
+            "offers it; required with a password) or smtps://... (TLS from the start); unset: no e-mail."
+        ),
+    )
+    smtp_login_without_tls: bool = Field(
+        False,
+        description=(
+            "Send smtp_url's user and password even to a server that offers no STARTTLS (in plain text: "
+            "only on a network you trust). Off: such a mail fails."
         ),
     )
     email_from: NameEmail | None = Field(
@@ -157,6 +164,12 @@ class NotifySettings(_Section):
         if v is not None:
             smtp_target(v.get_secret_value())  # ValueError, naming no password
         return v
+
+    def mail_server(self) -> SmtpTarget | None:
+        """The mail server of ``smtp_url`` with its TLS rule; None: no e-mail."""
+        if self.smtp_url is None:
+            return None
+        return smtp_target(self.smtp_url.get_secret_value(), login_without_tls=self.smtp_login_without_tls)
 
     @field_validator("email_from")
     @classmethod

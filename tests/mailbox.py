@@ -1,19 +1,23 @@
 """A real SMTP server for tests (``aiosmtpd``) on 127.0.0.1, a free port, in
 the test's event loop. It takes each mail as its script says (``OK``, an
 SMTP reply such as ``"451 try later"``, or ``HANG`` to never answer the
-DATA) and keeps what arrived, parsed."""
+DATA) and keeps what arrived, parsed, and whether it came over TLS (from
+the first byte, or after STARTTLS), as it notes for each login."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from typing import Any
 
 import pytest
+import trustme
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, Session
 
 OK = "250 OK"
@@ -26,6 +30,7 @@ class Received:
     mail_from: str
     rcpt_tos: list[str]
     message: EmailMessage
+    tls: bool = False
 
     @property
     def to(self) -> str:
@@ -45,6 +50,7 @@ class Mailbox:
     script: list[str] = field(default_factory=list)  # one per mail; then OK
     got: list[Received] = field(default_factory=list)
     logins: list[str] = field(default_factory=list)
+    tls_logins: list[str] = field(default_factory=list)  # those of logins made inside TLS
     release: asyncio.Event = field(default_factory=asyncio.Event)
     arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
 
@@ -78,7 +84,7 @@ class Mailbox:
             msg = message_from_bytes(envelope.content, policy=policy.default)
             assert isinstance(msg, EmailMessage)
             async with self.arrived:
-                self.got.append(Received(str(envelope.mail_from), list(envelope.rcpt_tos), msg))
+                self.got.append(Received(str(envelope.mail_from), list(envelope.rcpt_tos), msg, _over_tls(server)))
                 self.arrived.notify_all()
         return action
 
@@ -86,29 +92,53 @@ class Mailbox:
         ok = data.login.decode() == USER and data.password.decode() == PASSWORD
         if ok:
             self.logins.append(data.login.decode())
+            if _over_tls(server):
+                self.tls_logins.append(data.login.decode())
         return AuthResult(success=ok)
 
 
-async def serve(box: Mailbox, **options: Any) -> asyncio.Server:
-    """Listen for ``box`` on a free port (``options``: aiosmtpd's SMTP's)."""
+def _over_tls(server: SMTP) -> bool:
+    # After STARTTLS aiosmtpd swaps in the TLS transport; with TLS from the
+    # first byte the listener's transport is one.
+    return server.transport is not None and server.transport.get_extra_info("ssl_object") is not None
+
+
+async def serve(box: Mailbox, *, tls: ssl.SSLContext | None = None, **options: Any) -> asyncio.Server:
+    """Listen for ``box`` on a free port; with ``tls``, TLS from the first
+    byte (``options``: aiosmtpd's SMTP's, e.g. ``tls_context`` for STARTTLS)."""
     loop = asyncio.get_running_loop()
+    options = {"auth_require_tls": False, **options}
     server = await loop.create_server(
-        lambda: SMTP(box, hostname="mail.test", authenticator=box.authenticate, auth_require_tls=False, **options),
+        lambda: SMTP(box, hostname="mail.test", authenticator=box.authenticate, **options),
         "127.0.0.1",
         0,
+        ssl=tls,
     )
     box.port = server.sockets[0].getsockname()[1]
     return server
 
 
-@pytest.fixture
-async def mailbox() -> AsyncIterator[Mailbox]:
+@asynccontextmanager
+async def listening(box: Mailbox, **options: Any) -> AsyncIterator[Mailbox]:
+    """``box`` served (``options``: :func:`serve`'s) until the block ends."""
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs each SMTP command at info
-    box = Mailbox()
-    server = await serve(box)
+    server = await serve(box, **options)
     try:
         yield box
     finally:
         box.release.set()
         server.close()
         await server.wait_closed()
+
+
+def server_tls(ca: trustme.CA, name: str = "127.0.0.1") -> ssl.SSLContext:
+    """The mail server's side of TLS: a certificate for ``name`` from ``ca``."""
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert(name).configure_cert(tls)
+    return tls
+
+
+@pytest.fixture
+async def mailbox() -> AsyncIterator[Mailbox]:
+    async with listening(Mailbox()) as box:
+        yield box

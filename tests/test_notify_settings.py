@@ -118,6 +118,24 @@ def test_smtp_url_ports(url: str, port: int) -> None:
 
 
 @pytest.mark.parametrize(
+    ("url", "opted", "start_tls"),
+    [
+        ("smtps://u:pw@mail.example.com", False, False),  # TLS from the first byte: no STARTTLS
+        ("smtp://u:pw@mail.example.com", False, True),  # a password: STARTTLS required
+        ("smtp://u:pw@mail.example.com", True, None),  # opted out: when offered
+        ("smtp://mail.example.com", False, None),  # nothing secret: when offered
+    ],
+)
+def test_the_tls_rule_of_each_url_form(monkeypatch: pytest.MonkeyPatch, url: str, opted: bool, start_tls: bool | None) -> None:
+    monkeypatch.setenv("ASKD_NOTIFY__SMTP_URL", url)
+    monkeypatch.setenv("ASKD_NOTIFY__EMAIL_FROM", "askd@example.com")
+    if opted:
+        monkeypatch.setenv("ASKD_NOTIFY__SMTP_LOGIN_WITHOUT_TLS", "true")
+    target = load_settings().notify.mail_server()
+    assert target is not None and target.login_without_tls is opted and target.start_tls is start_tls
+
+
+@pytest.mark.parametrize(
     ("value", "says"),
     [
         ("http://mail.example.com", "must start with smtp:// or smtps://"),

@@ -8,7 +8,7 @@ from email.headerregistry import Address
 from functools import partial
 from typing import Any
 
-from askd import links, mail
+from askd import links
 from askd.core import Request
 from askd.server.hub import Hub
 from askd.server.logs import get_logger
@@ -36,10 +36,11 @@ def start(settings: Any, hub: Hub, secret: str, link_base: str) -> tuple[Notifie
 
 def _mailer(settings: Any, hub: Hub, secret: str, link_base: str) -> Mailer | None:
     n = settings.notify
-    if n.smtp_url is None or n.email_from is None:
+    target = n.mail_server()
+    if target is None or n.email_from is None:
         return None
     mailer = Mailer(
-        target=mail.smtp_target(n.smtp_url.get_secret_value()),
+        target=target,
         sender=Address(n.email_from.name, addr_spec=n.email_from.email),
         timeout=n.timeout_seconds,
         link_base=link_base,

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+import trustme
 
 from tests.cli.test_commands import askd, one_error_line
-from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.mailbox import PASSWORD, USER, Mailbox, listening, mailbox, server_tls  # noqa: F401  (mailbox: the fixture)
 from tests.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "whsec-cli-0123456789"
@@ -165,3 +168,18 @@ async def test_email_needs_a_mail_server(mail_env: dict[str, str]) -> None:
     assert line == "askd: --email needs notify.smtp_url (ASKD_NOTIFY__SMTP_URL): no mail server is configured"
     line = one_error_line(await askd("notify", "test", "--email", "nope", env=mail_env), code=2)
     assert line.startswith("askd: --email: ")
+
+
+async def test_it_mails_over_starttls_to_a_server_of_a_ca_in_ssl_cert_file(mail_env: dict[str, str], tmp_path: Path) -> None:
+    ca = trustme.CA()
+    bundle = tmp_path / "mail-ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    async with listening(Mailbox(), tls_context=server_tls(ca), auth_require_tls=True) as box:
+        env = {**mail_env, "ASKD_NOTIFY__SMTP_URL": f"smtp://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{box.port}"}
+        line = one_error_line(await askd("notify", "test", "--email", "x@example.com", env=env))
+        assert line.startswith(f"askd: the mail server at smtp://127.0.0.1:{box.port} did not take the mail: the server's certificate is not trusted (")
+        assert box.got == [] and box.logins == []
+        r = await askd("notify", "test", "--email", "x@example.com", env={**env, "SSL_CERT_FILE": str(bundle)})
+        assert r.exit_code == 0, r.stderr
+        [m] = box.got
+        assert m.tls and box.tls_logins == [USER]

@@ -28,9 +28,11 @@ TIMEOUT = 0.8  # one attempt's limit, for the server that hangs
 @pytest.fixture
 def notify_settings(request: pytest.FixtureRequest, mailbox: Mailbox) -> dict[str, Any]:
     """Parametrize this name to change the notify section of one test
-    (indirectly with ``"login"``: the server's URL with a user and password)."""
+    (indirectly with ``"login"``: the server's URL with a user and password;
+    this server has no TLS, so the login in plain text is opted into: the
+    TLS forms are tests/wire/test_email_tls.py's)."""
     if getattr(request, "param", None) == "login":
-        return {"smtp_url": f"smtp://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{mailbox.port}"}
+        return {"smtp_url": f"smtp://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{mailbox.port}", "smtp_login_without_tls": True}
     return {}
 
 
