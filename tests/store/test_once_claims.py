@@ -40,7 +40,7 @@ async def test_of_racing_claims_one_wins(each: Store) -> None:
 
 
 async def test_an_expired_claim_is_dropped(each: Store) -> None:
-    soon = time.time() + 0.2
+    soon = time.time() + 0.5  # room for three calls on a loaded machine
     assert await each.claim_once("open:a", soon)
     assert await each.claim_once("open:b", soon)
     assert not await each.claim_once("open:a", LATER)  # still kept
