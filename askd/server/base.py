@@ -51,7 +51,6 @@ class Context:
     public_origin: str | None = None  # the origin of settings.public_url
     # auth.not_before, moved later (never earlier) by `askd token revoke-all`.
     not_before: float = 0.0
-    used_codes: dict[str, float] = field(default_factory=dict)  # `askd open` codes taken: jti -> expiry
 
 
 def house_headers(handler: tornado.web.RequestHandler) -> None:

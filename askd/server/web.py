@@ -3,7 +3,6 @@ with strict security headers (no inline script, no framing, no referrer)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from askd import tokens
 from askd.server.base import ApiError, ApiHandler, Context, house_headers
+from askd.store import StoreUnavailable
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "web" / "static"
 
@@ -55,6 +55,13 @@ class PageHandler(tornado.web.RequestHandler):
         self.finish((STATIC_DIR / "index.html").read_bytes())
 
 
+#: The store's claim of a code's use: its kind, then its jti.
+OPEN_CLAIM = "open:"
+#: A claim outlives its code by this much: a node whose clock is behind
+#: still deems the code alive a little after the claim's own node does.
+CLOCK_SLACK_SECONDS = 60.0
+
+
 class OpenCodeBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -63,21 +70,27 @@ class OpenCodeBody(BaseModel):
 
 class OpenCodeHandler(ApiHandler):
     """``POST /v1/open``: the page exchanges ``askd open``'s one-time code
-    for a user token. The code is the credential, so no token is asked for;
-    each is taken once on this node (``ctx.used_codes``, until it expires)."""
+    for a user token. The code is the credential, so no token is asked for.
+    Its use is claimed in the store (``claim_once``) before the token is
+    made: taken once on every node, across restarts; a store that fails
+    answers 503 and grants nothing."""
 
-    def post(self) -> None:
+    async def post(self) -> None:
         body, _ = self.json_body(OpenCodeBody)
         try:
             code = tokens.read_open_code(self.ctx.secret, body.code)
         except tokens.TokenError as err:
             raise ApiError("unauthorized", str(err)) from None
-        used, now = self.ctx.used_codes, time.time()
-        for jti in [j for j, exp in used.items() if exp < now]:
-            del used[jti]
-        if code.jti in used:
+        try:
+            first = await self.ctx.hub.store.claim_once(OPEN_CLAIM + code.jti, code.exp + CLOCK_SLACK_SECONDS)
+        except StoreUnavailable:
+            # The page has already taken the code out of its address: a
+            # retry needs a fresh link.
+            raise ApiError(
+                "store_unavailable", "askd cannot record this link's use right now; run `askd open` again in a moment"
+            ) from None
+        if not first:
             raise ApiError("unauthorized", "this link was already used; run `askd open` again")
-        used[code.jti] = code.exp
         token = tokens.issue(self.ctx.secret, "user", code.sub, code.ttl)
         self.send_json({"token": token, "userId": code.sub})
 

@@ -109,6 +109,16 @@ class Store(Protocol):
         :class:`StoreUnavailable`, having claimed nothing."""
         ...
 
+    async def claim_once(self, key: str, expires_at: float) -> bool:
+        """Whether this call is the first to claim ``key`` (a once-only
+        credential's id, named by its kind: ``open:<jti>``), checked and kept
+        in one atomic step, durably on a durable store and for every node of
+        a shared one. The claim is kept until ``expires_at`` (epoch seconds),
+        after which the key is free again: the credential must be dead by
+        then. Raises :class:`StoreUnavailable`; the caller then grants
+        nothing (a credential may be spent unused, never used twice)."""
+        ...
+
     async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
         """The addresses kept for those of ``users`` that have one."""
         ...

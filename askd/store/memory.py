@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from askd.core import Registry, Request
@@ -18,6 +19,7 @@ class MemoryStore(LocalStore):
         self._not_before = 0.0
         self._emails: dict[str, str] = {}
         self._mailed: dict[str, set[tuple[int, str]]] = {}  # request -> (step, user) claimed
+        self._once: dict[str, float] = {}  # claim_once: key -> until when it is kept
 
     async def load(self, registry: Registry) -> int:
         self._registry = registry  # read, never changed: the hub applies
@@ -47,6 +49,15 @@ class MemoryStore(LocalStore):
         won = [u for u in dict.fromkeys(users) if (step, u) not in claimed]
         claimed.update((step, u) for u in won)
         return won
+
+    async def claim_once(self, key: str, expires_at: float) -> bool:
+        now = time.time()
+        for gone in [k for k, until in self._once.items() if until <= now]:
+            del self._once[gone]
+        if key in self._once:
+            return False
+        self._once[key] = expires_at
+        return True
 
     async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
         return {u: self._emails[u] for u in users if u in self._emails}

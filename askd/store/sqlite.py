@@ -15,6 +15,7 @@ import gc
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -88,6 +89,9 @@ MIGRATIONS: list[list[str]] = [
             user_id    TEXT NOT NULL,
             PRIMARY KEY (request_id, step, user_id)
         ) WITHOUT ROWID""",
+    ],
+    [  # 7: once-only claims (an `askd open` code's use), each kept until the credential is dead
+        "CREATE TABLE once_claims (key TEXT PRIMARY KEY, expires_at REAL NOT NULL) WITHOUT ROWID",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -426,6 +430,13 @@ class SqliteStore(LocalStore):
                 if cur.rowcount == 1:
                     won.append(user)
         return won
+
+    async def claim_once(self, key: str, expires_at: float) -> bool:
+        with self._transaction() as db:
+            # Claims live minutes: the few dead ones go with each new claim.
+            db.execute("DELETE FROM once_claims WHERE expires_at <= ?", (time.time(),))
+            cur = db.execute("INSERT INTO once_claims VALUES (?, ?) ON CONFLICT DO NOTHING", (key, expires_at))
+            return cur.rowcount == 1
 
     async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
         wanted = list(dict.fromkeys(users))

@@ -12,6 +12,8 @@ STREAM = P + "events"
 #: The revocation instant (askd token revoke-all); each node reads it at
 #: start and hears of a new one through a command on the stream.
 NOT_BEFORE = P + "not_before"
+#: Once-only claims (``claim_once``): ``ONCE + key``, each set NX with its expiry.
+ONCE = P + "once:"
 #: Users' e-mail addresses (a hash: user id -> address), read when mailing.
 USER_EMAILS = P + "user_emails"
 #: The stream keeps this many entries (about); a node that falls further

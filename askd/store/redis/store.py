@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import time
 from collections.abc import Sequence
 from importlib.resources import files
@@ -33,7 +34,7 @@ from askd.core.changes import Change
 from askd.store.base import StoreError, StoreListener, StoreUnavailable
 from askd.store.redis.codec import to_json
 from askd.store.redis.follower import Follower
-from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, USER_EMAILS, P, drop_idle
+from askd.store.redis.keys import NOT_BEFORE, ONCE, STREAM, STREAM_MAXLEN, USER_EMAILS, P, drop_idle
 from askd.store.redis.presence import Presence
 from askd.store.rows import request_from_row, steps_from_json
 
@@ -214,6 +215,15 @@ class RedisStore:
         except (RedisError, OSError) as err:
             raise await self._failed("does not answer", err) from None
         return [user for user, ok in zip(wanted, got) if ok]
+
+    async def claim_once(self, key: str, expires_at: float) -> bool:
+        """One ``SET NX``: the first node's wins. Its lifetime is counted from
+        this node's clock, so Redis's own clock does not matter."""
+        ms = max(1, math.ceil((expires_at - time.time()) * 1000))
+        try:
+            return bool(await self._redis.set(ONCE + key, self.node, nx=True, px=ms))
+        except (RedisError, OSError) as err:
+            raise await self._failed("refused a write", err) from None
 
     async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
         wanted = list(dict.fromkeys(users))
