@@ -135,6 +135,17 @@ class Registry:
         if to:
             self._sends.append(Send(to, event))
 
+    def _send_to_audience(self, req: Request, event: Event) -> None:
+        """Send to whom the question is asked of now (``Audiences.of``). A
+        question of one user (no team, no steps: the usual one) goes to that
+        user's tabs without a set of one built and sorted (docs/performance.md)."""
+        if req.request_id in self.audiences.team:
+            self._send_to_users(self.audiences.resolve(req.to), event)
+            return
+        conns = self._user_conns.get(req.user_id)
+        if conns:
+            self._sends.append(Send(tuple(conns), event))
+
     # ---- connections --------------------------------------------------
 
     def connect(self, conn_id: str, user_id: str, remote: str = "") -> Connection:
@@ -574,7 +585,7 @@ class Registry:
                 return False
             self._register(req, change.parent_session_id)
             self.counters.count(req.status)
-            self._send_to_users(self.audiences.of(req), req.ask_event())
+            self._send_to_audience(req, req.ask_event())
         elif isinstance(change, Escalated):
             req = self.get(change.session_id, change.request_id)
             if req is None or not req.pending or req.escalations >= change.step:
@@ -619,7 +630,7 @@ class Registry:
         self._pending_total -= 1
         self.counters.ended(req.status)
         self._plan(req)
-        self._send_to_users(self.audiences.of(req), Event(ev.CANCELLED, req.session_id, req.end_payload()))
+        self._send_to_audience(req, Event(ev.CANCELLED, req.session_id, req.end_payload()))
         self.audiences.untrack(req)
         self._ended.append(req)
 
@@ -634,7 +645,7 @@ class Registry:
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
         if req.max_extension:
             payload.update(req.allowance_fields())  # so every tab knows whether more is left
-        self._send_to_users(self.audiences.of(req), Event(ev.EXTENDED, req.session_id, payload))
+        self._send_to_audience(req, Event(ev.EXTENDED, req.session_id, payload))
 
     def _escalate(self, req: Request, step: int) -> None:
         """Steps up to ``step`` are taken: their entries join the audience,
