@@ -93,7 +93,7 @@ class Registry:
         notify: NotifyPolicy | None = None,
     ) -> None:
         self.limits = limits or Limits()
-        self.notify_policy = notify  # None: no webhook, nothing is ever due
+        self.notify_policy = notify  # None: no webhook, nothing is ever due; fixed (``_plans`` reads it once)
         self.counters = Counters()
         self._clock = clock
         self._new_id = new_id
@@ -110,6 +110,14 @@ class Registry:
         self._flying_in: dict[str, list[Request]] = {}
         self._flying_bytes: dict[str, int] = {}  # user -> bytes of their asks' frames in flight
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
+        # The kinds a request can have, by (ended, has escalation steps),
+        # decided once: a one-user question without a webhook policy has
+        # only its timeout, then its forget (each kind looked at costs a call).
+        self._plans = {
+            (ended, stepped): tuple(k for k in DEADLINE_KINDS if k.ended is ended and k.can(self, stepped))
+            for ended in (False, True)
+            for stepped in (False, True)
+        }
         self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in DEADLINE_KINDS})
         self._sends: list[Send] = []
         self._ended: list[Request] = []
@@ -363,21 +371,18 @@ class Registry:
         already was taken by ``due``, or soon is, and not counted: whichever
         node's ``Ended`` applies on a shared store.)"""
         now = self._clock()
-        for kind in DEADLINE_KINDS:
-            if not kind.ended:
-                at = kind.when(self, req)
-                if at is not None and at > now:
-                    self.schedule.stale()
+        for kind in self._plans[False, bool(req.escalate)]:
+            at = kind.when(self, req)
+            if at is not None and at > now:
+                self.schedule.stale()
 
     def _plan(self, req: Request) -> None:
         """Schedule the request's deadlines of every kind for where it is in
         its life (pending or ended), from its own fields."""
-        ended = not req.pending
-        for kind in DEADLINE_KINDS:
-            if kind.ended is ended:
-                at = kind.when(self, req)
-                if at is not None:
-                    self.schedule.add(at, kind.name, req)
+        for kind in self._plans[not req.pending, bool(req.escalate)]:
+            at = kind.when(self, req)
+            if at is not None:
+                self.schedule.add(at, kind.name, req)
 
     def _session(self, session_id: str, owner: str, parent_session_id: str | None, agent: str | None) -> Session:
         """The session, made if new (the agent's: it asks first), linked to
