@@ -161,12 +161,14 @@ class Request:
     def pending(self) -> bool:
         return self.status is Status.PENDING
 
-    def ask_payload(self) -> dict[str, Any]:
+    def ask_payload(self, *, exact_numbers: bool = True) -> dict[str, Any]:
         """The pending question's payload: requestId, questions (exactly as
-        the agent sent them), metadata, createdAt, expiresAt."""
+        the agent sent them), metadata, createdAt, expiresAt. With
+        ``exact_numbers=False``, for a reader of texts and flags only, an
+        integer beyond 64 bits comes out as a float (``codec.loads``)."""
         if self.frame is None:
             raise ValueError(f"request {self.request_id} has ended: its questions are gone")
-        payload: dict[str, Any] = codec.loads(self.frame)["payload"]
+        payload: dict[str, Any] = codec.loads(self.frame, exact_numbers=exact_numbers)["payload"]
         return payload
 
     def ask_event(self) -> Event:

@@ -466,7 +466,8 @@ class Registry:
         when the answers do not fit its questions. The result names
         ``answered_by`` (default: ``user_id``) and ``via``."""
         req = self._pending_for(session_id, request_id, user_id)
-        problem = self.check_answers(req.questions, answers)
+        # The check reads the questions' texts and multiSelect flags, no number.
+        problem = self.check_answers(req.ask_payload(exact_numbers=False)["questions"], answers)
         if problem:
             raise InvalidAnswer(problem)
         by = user_id if answered_by is None else answered_by
