@@ -6,6 +6,11 @@ makes the change durable in its store, then hands it to ``Registry.apply``.
 So a store that fails leaves the core as it was, acknowledged means durable,
 and a store shared by several daemons can decide atomically (checking the
 status first) before any of them applies the change.
+
+A change is never modified once made, but its class is not ``frozen``: a
+frozen dataclass sets each field through ``object.__setattr__``, which made
+building an ``Ended`` four times dearer (19k instructions against 5k), and
+every question makes several changes (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from askd.core.models import Answers
 from askd.core.records import Request
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Asked:
     """A new pending question (built, not yet registered)."""
 
@@ -29,7 +34,7 @@ class Asked:
     session_known: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Ended:
     """A pending question ends: a store applies it only if still pending."""
 
@@ -50,7 +55,7 @@ class Ended:
         return TRANSITIONS[(Status.PENDING, self.trigger)]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Extended:
     """A pending question's deadline moves to ``expires_at``. Takes effect
     only while it is pending with the deadline ``previous`` (compare and
@@ -67,7 +72,7 @@ class Extended:
     frame: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Forgot:
     """An ended question's result retention ran out: drop it."""
 
@@ -75,7 +80,7 @@ class Forgot:
     request_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Notified:
     """A webhook delivery for a pending question succeeded: never again.
     Takes effect only while the question is pending, on every store."""
@@ -84,7 +89,7 @@ class Notified:
     request_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Escalated:
     """Escalation step ``step`` (from 1) of a pending question is taken:
     its entries join the audience. Takes effect only while the question is
@@ -96,7 +101,7 @@ class Escalated:
     step: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GroupSet:
     """A group's members are replaced (the group is made if new). Always
     takes effect: the last one stored wins, on every node."""
@@ -105,7 +110,7 @@ class GroupSet:
     members: tuple[str, ...]  # sorted, de-duplicated
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GroupDeleted:
     """A group is deleted: takes effect only if the store holds it, so of
     two nodes deleting it one answers ``404``."""

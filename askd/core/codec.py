@@ -66,16 +66,21 @@ def _has_long_run(raw: bytes) -> bool:
     return _LONG_RUN in raw.translate(_DIGITS_TO_ZERO)
 
 
-def loads(data: bytes | str) -> Any:
-    """Parse JSON text; raises ``ValueError`` (or ``RecursionError``) when it is not."""
-    return _loads(data, _raw(data))
+def loads(data: bytes | str, *, exact_numbers: bool = True) -> Any:
+    """Parse JSON text; raises ``ValueError`` (or ``RecursionError``) when it is not.
+
+    ``exact_numbers=False`` is for a reader that uses none of the text's
+    numbers, only its strings and flags: it skips the scan for integers
+    beyond 64 bits (an eighth of an answer's cost in the core), and such an
+    integer comes out as a float."""
+    return _loads(data, _raw(data), exact_numbers)
 
 
-def _loads(data: bytes | str, raw: bytes) -> Any:
+def _loads(data: bytes | str, raw: bytes, exact_numbers: bool = True) -> Any:
     # ``raw`` is ``data`` as bytes, made once by the caller (loads_bounded
     # reads it again). A str with a lone surrogate is not UTF-8: orjson
     # refuses ``raw`` and json reads ``data`` as it came.
-    if _has_long_run(raw):
+    if exact_numbers and _has_long_run(raw):
         return json.loads(data, parse_constant=_no_constant)
     try:
         return orjson.loads(raw)

@@ -33,6 +33,10 @@ class DeadlineKind:
     when: Callable[[Registry, Request], float | None]
     alive: Callable[[Registry, Request], bool]
     fire: Callable[[Registry, Request, float], Change | None]
+    # Whether the kind can come up at all in this registry for a request
+    # with (True) or without escalation steps: the registry looks only at
+    # those (``Registry._plan``); ``when`` says None for the rest anyway.
+    can: Callable[[Registry, bool], bool] = lambda reg, stepped: True
 
 
 def _notify_when(reg: Registry, req: Request) -> float | None:
@@ -73,7 +77,14 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
     # onTimeout default as answers, when it has one).
     DeadlineKind("timeout", False, lambda reg, req: req.expires_at, lambda reg, req: req.pending, _timeout_fire),
     # A webhook notification's due time, ``createdAt + notify.after``.
-    DeadlineKind("notify", False, _notify_when, lambda reg, req: req.pending and not req.notified, _notify_fire),
+    DeadlineKind(
+        "notify",
+        False,
+        _notify_when,
+        lambda reg, req: req.pending and not req.notified,
+        _notify_fire,
+        lambda reg, stepped: reg.notify_policy is not None and reg.notify_policy.after > 0,
+    ),
     # The next escalation step's time, ``createdAt + afterSeconds`` (spec H).
     DeadlineKind(
         "escalate",
@@ -81,6 +92,7 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
         escalate_when,
         lambda reg, req: req.pending and req.escalations < len(req.escalate),
         _escalate_fire,
+        lambda reg, stepped: stepped,
     ),
     # An ended question's result retention runs out: it is forgotten.
     DeadlineKind(

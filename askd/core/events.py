@@ -70,9 +70,10 @@ class Event:
         return self._frame
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Send:
-    """Deliver ``event`` to each connection in ``to``."""
+    """Deliver ``event`` to each connection in ``to``. Never modified; not
+    ``frozen``, which made each send's record twice as dear to build."""
 
     to: tuple[str, ...]
     event: Event

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from askd.core import AskInput, Forbidden, InvalidRequest, Limits, NotifyPolicy, NotPending, SessionOwnerMismatch, UserOffline
+from askd.core import codec
 from askd.core.changes import Escalated
 from tests.core.test_registry import FakeClock
 from tests.registry_steps import StepRegistry
@@ -113,6 +114,22 @@ def test_the_audience_follows_the_group_live(reg: StepRegistry) -> None:
     assert reg.pending(user_id="bob") == []
     reg.apply(reg.prepare_group_delete("oncall"))
     assert {to for to, kind, _ in sent(reg) if kind == "ask_user_questions_cancelled"} == {("c-carol", "c-frank")}
+
+
+@pytest.mark.parametrize("metadata", [None, {"ticket": 2**70 + 1, "note": "naïve \ud800"}])
+def test_a_team_questions_push_is_its_kept_frame_with_what_changed_added(reg: StepRegistry, metadata: Any) -> None:
+    # The push adds to, steps and allowance to the kept bytes: the same bytes
+    # as the kept frame decoded, its payload updated and encoded again.
+    req, _ = reg.ask("s1", "", QS, to=("group:oncall", "alice"), escalate=((300.0, ("erin",)),),
+                     max_extension=600.0, metadata=metadata)
+    assert req.frame is not None
+    kept = codec.loads(req.frame)
+    kept["payload"].update(req.push_fields())
+    assert req.ask_event().frame == codec.dumps(kept)
+    assert json.loads(req.ask_event().frame)["payload"] == {
+        **json.loads(req.frame)["payload"], "to": ["alice", "group:oncall"], "escalations": 0, "escalatedTo": [],
+        "maxExtensionSeconds": 600, "extensionLeftSeconds": 600,
+    }
 
 
 def test_an_escalation_step_is_taken_once_at_its_time_and_notifies_again(reg: StepRegistry, clock: FakeClock) -> None:

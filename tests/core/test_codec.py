@@ -81,3 +81,12 @@ def test_a_text_holding_a_lone_surrogate_still_reads() -> None:
     # Not UTF-8 once made bytes: orjson refuses those, json reads the text.
     assert codec.loads_bounded('{"a": "\ud800", "b": "数"}') == {"a": "\ud800", "b": "数"}
     assert codec.loads('["\udfff"]') == ["\udfff"]
+
+
+def test_without_exact_numbers_strings_are_exact_and_a_long_integer_is_a_float() -> None:
+    # For readers of texts and flags only (the answer check): no scan.
+    text = '{"q": "id 12345678901234567890123", "multiSelect": true, "n": 12345678901234567890123}'
+    value = codec.loads(text, exact_numbers=False)
+    assert value["q"] == "id 12345678901234567890123" and value["multiSelect"] is True
+    assert isinstance(value["n"], float)
+    assert codec.loads(text)["n"] == 12345678901234567890123

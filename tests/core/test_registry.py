@@ -283,6 +283,22 @@ def test_invalid_answers_leave_the_question_pending(reg: StepRegistry, answers: 
     assert req.pending
 
 
+def test_an_answer_is_checked_and_pushed_again_exactly_beside_integers_beyond_64_bits(reg: StepRegistry) -> None:
+    # The answer check reads the kept frame without the exact-number scan;
+    # the question's own numbers stay exact in every push.
+    big = 2**70 + 1
+    qs = [{"question": "Which database?", "multiSelect": True, "options": [{"label": "PostgreSQL", "rank": big}]}]
+    req, _ = reg.ask("s1", "alice", qs, metadata={"ticket": big})
+    reg.connect("c1", "alice")
+    reg.subscribe("c1", "s1")
+    pushed = [f for _, f in frames(reg) if f["type"] == "ask_user_questions"]
+    assert pushed[0]["payload"]["questions"] == qs and pushed[0]["payload"]["metadata"] == {"ticket": big}
+    with pytest.raises(InvalidAnswer):
+        reg.answer("s1", req.request_id, {"Which database?": 1}, user_id="alice")
+    reg.answer("s1", req.request_id, {"Which database?": ["PostgreSQL"]}, user_id="alice")
+    assert req.answers == {"Which database?": ["PostgreSQL"]}
+
+
 def test_multiselect_takes_a_list_and_free_text_is_allowed(reg: StepRegistry) -> None:
     qs = [{"question": "Which?", "multiSelect": True, "options": [{"label": "a"}, {"label": "b"}]}, {"question": "Why?"}]
     req, _ = reg.ask("s1", "alice", qs)
