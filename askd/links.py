@@ -23,12 +23,15 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+if TYPE_CHECKING:
+    from askd.core import Request
 
 PURPOSE = b"askd.answer-link"  # HKDF's info: this key seals links and nothing else
 # The first byte of every T, in the clear and bound as associated data: a
