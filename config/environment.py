@@ -6,7 +6,8 @@ pydantic-settings ignores an unknown top-level variable, so a misspelt one
 (``ASKD_QUESTION_TIMEOUT=60``) would silently leave the default in force;
 askd refuses it instead, naming the setting it probably meant. The
 variables Kubernetes adds for a Service named ``askd`` (``ASKD_SERVICE_HOST``,
-``ASKD_PORT=tcp://...``; ``service_links``) are neither: they are ignored."""
+``ASKD_PORT=tcp://...``; ``service_links``) are no settings and no typos:
+they are ignored."""
 
 from __future__ import annotations
 
