@@ -15,9 +15,10 @@ from typing import Any
 
 import httpx
 import typer
-from pydantic import AnyHttpUrl, NameEmail, TypeAdapter, ValidationError
+from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 
 from askd import links, mail, state, webhook
+from askd.addresses import Sender
 from askd.cli import clients
 from askd.cli.clients import JsonOption, UrlOption, command
 from askd.cli.common import EXIT_ERROR, EXIT_USAGE, ConfigOption, eprint, fail, print_json, settings
@@ -84,7 +85,7 @@ def test(
             fail(f"--webhook-url: {err.errors()[0]['msg']}", EXIT_USAGE)
     if email is not None:
         try:
-            email = TypeAdapter(NameEmail).validate_python(email).email
+            email = TypeAdapter(Sender).validate_python(email).email
         except ValidationError as err:
             fail(f"--email: {err.errors()[0]['msg']}", EXIT_USAGE)
     flags = {"notify__webhook_url": webhook_url, "notify__format": fmt.value if fmt else None}

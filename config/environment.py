@@ -4,7 +4,10 @@ written either as JSON or comma-separated.
 
 pydantic-settings ignores an unknown top-level variable, so a misspelt one
 (``ASKD_QUESTION_TIMEOUT=60``) would silently leave the default in force;
-askd refuses it instead, naming the setting it probably meant."""
+askd refuses it instead, naming the setting it probably meant. The
+variables Kubernetes adds for a Service named ``askd`` (``ASKD_SERVICE_HOST``,
+``ASKD_PORT=tcp://...``; ``service_links``) are no settings and no typos:
+they are ignored."""
 
 from __future__ import annotations
 
@@ -18,7 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic_settings import EnvSettingsSource
+from pydantic_settings import BaseSettings, EnvSettingsSource
+
+from askd.config.service_links import service_links
 
 PREFIX = "ASKD_"
 NESTED = "__"
@@ -118,9 +123,10 @@ def check_environment(model: type[BaseModel], environ: Mapping[str, str] | None 
     section given as JSON that does not parse; one line each, naming the variable."""
     environ = os.environ if environ is None else environ
     known = setting_variables(model)
+    links = service_links(environ)
     for raw_name, value in sorted(environ.items()):
         name = raw_name.upper()  # pydantic-settings matches names without case
-        if not name.startswith(PREFIX) or name in NON_SETTING_VARIABLES:
+        if not name.startswith(PREFIX) or name in NON_SETTING_VARIABLES or raw_name in links:
             continue
         if name not in known:
             candidates = [v for v in known if _section(known[v][1].annotation) is None] + sorted(NON_SETTING_VARIABLES)
@@ -138,8 +144,18 @@ def check_environment(model: type[BaseModel], environ: Mapping[str, str] | None 
 
 
 class EnvSource(EnvSettingsSource):
-    """The environment, where a list may also be comma-separated
+    """The environment, without Kubernetes' service links (``ASKD_PORT=tcp://...``
+    is not the port), where a list may also be comma-separated
     (``ASKD_TRUSTED_PROXIES=127.0.0.1,10.0.0.0/8``)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], **kwargs: Any) -> None:
+        super().__init__(settings_cls, **kwargs)
+        links = service_links(os.environ)
+        if links:
+            key = (lambda n: n) if self.case_sensitive else str.lower
+            # A link's name read without case, unless a variable that is no link reads the same.
+            dropped = {key(n) for n in links} - {key(n) for n in os.environ if n not in links}
+            self.env_vars = {k: v for k, v in self.env_vars.items() if k not in dropped}
 
     def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
         if isinstance(value, str) and is_list(field) and not _json_form(value):

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from askd.config.environment import LIST_FORM, ConfigError, did_you_mean, env_name, is_list, setting_names, setting_variables
+from askd.config.service_links import service_links
 
 
 def described(model: type[BaseModel], error: Any, flags: dict[str, Any], toml: Path | None) -> ConfigError:
@@ -40,7 +41,8 @@ def _in_toml(toml: Path, loc: tuple[str, ...]) -> bool:
 
 def _in_flags_or_env(flags: dict[str, Any], loc: tuple[str, ...]) -> bool:
     """A flag sets ``loc``, or a variable sets it or its whole section."""
-    environ = {k.upper() for k in os.environ}
+    links = service_links(os.environ)  # Kubernetes' ASKD_PORT=tcp://... sets nothing
+    environ = {k.upper() for k in os.environ if k not in links}
     if any(env_name(loc[: i + 1]) in environ for i in range(len(loc))):
         return True
     node: Any = flags

@@ -22,7 +22,6 @@ from pydantic import (
     ConfigDict,
     Field,
     IPvAnyNetwork,
-    NameEmail,
     SecretStr,
     ValidationError,
     ValidationInfo,
@@ -35,6 +34,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from askd.addresses import Sender
 from askd.config.environment import ConfigError, EnvSource, check_environment, env_name  # env_name: for packaging/gen_config.py
 from askd.config.errors import described
 from askd.mail import SmtpTarget, smtp_target
@@ -145,7 +145,7 @@ class NotifySettings(_Section):
             "only on a network you trust). Off: such a mail fails."
         ),
     )
-    email_from: NameEmail | None = Field(
+    email_from: Sender | None = Field(
         default=None,
         validate_default=True,  # checked unset too: smtp_url needs it
         description="The From of askd's mails, e.g. \"askd <askd@example.com>\"; needed with smtp_url.",
@@ -173,7 +173,7 @@ class NotifySettings(_Section):
 
     @field_validator("email_from")
     @classmethod
-    def _from_with_smtp(cls, v: NameEmail | None, info: ValidationInfo) -> NameEmail | None:
+    def _from_with_smtp(cls, v: Sender | None, info: ValidationInfo) -> Sender | None:
         if v is None and info.data.get("smtp_url") is not None:
             raise ValueError("is not set but notify.smtp_url (ASKD_NOTIFY__SMTP_URL) is: a mail needs a From address")
         return v

@@ -172,3 +172,30 @@ def test_mail_settings_from_toml_and_an_unknown_key(tmp_path: Path) -> None:
     path.write_text('[notify]\nsmtp_url = "smtps://mail.example.com"\nemail_form = "askd@example.com"\n')
     with pytest.raises(ConfigError, match=r"^unknown key notify.email_form in .*did you mean"):
         load_settings(path)
+
+
+@pytest.mark.parametrize(
+    ("value", "name", "address"),
+    [
+        ("askd <askd@corp.local>", "askd", "askd@corp.local"),  # an Active Directory domain
+        ("askd@mail.lan", "askd", "askd@mail.lan"),
+        ('"Ask D" <ask.d@example.test>', "Ask D", "ask.d@example.test"),  # the reserved test TLD
+        ("root@mailhost", "root", "root@mailhost"),  # one label, as an intranet relay knows it
+        ("Askd@MAIL.Corp.LOCAL", "Askd", "Askd@mail.corp.local"),  # the domain lower-cased, the local part kept
+    ],
+)
+def test_email_from_on_an_intranet_domain(monkeypatch: pytest.MonkeyPatch, value: str, name: str, address: str) -> None:
+    # askd never resolves a domain: its relay (smtp_url) does.
+    monkeypatch.setenv("ASKD_NOTIFY__SMTP_URL", "smtp://mail.corp.local:25")
+    monkeypatch.setenv("ASKD_NOTIFY__EMAIL_FROM", value)
+    sender = load_settings().notify.email_from
+    assert sender is not None and (sender.name, sender.email) == (name, address)
+
+
+@pytest.mark.parametrize(
+    "value", ["askd@corp..local", "askd@@corp.local", "askd@corp.local.", "askd@-corp.local", "as kd@corp.local", "askd <askd@corp.local"]
+)
+def test_a_malformed_email_from_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("ASKD_NOTIFY__EMAIL_FROM", value)
+    with pytest.raises(ConfigError, match=r"^invalid setting notify.email_from \(ASKD_NOTIFY__EMAIL_FROM\): .*not a valid email address"):
+        load_settings()

@@ -14,7 +14,6 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
-    EmailStr,
     Field,
     StrictBool,
     StrictStr,
@@ -26,6 +25,7 @@ from pydantic import (
 
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from askd.addresses import EmailAddress
 from askd.core.lifecycle import Status
 
 # Ids name sessions in URLs and frames: printable, bounded.
@@ -53,11 +53,11 @@ class GroupBody(BaseModel):
 
 class UserBody(BaseModel):
     """``PUT /admin/v1/users/{U}``: the user's e-mail address (checked and
-    normalized), or ``null`` to forget it."""
+    normalized, on any domain: askd.addresses), or ``null`` to forget it."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    email: EmailStr | None
+    email: EmailAddress | None
 
 
 class Option(BaseModel):

@@ -131,6 +131,16 @@ async def test_it_mails_a_sample_and_shows_its_text(mailbox: Mailbox, mail_env: 
     assert yes is not None and f"  Yes: {yes.group(1)}\n" in r.stdout  # the mail's one-tap link, listed
 
 
+async def test_it_mails_between_intranet_addresses(mailbox: Mailbox, mail_env: dict[str, str]) -> None:
+    # askd never resolves a domain: the relay does. Both ends on an Active Directory domain.
+    env = {**mail_env, "ASKD_NOTIFY__EMAIL_FROM": "askd <askd@corp.local>"}
+    r = await askd("notify", "test", "--user", "alice", "--email", "alice@corp.local", env=env)
+    assert r.exit_code == 0, r.stderr
+    [m] = mailbox.got
+    assert (m.rcpt_tos, m.mail_from) == (["alice@corp.local"], "askd@corp.local")
+    assert m.message["From"] == "askd <askd@corp.local>" and m.message["To"].endswith("alice@corp.local")
+
+
 async def test_without_an_address_the_mail_is_shown_not_sent(mailbox: Mailbox, mail_env: dict[str, str]) -> None:
     r = await askd("notify", "test", env=mail_env)
     assert r.exit_code == 0, r.stderr

@@ -33,3 +33,9 @@ async def test_a_bad_address_is_the_daemons_one_line(local: RunningDaemon) -> No
     line = one_error_line(await askd("user", "set", "alice", "--email", "not-an-address"))
     assert "400 invalid_request" in line and "email" in line
     assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] is None
+
+
+async def test_user_set_takes_an_intranet_address(local: RunningDaemon) -> None:  # noqa: F811
+    r = await askd("user", "set", "alice", "--email", "alice@corp.local")
+    assert (r.exit_code, r.stdout) == (0, "User alice: alice@corp.local\n"), r.stderr
+    assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] == "alice@corp.local"

@@ -21,6 +21,23 @@ async def test_set_read_and_clear_an_address(daemon: RunningDaemon) -> None:
     assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == {"user": "alice", "email": None}
 
 
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("alice@corp.local", "alice@corp.local"),  # an Active Directory domain
+        ("alice@mail.lan", "alice@mail.lan"),
+        ("alice@example.test", "alice@example.test"),  # reserved, and an intranet's to use
+        ("alice@mailhost", "alice@mailhost"),  # one label
+        ("Alice@CORP.Local", "Alice@corp.local"),  # normalized as any other
+    ],
+)
+async def test_an_address_on_an_intranet_domain_is_taken(daemon: RunningDaemon, given: str, kept: str) -> None:
+    # askd never resolves a domain: whether it takes mail is the relay's business.
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": given})
+    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": kept}), r.text
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json()["email"] == kept
+
+
 async def test_an_id_with_spaces_and_slashes_is_one_user(daemon: RunningDaemon) -> None:
     r = await daemon.admin("PUT", "/admin/v1/users/J%C3%BCrgen%20M%2Fx", json={"email": "j@example.com"})
     assert r.json() == {"user": "Jürgen M/x", "email": "j@example.com"}
@@ -39,6 +56,10 @@ async def test_an_id_with_spaces_and_slashes_is_one_user(daemon: RunningDaemon) 
         {"email": "a@example.com", "name": "Alice"},
         {"email": "a@example.com\r\nBcc: x@example.com"},
         {"email": "a" * 250 + "@example.com"},
+        {"email": "alice@corp..local"},
+        {"email": "alice@@corp.local"},
+        {"email": "alice@corp.local."},
+        {"email": "alice@-corp.local"},
     ],
 )
 async def test_a_bad_body_is_400_and_changes_nothing(daemon: RunningDaemon, body: dict[str, object]) -> None:
