@@ -22,7 +22,7 @@ from askd import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
 from askd.server.base import Context, house_headers
-from askd.server.link_form import MAX_TEXT, answers_from_form, view_questions
+from askd.server.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
 from askd.server.logs import get_logger
 from askd.server.web import SECURITY_HEADERS
 from askd.store import StoreUnavailable
@@ -151,6 +151,8 @@ class LinkPageHandler(tornado.web.RequestHandler):
                 ended = await hub.answer(sid, rid, answers, user_id=claim.user_id, via="link")
         except Refused as err:
             return self._ask(found, form, notice=str(err))
+        except Unclear as err:
+            return self._ask(found, form, notice=self.t(err.key, **err.values))
         except InvalidAnswer as err:
             return self._ask(found, form, notice=self.t("refused", problem=err.message))
         except NotPending:
@@ -199,18 +201,23 @@ class LinkPageHandler(tornado.web.RequestHandler):
         )
 
     def _outcome(self, found: Found, *, mine: bool) -> None:
+        """How the question ended and who answered, never what: whoever holds
+        the link (a whole channel) sees this page, and what a person typed,
+        an answer or a decline's reason, is for the agent only. ``mine``:
+        this request just ended it; the link's own recipient who ended it
+        earlier is told "you" too."""
         req, t = found.req, self.t
         who = req.answered_by
+        own = found.claim.user_id is not None and who == found.claim.user_id
         if req.status is Status.ANSWERED:
-            text = t("answered.you") if mine else t("answered.by", who=who) if who else t("answered")
+            text = t("answered.you") if mine else t("answered.mine") if own else t("answered.by", who=who) if who else t("answered")
         elif req.status is Status.DECLINED:
-            text = t("declined.you") if mine else t("declined.by", who=who) if who else t("declined")
+            text = t("declined.you") if mine or own else t("declined.by", who=who) if who else t("declined")
         elif req.status is Status.TIMEOUT:
             text = t("defaulted") if req.defaulted else t("timeout")
         else:
             text = t("cancelled")
-        answers = [(q, ", ".join(v) if isinstance(v, list) else v) for q, v in (req.answers or {}).items()]
-        self._page(200, "title", view="outcome", ended=req.status.value, outcome=text, reason=req.reason or "", answers=answers)
+        self._page(200, "title", view="outcome", ended=req.status.value, outcome=text)
 
     def _page(self, status: int, heading: str, **values: Any) -> None:
         self.set_status(status)
