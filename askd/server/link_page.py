@@ -4,7 +4,8 @@ Server-rendered, no script, one column. ``GET`` and ``HEAD`` only read
 (chat apps and mail scanners fetch links to preview them); ``POST`` answers
 or declines through the hub exactly as a tab would, as the link's recipient
 with ``via`` ``link``. Every link that names nothing askd holds, forged,
-altered or forgotten, gets the same 404 page.
+altered, forgotten or minted before the last ``askd token revoke-all``,
+gets the same 404 page.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from askd.core.events import isotime
 from askd.server.base import Context, house_headers
 from askd.server.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
 from askd.server.logs import get_logger
+from askd.server.revocation import not_before_now
 from askd.server.web import SECURITY_HEADERS
 from askd.store import StoreUnavailable
 from askd.web.languages import from_accept_language
@@ -106,6 +108,8 @@ class LinkPageHandler(tornado.web.RequestHandler):
         if claim is None:
             return None
         try:
+            if claim.epoch < links.epoch_of(await not_before_now(self.ctx)):
+                return None  # minted before the last `askd token revoke-all`
             req = await self.ctx.hub.lookup(claim.session_id, claim.request_id, fresh=True)
         except StoreUnavailable:
             raise tornado.web.HTTPError(503) from None
