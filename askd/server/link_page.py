@@ -214,7 +214,10 @@ class LinkPageHandler(tornado.web.RequestHandler):
         who = req.answered_by
         own = found.claim.user_id is not None and who == found.claim.user_id
         if req.status is Status.ANSWERED:
-            text = t("answered.you") if mine else t("answered.mine") if own else t("answered.by", who=who) if who else t("answered")
+            if mine or own:
+                text = t("answered.you") if mine else t("answered.mine")
+            else:
+                text = t("answered.by", who=who) if who else t("answered")
         elif req.status is Status.DECLINED:
             text = t("declined.you") if mine or own else t("declined.by", who=who) if who else t("declined")
         elif req.status is Status.TIMEOUT:
