@@ -2,7 +2,8 @@
 
 ``T`` names one question (session and request id), one recipient (a user
 id, or none for a link posted to a shared channel) and, for a one-tap link,
-one option by its index in the question's options. It carries no user token
+one option by its index in the question's options, and the link epoch it
+was minted in (see :func:`epoch_of`). It carries no user token
 and grants nothing but answering or declining that question as that
 recipient. It is sealed with AES-SIV under a key derived from askd's
 secret for links only, so whoever sees a link (a chat channel, a forwarded
@@ -21,7 +22,7 @@ import functools
 import hmac
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,15 @@ class LinkClaim:
     request_id: str
     user_id: str | None  # None: a shared channel's link, answeredBy null
     option: int | None  # a one-tap link's option index; None: the question link
+    epoch: int = 0  # the link epoch it was minted in: older than the current one, it is dead
+
+
+def epoch_of(not_before: float) -> int:
+    """The link epoch of a revocation instant (``auth.not_before``, moved by
+    ``askd token revoke-all``), in whole milliseconds: a link minted in an
+    epoch older than the current one names nothing. The instant is kept in
+    the store, shared by every node and across restarts, so the epoch is too."""
+    return round(not_before * 1000) if not_before > 0 else 0
 
 
 def _dumps(value: Any) -> bytes:
@@ -94,25 +104,33 @@ def _open(secret: str, token: str) -> Any:
         return None
 
 
-def mint(secret: str, session_id: str, request_id: str, user_id: str | None, option: int | None = None) -> str:
-    """The opaque ``T`` for one question, one recipient and maybe one option."""
-    return _seal(secret, [session_id, request_id, user_id, option])
+def mint(
+    secret: str, session_id: str, request_id: str, user_id: str | None, option: int | None = None, epoch: int = 0
+) -> str:
+    """The opaque ``T`` for one question, one recipient and maybe one option,
+    in link epoch ``epoch`` (left out while it is 0: the links of an askd
+    never revoked read as they did before epochs)."""
+    claim: list[Any] = [session_id, request_id, user_id, option]
+    return _seal(secret, claim + [epoch] if epoch else claim)
 
 
 def read(secret: str, token: str) -> LinkClaim | None:
     """The claim ``token`` makes, or None when it is forged, altered or not
     a link at all (the caller answers every None with the same 404)."""
     payload = _open(secret, token)
-    if not (isinstance(payload, list) and len(payload) == 4):
+    if not (isinstance(payload, list) and len(payload) in (4, 5)):
         return None
-    session_id, request_id, user_id, option = payload
+    session_id, request_id, user_id, option, *rest = payload
+    epoch = rest[0] if rest else 0
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+        return None
     if not (isinstance(session_id, str) and isinstance(request_id, str)):
         return None
     if user_id is not None and not isinstance(user_id, str):
         return None
     if option is not None and (isinstance(option, bool) or not isinstance(option, int) or option < 0):
         return None
-    return LinkClaim(session_id, request_id, user_id, option)
+    return LinkClaim(session_id, request_id, user_id, option, epoch)
 
 
 def url(public_base: str, token: str) -> str:
@@ -127,19 +145,36 @@ def one_tap_labels(questions: Sequence[dict[str, Any]]) -> list[str]:
     return [str(o["label"]) for o in questions[0].get("options") or [] if isinstance(o, dict) and "label" in o]
 
 
-def link_set(public_base: str, secret: str, req: Request, user_id: str | None) -> dict[str, Any]:
+def link_set(public_base: str, secret: str, req: Request, user_id: str | None, epoch: int = 0) -> dict[str, Any]:
     """``{"open": URL, "options": [{"label", "url"}, ...]}`` for one
     recipient (None: a shared channel) of a pending question."""
     sid, rid = req.session_id, req.request_id
     return {
-        "open": url(public_base, mint(secret, sid, rid, user_id)),
+        "open": url(public_base, mint(secret, sid, rid, user_id, None, epoch)),
         "options": [
-            {"label": label, "url": url(public_base, mint(secret, sid, rid, user_id, i))}
+            {"label": label, "url": url(public_base, mint(secret, sid, rid, user_id, i, epoch))}
             for i, label in enumerate(one_tap_labels(req.questions))
         ],
     }
 
 
-def links_for(public_base: str, secret: str, req: Request, users: Iterable[str]) -> dict[str, dict[str, Any]]:
+def links_for(public_base: str, secret: str, req: Request, users: Iterable[str], epoch: int = 0) -> dict[str, dict[str, Any]]:
     """Each user's :func:`link_set`, keyed by user id."""
-    return {user: link_set(public_base, secret, req, user) for user in users}
+    return {user: link_set(public_base, secret, req, user, epoch) for user in users}
+
+
+@dataclass(frozen=True, slots=True)
+class Minter:
+    """How a running daemon's channels mint links: its page's public base,
+    its secret, and the current epoch, asked at each mint (``revoke-all``
+    moves it while the daemon runs)."""
+
+    public_base: str
+    secret: str
+    epoch: Callable[[], int]
+
+    def link_set(self, req: Request, user_id: str | None) -> dict[str, Any]:
+        return link_set(self.public_base, self.secret, req, user_id, self.epoch())
+
+    def links_for(self, req: Request, users: Iterable[str]) -> dict[str, dict[str, Any]]:
+        return links_for(self.public_base, self.secret, req, users, self.epoch())

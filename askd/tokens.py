@@ -120,12 +120,15 @@ def _verified(secret: str, token: str) -> tuple[Principal, int | None]:
 # ---- one-time codes: how `askd open` hands a browser its token -------------
 #
 # A code is signed like a token but is not one (it has no role, so verify()
-# refuses it): it names the user and the token's lifetime, lives a few
-# minutes and is exchanged once for a user token (POST /v1/open). So the
-# token itself never appears on a command line or in a URL the browser keeps.
+# refuses it): it names the user and the token's lifetime, lives a minute
+# and is exchanged once for a user token (POST /v1/open). So the token
+# itself never appears on a command line or in a URL the browser keeps.
+# The code does, on the browser's command line, where any local process
+# can read it: a minute is what a browser needs to start, and little for
+# anyone else. Its `iat` is checked against auth.not_before, as a token's.
 
 OPEN_CODE_TYPE = "askd-open"
-OPEN_CODE_SECONDS = 300.0
+OPEN_CODE_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,12 +137,17 @@ class OpenCode:
     ttl: float | None  # of the token it is exchanged for
     jti: str  # its one use is recorded under this
     exp: float
+    iat: float  # when it was made, checked against auth.not_before
 
 
 def issue_open_code(secret: str, sub: str, ttl: float | None, lifetime: float = OPEN_CODE_SECONDS) -> str:
     if bad_sub(sub):
         raise ValueError("a sub is 1 to 256 characters, none of them control characters")
-    claims: dict[str, object] = {"typ": OPEN_CODE_TYPE, "sub": sub, "jti": secrets.token_urlsafe(16), "exp": int(time.time() + lifetime)}
+    now = time.time()
+    # iat to the millisecond, as a token's (auth.not_before is too).
+    claims: dict[str, object] = {
+        "typ": OPEN_CODE_TYPE, "sub": sub, "jti": secrets.token_urlsafe(16), "iat": round(now, 3), "exp": int(now + lifetime)
+    }
     if ttl:
         claims["ttl"] = ttl
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
@@ -148,7 +156,7 @@ def issue_open_code(secret: str, sub: str, ttl: float | None, lifetime: float = 
 def read_open_code(secret: str, code: str) -> OpenCode:
     """The code's claims; ``TokenError`` when it is forged, expired or not a code."""
     try:
-        claims = jwt.decode(code, secret, algorithms=[ALGORITHM], options={"require": ["typ", "sub", "jti", "exp"]})
+        claims = jwt.decode(code, secret, algorithms=[ALGORITHM], options={"require": ["typ", "sub", "jti", "iat", "exp"]})
     except jwt.ExpiredSignatureError:
         raise TokenError("this link has expired; run `askd open` again") from None
     except jwt.InvalidTokenError:
@@ -158,4 +166,4 @@ def read_open_code(secret: str, code: str) -> OpenCode:
         raise TokenError("this is not an askd link code")
     if ttl is not None and not (isinstance(ttl, (int, float)) and ttl > 0):
         raise TokenError("this is not an askd link code")
-    return OpenCode(sub, float(ttl) if ttl else None, jti, float(claims["exp"]))
+    return OpenCode(sub, float(ttl) if ttl else None, jti, float(claims["exp"]), float(claims["iat"]))

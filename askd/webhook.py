@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
-import hmac
 import time
 import uuid
 from dataclasses import dataclass
@@ -28,7 +26,6 @@ from askd.core.events import encode
 from askd.mrkdwn import escape, to_mrkdwn
 
 EVENT = "question.asked"
-SIGNATURE_HEADER = "X-Askd-Signature"  # deprecated: the Standard Webhooks headers replace it
 ID_HEADER, TIMESTAMP_HEADER, STANDARD_SIGNATURE_HEADER = "webhook-id", "webhook-timestamp", "webhook-signature"
 EXCERPT_CHARS = 200
 
@@ -154,12 +151,6 @@ def render(fmt: str, ev: dict[str, Any], channel: dict[str, Any] | None = None) 
     return encode(ev)
 
 
-def sign(secret: str, body: bytes) -> str:
-    """The ``X-Askd-Signature`` value: ``sha256=`` and the hex HMAC of the raw
-    body. Deprecated by the Standard Webhooks headers; kept for one release."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
 def standard_key(secret: str) -> str:
     """The secret as a Standard Webhooks receiver configures it:
     ``whsec_`` and the base64 of its UTF-8 bytes."""
@@ -174,8 +165,10 @@ def message_id() -> str:
 def headers(body: bytes, secret: str | None, msg_id: str | None = None, at: float | None = None) -> dict[str, str]:
     """The headers of one attempt: the Standard Webhooks ``webhook-id`` and
     ``webhook-timestamp`` (``at``, default now), and with a secret
-    ``webhook-signature`` (signed by the ``standardwebhooks`` package) and
-    the deprecated ``X-Askd-Signature``."""
+    ``webhook-signature`` (signed by the ``standardwebhooks`` package): it
+    covers the id and the timestamp too, so a replay is refused once the
+    timestamp is old (the former ``X-Askd-Signature`` covered the body only
+    and replayed forever: removed)."""
     when = datetime.fromtimestamp(int(time.time() if at is None else at), tz=timezone.utc)
     msg_id = msg_id or message_id()
     out = {
@@ -187,7 +180,6 @@ def headers(body: bytes, secret: str | None, msg_id: str | None = None, at: floa
     if secret:
         # bytes: the key as it is (a str would be read as whsec_ base64).
         out[STANDARD_SIGNATURE_HEADER] = Webhook(secret.encode()).sign(msg_id, when, body.decode("utf-8"))
-        out[SIGNATURE_HEADER] = sign(secret, body)
     return out
 
 

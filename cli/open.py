@@ -5,8 +5,10 @@ opened in the local browser where there is one. The link starts with
 The link carries a one-time code, not a token: the page exchanges it once
 (``POST /v1/open``) for a user token kept in the browser's storage. So no
 token is ever on a browser's command line (where ``ps`` shows it) or in a
-URL the browser's history keeps; the code is spent once used and dies in
-five minutes anyway."""
+URL the browser's history keeps. The code itself is on the browser's
+command line, where any local process can read it: it is spent once used
+and dies after ``tokens.OPEN_CODE_SECONDS`` (60 s) anyway, and a code made
+before ``askd token revoke-all`` is refused."""
 
 from __future__ import annotations
 
@@ -34,6 +36,10 @@ DEFAULT_TTL_SECONDS = 86400.0
 def page_url(base: str, code: str, session: str | None) -> str:
     query = f"?{urlencode({'session': session})}" if session else ""
     return f"{base.rstrip('/')}/{query}#{urlencode({'code': code})}"
+
+
+def life_notice() -> str:
+    return f"the link logs in once, within {tokens.OPEN_CODE_SECONDS:g} seconds; run `askd open` again for another"
 
 
 def _has_gui_browser() -> bool:
@@ -66,7 +72,7 @@ def open_page(
     cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
-    """Print (and open in a browser) a one-time link that opens USER's inbox (valid 5 minutes, once)."""
+    """Print (and open in a browser) a one-time link that opens USER's inbox (valid 60 seconds, once)."""
     if not user:
         fail("--user must not be empty", 2)
     if ttl <= 0:
@@ -80,6 +86,7 @@ def open_page(
         fail(str(err), 2)
     link = page_url(base, code, session)
     typer.echo(link)
+    eprint(f"askd: {life_notice()}")
     why = _unanswered(base, found.tls(base, cacert or g.cacert) or True)
     if why is not None:
         eprint(f"askd: nothing answers at {base} yet ({why}); is `askd serve` running?")

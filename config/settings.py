@@ -122,7 +122,7 @@ class NotifySettings(_Section):
     webhook_url: AnyHttpUrl | None = Field(default=None, description="URL each new question is POSTed to; unset: no webhooks.")
     format: Literal["json", "slack"] = Field("json", description="Body: json (askd's event), or slack (a Block Kit message with answer buttons, for chat incoming webhooks).")
     webhook_secret: SecretStr | None = Field(
-        default=None, description="Signs each body per Standard Webhooks (webhook-signature; whsec_ + base64 of it) and in the deprecated X-Askd-Signature; unset: no signature."
+        default=None, description="Signs each delivery per Standard Webhooks (webhook-signature over its id, timestamp and body; whsec_ + base64 of it); unset: no signature."
     )
     after_seconds: float = Field(0.0, ge=0, description="Send only if the question is still pending this many seconds after its creation.")
     only_offline: bool = Field(False, description="Send only if the user has no open connection at that moment.")

@@ -5,8 +5,6 @@ code, or ``HANG`` to never answer) and records what arrived."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -16,6 +14,10 @@ import pytest
 import tornado.httpserver
 import tornado.netutil
 import tornado.web
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
+
+from askd import webhook
 
 HANG = "hang"
 
@@ -31,9 +33,18 @@ class Delivery:
         return json.loads(self.body)
 
     def signed_with(self, secret: str) -> bool:
-        """The receiver's check, as docs/notify.md shows it."""
-        expected = "sha256=" + hmac.new(secret.encode(), self.body, hashlib.sha256).hexdigest()
-        return hmac.compare_digest(self.headers.get("X-Askd-Signature", ""), expected)
+        """The receiver's check, as docs/notify.md shows it: the Standard
+        Webhooks signature, verified by the ``standardwebhooks`` package."""
+        headers = {k.lower(): v for k, v in self.headers.items() if k.lower().startswith("webhook-")}
+        try:
+            Webhook(webhook.standard_key(secret)).verify(self.body, headers)
+        except WebhookVerificationError:
+            return False
+        return True
+
+    @property
+    def header_names(self) -> set[str]:
+        return {k.lower() for k in self.headers}
 
 
 @dataclass

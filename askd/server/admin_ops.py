@@ -11,12 +11,16 @@ from askd.core import NotFound, Registry
 from askd.core.selectors import Selector
 from askd.server.commits import Commits
 from askd.server.connections import Connections
+from askd.server.waiters import Waiters
 from askd.store import Store
 
 
 class AdminOps:
-    def __init__(self, registry: Registry, store: Store, commits: Commits, connections: Connections) -> None:
+    def __init__(
+        self, registry: Registry, store: Store, commits: Commits, connections: Connections, waiters: Waiters | None = None
+    ) -> None:
         self.registry, self.store, self.commits, self.connections = registry, store, commits, connections
+        self.waiters = waiters
         # Takes each new revocation instant, from this node or (shared store) another.
         self.on_not_before: Callable[[float], None] | None = None
 
@@ -29,8 +33,7 @@ class AdminOps:
         """An order sent to every node (the store's listener): a revocation
         for the daemon's sockets, anything else for the connections."""
         if "notBefore" in command:
-            if self.on_not_before is not None:
-                self.on_not_before(float(command["notBefore"]))
+            self._revoked(float(command["notBefore"]))
         else:
             self.connections.on_command(command)
 
@@ -39,6 +42,13 @@ class AdminOps:
         kept in the store (so a restart keeps it) and applied here at once;
         a shared store tells every node (this one again: no harm)."""
         await self.store.save_not_before(at)
+        self._revoked(at)
+
+    def _revoked(self, at: float) -> None:
+        """A revocation reached this node: agents waiting with a revoked
+        token stop waiting (401), and the daemon closes its sockets."""
+        if self.waiters is not None:
+            self.waiters.revoke_before(at)
         if self.on_not_before is not None:
             self.on_not_before(at)
 

@@ -13,9 +13,12 @@ from askd.core import AskInput, NotAllowed, NotPending, Request
 from askd.core.events import isotime
 from askd.core.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
 from askd.server.base import ApiError, ApiHandler
+from askd.server.auth import revoked
 from askd.server.hub import ShuttingDown
+from askd.server.waiters import Revoked
 
 IDEMPOTENCY_KEY_MAX = 256
+REVOKED_WHILE_WAITING = "token was revoked (askd token revoke-all) while waiting; get a new one"
 
 
 class _AgentHandler(ApiHandler):
@@ -43,9 +46,14 @@ class _AgentHandler(ApiHandler):
     async def wait_for(self, req: Request, seconds: float) -> Request:
         if self.ctx.hub.stopping:
             raise ApiError("shutting_down", "askd is stopping")
+        assert self.principal is not None  # prepare() checked the token
+        if revoked(self.ctx, self.principal):  # revoked since prepare() looked
+            raise ApiError("unauthorized", REVOKED_WHILE_WAITING)
         self._gone = asyncio.get_running_loop().create_future()
         try:
-            return await self.ctx.hub.wait(req, seconds, self._gone)
+            return await self.ctx.hub.wait(req, seconds, self._gone, self.principal.iat)
+        except Revoked:
+            raise ApiError("unauthorized", REVOKED_WHILE_WAITING) from None
         except ShuttingDown:
             if not self.ctx.hub.store.durable:
                 fate = "the question is lost (store = memory keeps nothing across a restart)"

@@ -190,7 +190,7 @@ class Daemon:
 
     def _start_notifier(self) -> None:
         base = public_base(self.settings, self.scheme, self.port)
-        self.notifier, self.mailer = channels.start(self.settings, self.hub, self.ctx.secret, base)
+        self.notifier, self.mailer = channels.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
 
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""

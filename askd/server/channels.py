@@ -5,7 +5,7 @@ for a notification to every channel started (``Webhooks.sink``)."""
 from __future__ import annotations
 
 from email.headerregistry import Address
-from functools import partial
+from collections.abc import Callable
 from typing import Any
 
 from askd import links
@@ -18,11 +18,19 @@ from askd.server.notify import Notifier
 log = get_logger("askd.daemon")
 
 
-def start(settings: Any, hub: Hub, secret: str, link_base: str) -> tuple[Notifier | None, Mailer | None]:
+def start(
+    settings: Any, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
+) -> tuple[Notifier | None, Mailer | None]:
     """The channels the ``notify`` settings ask for, fed by ``hub``.
-    ``link_base`` is where the page is (its links in notifications)."""
-    notifier = _webhook(settings, hub, secret, link_base)
-    mailer = _mailer(settings, hub, secret, link_base)
+    ``link_base`` is where the page is (its links in notifications);
+    ``not_before`` the revocation instant now, whose epoch answer links carry."""
+    minter = (
+        links.Minter(str(settings.public_url), secret, lambda: links.epoch_of(not_before()))
+        if settings.public_url  # answer links only where people can reach them
+        else None
+    )
+    notifier = _webhook(settings, hub, minter, link_base)
+    mailer = _mailer(settings, hub, minter, link_base)
     sinks = [c.submit for c in (notifier, mailer) if c is not None]
     if sinks:
 
@@ -34,7 +42,7 @@ def start(settings: Any, hub: Hub, secret: str, link_base: str) -> tuple[Notifie
     return notifier, mailer
 
 
-def _mailer(settings: Any, hub: Hub, secret: str, link_base: str) -> Mailer | None:
+def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> Mailer | None:
     n = settings.notify
     target = n.mail_server()
     if target is None or n.email_from is None:
@@ -47,8 +55,7 @@ def _mailer(settings: Any, hub: Hub, secret: str, link_base: str) -> Mailer | No
         store=hub.store,
         metrics=hub.metrics.emails,
         still_pending=hub.still_pending,
-        # Answer links only where people can reach them: public_url.
-        links=partial(links.links_for, str(settings.public_url), secret) if settings.public_url else None,
+        links=minter.links_for if minter is not None else None,
     )
     log.info(
         "email.enabled",
@@ -61,7 +68,7 @@ def _mailer(settings: Any, hub: Hub, secret: str, link_base: str) -> Mailer | No
     return mailer
 
 
-def _webhook(settings: Any, hub: Hub, secret: str, link_base: str) -> Notifier | None:
+def _webhook(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> Notifier | None:
     n = settings.notify
     if n.webhook_url is None:
         return None
@@ -72,8 +79,7 @@ def _webhook(settings: Any, hub: Hub, secret: str, link_base: str) -> Notifier |
         timeout=n.timeout_seconds,
         link_base=link_base,
         metrics=hub.metrics.webhooks,
-        # Answer links only where people can reach them: public_url.
-        answer_links=(str(settings.public_url), secret) if settings.public_url else None,
+        answer_links=minter,
         still_pending=hub.still_pending,
         delivered=hub.mark_notified,
     )

@@ -75,7 +75,7 @@ class Hub:
         self.still_pending, self.mark_notified = self.webhooks.still_pending, self.webhooks.delivered
         self.connection_list, self.waiting = self.connections.listing, self.waiters.count
         # ... admin_api.py's ...
-        self.admin = AdminOps(self.registry, self.store, self.commits, self.connections)
+        self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters)
         self.disconnect_matching, self.revoke_before = self.admin.disconnect_matching, self.admin.revoke_before
         self.groups, self.set_group, self.delete_group = self.admin.groups, self.admin.set_group, self.admin.delete_group
         # ... and the store's (askd.store.base.StoreListener).
@@ -259,12 +259,15 @@ class Hub:
             self.registry.reach(session_id, agent)
         return self.registry.pending(session_id=session_id, user_id=user_id)
 
-    async def wait(self, req: Request, timeout: float, abandon: asyncio.Future[None] | None = None) -> Request:
+    async def wait(
+        self, req: Request, timeout: float, abandon: asyncio.Future[None] | None = None, issued_at: float | None = None
+    ) -> Request:
         """Wait until ``req`` ends or ``timeout`` passes (or ``abandon`` is
-        done: the agent hung up). Raises :class:`ShuttingDown` on stop."""
+        done: the agent hung up). Raises :class:`ShuttingDown` on stop, and
+        ``Revoked`` when the waiting token (issued at ``issued_at``) is revoked."""
         if self.stopping and req.pending and timeout > 0:
             raise ShuttingDown()
-        return await self.waiters.wait(req, timeout, abandon)
+        return await self.waiters.wait(req, timeout, abandon, issued_at)
 
     # ---- the flush ----------------------------------------------------
 

@@ -1,14 +1,34 @@
 """A question link's form: the questions as the page's template shows them,
-and the answers a sent form gives (``link_page.py`` serves both)."""
+and the answers a sent form gives (``link_page.py`` serves both).
+
+*Other* is one of a question's choices, as in the inbox: a radio (or check
+box) of its own, valued ``other``, with its text field. With no script,
+typing does not choose it, so text typed with no choice counts as *Other*;
+a form that both chooses an option and types text on a one-answer question
+says two things and is refused (``Unclear``), never silently read one way."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from askd.core import InvalidAnswer
 from askd.web import markdown
 
 MAX_TEXT = 10_000  # one free-text answer
+OTHER = "other"  # the form's value for a question's Other choice
+# An option's index as the form sends it: ASCII digits, a few of them (a
+# question holds far fewer options), so no "²" and no 5,000-digit int().
+_INDEX = re.compile(r"[0-9]{1,4}")
+
+
+class Unclear(Exception):
+    """A form that cannot be read one way: ``key`` names the page's message
+    (en.json, zh-CN.json), ``values`` fill it in."""
+
+    def __init__(self, key: str, **values: str) -> None:
+        super().__init__(key)
+        self.key, self.values = key, values
 
 
 def _md(text: Any) -> str:
@@ -39,32 +59,55 @@ def view_questions(questions: list[dict[str, Any]], form: dict[str, list[str]]) 
                 "html": _md(q.get("question")),
                 "multi": bool(q.get("multiSelect")),
                 "options": options,
+                "other": OTHER in chosen,
                 "text": (form.get(f"q{i}.text") or [""])[-1],
             }
         )
     return out
 
 
+def _picked(values: list[str], labels: list[str]) -> tuple[list[str], bool]:
+    """The option labels ``values`` choose, and whether Other is among them;
+    ``InvalidAnswer`` for a value that names no option."""
+    picked, other = [], False
+    for value in values:
+        if value == OTHER:
+            other = True
+        elif _INDEX.fullmatch(value) and int(value) < len(labels):
+            picked.append(labels[int(value)])
+        else:
+            raise InvalidAnswer("the form names an option the question does not have")
+    return picked, other
+
+
 def answers_from_form(questions: list[dict[str, Any]], form: dict[str, list[str]]) -> dict[str, Any]:
-    """The answers a question link's form gives: an option by its index, or
-    the text typed (which, on a one-answer question, wins over a choice:
-    typing is the more deliberate act). Unanswered questions are left out;
-    an option that is not there raises ``InvalidAnswer``."""
+    """The answers a question link's form gives. Unanswered questions are
+    left out; an option that is not there raises ``InvalidAnswer``; Other
+    chosen with nothing typed, or (one answer) an option chosen while text
+    is typed, raise ``Unclear``."""
     answers: dict[str, Any] = {}
     for i, q in enumerate(questions):
         labels = [str(o.get("label", "")) for o in q.get("options") or [] if isinstance(o, dict)]
-        picked = []
-        for value in form.get(f"q{i}", ()):
-            if not value.isdigit() or int(value) >= len(labels):
-                raise InvalidAnswer(f"no option {value!r}")
-            picked.append(labels[int(value)])
+        values = form.get(f"q{i}", [])
         text = (form.get(f"q{i}.text") or [""])[-1].strip()
         if len(text) > MAX_TEXT:
             raise InvalidAnswer(f"an answer holds at most {MAX_TEXT} characters")
         if q.get("multiSelect"):
+            picked, other = _picked(values, labels)
+            if other and not text:
+                raise Unclear("other.empty")
             chosen = list(dict.fromkeys(picked + ([text] if text else [])))
             if chosen:
                 answers[q["question"]] = chosen
-        elif text or picked:
-            answers[q["question"]] = text or picked[-1]
+            continue
+        # One answer: a browser sends one radio's value; a hand-made form
+        # with several has each checked and is read as its last, as before.
+        _picked(values, labels)
+        picked, other = _picked(values[-1:], labels)
+        if other and not text:
+            raise Unclear("other.empty")
+        if picked and text:
+            raise Unclear("other.both", option=picked[0])
+        if text or picked:
+            answers[q["question"]] = text or picked[0]
     return answers

@@ -4,7 +4,8 @@ Server-rendered, no script, one column. ``GET`` and ``HEAD`` only read
 (chat apps and mail scanners fetch links to preview them); ``POST`` answers
 or declines through the hub exactly as a tab would, as the link's recipient
 with ``via`` ``link``. Every link that names nothing askd holds, forged,
-altered or forgotten, gets the same 404 page.
+altered, forgotten or minted before the last ``askd token revoke-all``,
+gets the same 404 page.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from askd import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
 from askd.server.base import Context, house_headers
-from askd.server.link_form import MAX_TEXT, answers_from_form, view_questions
+from askd.server.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
 from askd.server.logs import get_logger
+from askd.server.revocation import not_before_now
 from askd.server.web import SECURITY_HEADERS
 from askd.store import StoreUnavailable
 from askd.web.languages import from_accept_language
@@ -106,6 +108,8 @@ class LinkPageHandler(tornado.web.RequestHandler):
         if claim is None:
             return None
         try:
+            if claim.epoch < links.epoch_of(await not_before_now(self.ctx)):
+                return None  # minted before the last `askd token revoke-all`
             req = await self.ctx.hub.lookup(claim.session_id, claim.request_id, fresh=True)
         except StoreUnavailable:
             raise tornado.web.HTTPError(503) from None
@@ -151,6 +155,8 @@ class LinkPageHandler(tornado.web.RequestHandler):
                 ended = await hub.answer(sid, rid, answers, user_id=claim.user_id, via="link")
         except Refused as err:
             return self._ask(found, form, notice=str(err))
+        except Unclear as err:
+            return self._ask(found, form, notice=self.t(err.key, **err.values))
         except InvalidAnswer as err:
             return self._ask(found, form, notice=self.t("refused", problem=err.message))
         except NotPending:
@@ -199,18 +205,26 @@ class LinkPageHandler(tornado.web.RequestHandler):
         )
 
     def _outcome(self, found: Found, *, mine: bool) -> None:
+        """How the question ended and who answered, never what: whoever holds
+        the link (a whole channel) sees this page, and what a person typed,
+        an answer or a decline's reason, is for the agent only. ``mine``:
+        this request just ended it; the link's own recipient who ended it
+        earlier is told "you" too."""
         req, t = found.req, self.t
         who = req.answered_by
+        own = found.claim.user_id is not None and who == found.claim.user_id
         if req.status is Status.ANSWERED:
-            text = t("answered.you") if mine else t("answered.by", who=who) if who else t("answered")
+            if mine or own:
+                text = t("answered.you") if mine else t("answered.mine")
+            else:
+                text = t("answered.by", who=who) if who else t("answered")
         elif req.status is Status.DECLINED:
-            text = t("declined.you") if mine else t("declined.by", who=who) if who else t("declined")
+            text = t("declined.you") if mine or own else t("declined.by", who=who) if who else t("declined")
         elif req.status is Status.TIMEOUT:
             text = t("defaulted") if req.defaulted else t("timeout")
         else:
             text = t("cancelled")
-        answers = [(q, ", ".join(v) if isinstance(v, list) else v) for q, v in (req.answers or {}).items()]
-        self._page(200, "title", view="outcome", ended=req.status.value, outcome=text, reason=req.reason or "", answers=answers)
+        self._page(200, "title", view="outcome", ended=req.status.value, outcome=text)
 
     def _page(self, status: int, heading: str, **values: Any) -> None:
         self.set_status(status)

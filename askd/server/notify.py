@@ -64,7 +64,7 @@ class Notifier:
         timeout: float,
         link_base: str,
         metrics: WebhookMetrics,
-        answer_links: tuple[str, str] | None = None,
+        answer_links: links.Minter | None = None,
         still_pending: Callable[[str, str], bool],
         delivered: Callable[[str, str], None],
         retry: Retry | None = None,
@@ -73,7 +73,7 @@ class Notifier:
     ) -> None:
         self.url, self.fmt, self.timeout, self.link_base = url, fmt, timeout, link_base
         self._secret = secret
-        self._answer_links = answer_links  # (public_url, askd's secret): answer links are made (askd.links)
+        self._answer_links = answer_links  # answer links are made (askd.links)
         self.metrics = metrics
         self.retry = retry or Retry()
         self._still_pending = still_pending
@@ -110,13 +110,13 @@ class Notifier:
         url = webhook.inbox_url(self.link_base, req.session_id)
         if self._answer_links is None:
             return webhook.render(self.fmt, webhook.event(req.describe(), url, users))
-        base, secret = self._answer_links
+        minter = self._answer_links
         if self.fmt == "slack":
             # A channel is shared: its links name the recipient only when there is one.
             recipient = users[0] if len(users) == 1 else None
-            channel = links.link_set(base, secret, req, recipient)
+            channel = minter.link_set(req, recipient)
             return webhook.render(self.fmt, webhook.event(req.describe(), url, users), channel)
-        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, links.links_for(base, secret, req, newcomers)))
+        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, minter.links_for(req, newcomers)))
 
     # ---- the workers ----------------------------------------------------
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from askd import tokens
 from askd.server.base import ApiError, ApiHandler, Context, house_headers
+from askd.server.revocation import not_before_now
 from askd.store import StoreUnavailable
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "web" / "static"
@@ -73,7 +74,8 @@ class OpenCodeHandler(ApiHandler):
     for a user token. The code is the credential, so no token is asked for.
     Its use is claimed in the store (``claim_once``) before the token is
     made: taken once on every node, across restarts; a store that fails
-    answers 503 and grants nothing."""
+    answers 503 and grants nothing. A code made before the last
+    ``askd token revoke-all`` is refused as a token made then would be."""
 
     async def post(self) -> None:
         body, _ = self.json_body(OpenCodeBody)
@@ -82,6 +84,8 @@ class OpenCodeHandler(ApiHandler):
         except tokens.TokenError as err:
             raise ApiError("unauthorized", str(err)) from None
         try:
+            if code.iat < await not_before_now(self.ctx):
+                raise ApiError("unauthorized", "this link was made before its tokens were revoked; run `askd open` again")
             first = await self.ctx.hub.store.claim_once(OPEN_CLAIM + code.jti, code.exp + CLOCK_SLACK_SECONDS)
         except StoreUnavailable:
             # The page has already taken the code out of its address: a

@@ -119,7 +119,7 @@ async def test_the_cli_with_askd_ca_file_or_cacert(local: RunningDaemon, certs: 
     r = await askd("pending", "list", "--json", "--cacert", ca)
     assert r.exit_code == 0 and rid in r.stdout, r.stderr
     r = await askd("open", "--user", "alice", "--no-browser", "--cacert", ca)
-    assert r.exit_code == 0 and r.stderr == ""  # the health check passed over HTTPS
+    assert r.exit_code == 0 and r.stderr == "askd: the link logs in once, within 60 seconds; run `askd open` again for another\n"  # the health check passed over HTTPS: only the code's life
     assert r.stdout.startswith(f"https://127.0.0.1:{local.daemon.port}/#code=")
 
     line = one_error_line(await askd("pending", "list"))

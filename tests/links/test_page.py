@@ -64,7 +64,8 @@ async def test_one_tap_answers_once_as_the_recipient_via_link(daemon: RunningDae
     body = await status_of(daemon, "s1", rid)
     assert (body["status"], body["answers"], body["answeredBy"], body["via"]) == ("answered", {"Deploy?": "No"}, "alice", "link")
     again = await daemon.http.post(link(daemon, "s1", rid, "alice", 0), data={"action": "answer"})
-    assert again.status_code == 200 and "Already answered by alice." in again.text
+    # Her own link again: "you", not her name (her answer itself is never shown).
+    assert again.status_code == 200 and "You answered this question." in again.text
     assert (await status_of(daemon, "s1", rid))["answers"] == {"Deploy?": "No"}
 
 
@@ -99,7 +100,8 @@ async def test_the_form_link_takes_several_questions_and_free_text(daemon: Runni
     rid = (await daemon.ask("s1", "alice", questions))["requestId"]
     url = link(daemon, "s1", rid)
     page = (await daemon.http.get(url)).text
-    assert page.count('type="checkbox"') == 3 and page.count('type="radio"') == 2
+    # Each question with options has Other as one more choice.
+    assert page.count('type="checkbox"') == 4 and page.count('type="radio"') == 3
     empty = await daemon.http.post(url, data={"action": "answer"})
     assert empty.status_code == 400 and "Answer at least one question." in empty.text
     form = {"action": "answer", "q0": ["0", "2"], "q0.text": "d", "q1.text": "because", "q2": "1", "q2.text": ""}
@@ -126,8 +128,9 @@ async def test_decline_with_a_reason(daemon: RunningDaemon) -> None:
     assert r.status_code == 200 and "You declined this question." in r.text
     body = await status_of(daemon, "s1", rid)
     assert (body["status"], body["answeredBy"], body["via"], body["reason"]) == ("declined", "alice", "link", "not mine")
-    shown = await daemon.http.get(link(daemon, "s1", rid))
-    assert "Declined by alice." in shown.text and "not mine" in shown.text
+    shown = await daemon.http.get(link(daemon, "s1", rid, None))
+    # Anyone holding a link learns who declined, never the reason typed (the agent gets it).
+    assert "Declined by alice." in shown.text and "not mine" not in shown.text
 
 
 @pytest.mark.parametrize("settings_overrides", [{"public_url": PUBLIC_URL, "result_ttl_seconds": 2.0}])
@@ -164,7 +167,7 @@ async def test_forged_altered_and_unknown_links_get_one_neutral_404(daemon: Runn
         for r in (await daemon.http.get(url), await daemon.http.post(url, data={"action": "answer"})):
             assert r.status_code == 404, url
             pages.append(r.text)
-    assert len(set(pages)) == 1 and "This link is not valid." in pages[0] and rid not in pages[0]
+    assert len(set(pages)) == 1 and "This link is not valid:" in pages[0] and rid not in pages[0]
     assert (await status_of(daemon, "s1", rid))["status"] == "pending"
 
 

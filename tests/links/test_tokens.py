@@ -190,3 +190,22 @@ def test_no_one_tap_links_without_one_question_with_options(questions: list[dict
 def test_any_id_a_question_may_have_mints_and_reads_back(odd: str) -> None:
     t = links.mint(SECRET, f"s{odd}", "r1", f"u{odd}", 0)
     assert links.read(SECRET, t) == links.LinkClaim(f"s{odd}", "r1", f"u{odd}", 0)
+
+
+def test_a_link_carries_its_epoch_and_links_of_epoch_zero_read_as_before() -> None:
+    at = 1796192076.188  # a revocation instant, as revoke-all keeps it (to the millisecond)
+    assert links.epoch_of(at) == 1796192076188 and links.epoch_of(0.0) == 0
+    t = links.mint(SECRET, "s1", "r1", "alice", 1, links.epoch_of(at))
+    assert links.read(SECRET, t) == links.LinkClaim("s1", "r1", "alice", 1, 1796192076188)
+    # A link of an askd never revoked is the four-item claim links always were.
+    before_epochs = sealed(links.PURPOSE, b"\x02", ["s1", "r1", "alice", 1])
+    assert links.read(SECRET, before_epochs) == links.LinkClaim("s1", "r1", "alice", 1, 0)
+    assert links.read(SECRET, links.mint(SECRET, "s1", "r1", "alice", 1)).epoch == 0  # type: ignore[union-attr]
+    assert links.mint(SECRET, "s1", "r1", "alice", 1, 5) != links.mint(SECRET, "s1", "r1", "alice", 1, 6)
+    t = links.mint(SECRET, "a" * 32, "b" * 32, "c" * 32, 4, links.epoch_of(at))
+    assert len(t) < 200, len(t)  # still short with an epoch
+
+
+@pytest.mark.parametrize("epoch", [-1, True, 1.5, "1", None, [1]])
+def test_a_sealed_claim_with_a_bad_epoch_is_no_link(epoch: object) -> None:
+    assert links.read(SECRET, sealed(links.PURPOSE, b"\x02", ["s1", "r1", "alice", 0, epoch])) is None

@@ -132,7 +132,7 @@ async def test_standard_webhooks_verifier_accepts_and_refuses_an_old_timestamp(d
     verifier = Webhook(webhook.standard_key(HOOK_SECRET))
     for got in (first, second):
         assert verifier.verify(got.body, standard_headers(got)) == got.json()
-        assert got.signed_with(HOOK_SECRET)  # X-Askd-Signature, deprecated, still there
+        assert "x-askd-signature" not in got.header_names  # removed: it replayed forever
     assert standard_headers(first)["webhook-id"] == standard_headers(second)["webhook-id"]  # one delivery, retried
     assert standard_headers(first)["webhook-signature"].startswith("v1,")
     # A replay with its timestamp moved: the signature no longer matches.
@@ -158,3 +158,19 @@ async def test_without_public_url_no_links_are_made(daemon: RunningDaemon, recei
     if "blocks" in body:
         [button] = body["blocks"][-1]["elements"]
         assert button["url"] == f"{daemon.url}/?session=s1"
+
+
+async def test_links_sent_before_revoke_all_die_and_links_sent_after_work(daemon: RunningDaemon, receiver: Receiver) -> None:
+    first = (await daemon.ask("s1", "alice", [q("Deploy?", "Yes", "No")]))["requestId"]
+    [before] = await receiver.wait_for(1)
+    r = await daemon.admin("POST", "/admin/v1/tokens/revoke-all")
+    assert r.status_code == 200, r.text
+    second = (await daemon.ask("s2", "alice", [q("Deploy?", "Yes", "No")]))["requestId"]
+    _, after = await receiver.wait_for(2)
+    old, new = before.json()["links"]["alice"], after.json()["links"]["alice"]
+    assert claim(new["open"]).epoch == links.epoch_of(r.json()["notBefore"])  # type: ignore[union-attr]
+    assert (await daemon.http.get(local(daemon, old["open"]))).status_code == 404
+    assert (await daemon.http.post(local(daemon, old["options"][0]["url"]), data={"action": "answer"})).status_code == 404
+    assert (await daemon.http.post(local(daemon, new["options"][0]["url"]), data={"action": "answer"})).status_code == 200
+    assert (await daemon.result("s1", first)).json()["status"] == "pending"
+    assert (await daemon.result("s2", second)).json()["answers"] == {"Deploy?": "Yes"}
