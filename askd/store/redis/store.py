@@ -115,8 +115,8 @@ class RedisStore:
             )
         rids = [x.decode() for x in await r.smembers(P + "requests")]
         rows: list[tuple[int, Request]] = []
-        for start in range(0, len(rids), 1000):
-            chunk = rids[start : start + 1000]
+        for at in range(0, len(rids), 1000):
+            chunk = rids[at : at + 1000]
             pipe = r.pipeline(transaction=False)
             for rid in chunk:
                 pipe.hgetall(P + "r:" + rid)
