@@ -5,7 +5,7 @@ context."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 import tornado.web
@@ -78,8 +78,64 @@ def access_log(handler: tornado.web.RequestHandler) -> None:
     )
 
 
+if TYPE_CHECKING:
+    _Handler = tornado.web.RequestHandler
+else:
+    _Handler = object
+
+
+class JsonErrors(_Handler):
+    """The spec's error envelope and exception mapping, for every handler
+    that speaks the API's errors: ``ApiHandler`` and the WebSocket's
+    handshake (``WsHandler``). A mixin, first in the bases, so that its
+    ``super()`` reaches each handler's own Tornado class (borrowing the
+    methods instead made ``super()`` fail: a request that got no answer)."""
+
+    # Close the connection once an error is sent, even with the request read whole.
+    close_after_error = False
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        err = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(err, ApiError):
+            code, message, details = err.code, err.message, err.details
+        elif isinstance(err, tornado.web.HTTPError):
+            code = CODE_FOR_STATUS.get(status_code, "invalid_request" if status_code < 500 else "internal")
+            message, details = err.log_message or self._reason, None
+        else:
+            code, message, details = "internal", "internal error", None
+        if details is None and status_code == 400:
+            # Every 400 says what is wrong; "" is the request as a whole.
+            details = [{"loc": "", "msg": message}]
+        body: dict[str, Any] = {"code": code, "message": message}
+        if details is not None:
+            body["details"] = details
+        if self.close_after_error or not getattr(self, "_body_wanted", True):
+            # Refused before its body was read (Tornado then closes the
+            # connection), or a handler that closes after any error: askd
+            # says so, so that no client reuses the connection.
+            self.set_header("Connection", "close")
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        sent = self.finish(encode({"error": body}))
+        if self.close_after_error:
+            connection = self.request.connection
+            sent.add_done_callback(lambda _: connection.close())  # type: ignore[union-attr]
+
+    def _handle_request_exception(self, e: BaseException) -> None:
+        if isinstance(e, AskdError):
+            e = ApiError(e.code, e.message, e.details)
+        elif isinstance(e, StoreUnavailable):
+            e = ApiError("store_unavailable", "askd cannot write to its store right now; nothing was changed, try again")
+        if isinstance(e, ApiError):
+            if self._finished:
+                return
+            self.set_status(e.status)
+            self.write_error(e.status, exc_info=(type(e), e, None))
+            return
+        super()._handle_request_exception(e)  # type: ignore[arg-type]
+
+
 @tornado.web.stream_request_body
-class ApiHandler(tornado.web.RequestHandler):
+class ApiHandler(JsonErrors, tornado.web.RequestHandler):
     """JSON API handler. Subclasses set ``role`` and call ``self.ctx``.
 
     The body is streamed so that ``prepare`` (the token check, the size
@@ -185,38 +241,3 @@ class ApiHandler(tornado.web.RequestHandler):
     def send_json(self, obj: Any, status: int = 200) -> None:
         self.set_status(status)
         self.finish(encode(obj))  # UTF-8 JSON, lone surrogates escaped
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        err = kwargs.get("exc_info", (None, None, None))[1]
-        if isinstance(err, ApiError):
-            code, message, details = err.code, err.message, err.details
-        elif isinstance(err, tornado.web.HTTPError):
-            code = CODE_FOR_STATUS.get(status_code, "invalid_request" if status_code < 500 else "internal")
-            message, details = err.log_message or self._reason, None
-        else:
-            code, message, details = "internal", "internal error", None
-        if details is None and status_code == 400:
-            # Every 400 says what is wrong; "" is the request as a whole.
-            details = [{"loc": "", "msg": message}]
-        body: dict[str, Any] = {"code": code, "message": message}
-        if details is not None:
-            body["details"] = details
-        if not getattr(self, "_body_wanted", True):
-            # Refused before its body was read: askd closes the connection
-            # after this answer, and says so, so that no client reuses it.
-            self.set_header("Connection", "close")
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(encode({"error": body}))
-
-    def _handle_request_exception(self, e: BaseException) -> None:
-        if isinstance(e, AskdError):
-            e = ApiError(e.code, e.message, e.details)
-        elif isinstance(e, StoreUnavailable):
-            e = ApiError("store_unavailable", "askd cannot write to its store right now; nothing was changed, try again")
-        if isinstance(e, ApiError):
-            if self._finished:
-                return
-            self.set_status(e.status)
-            self.write_error(e.status, exc_info=(type(e), e, None))
-            return
-        super()._handle_request_exception(e)  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from askd.core.frames import (
     parse_frame,
 )
 from askd.server.auth import authenticate
-from askd.server.base import ApiError, ApiHandler, Context, house_headers
+from askd.server.base import ApiError, Context, JsonErrors, house_headers
 from askd.server.logs import get_logger
 from askd.server.proxy import origin_of
 from askd.server.ws_peer import PeerSocket
@@ -55,7 +55,7 @@ class _TokenBucket:
         return True
 
 
-class WsHandler(PeerSocket):
+class WsHandler(JsonErrors, PeerSocket):
     def initialize(self, ctx: Context) -> None:
         super().initialize(ctx)
         self.conn_id: str | None = None
@@ -72,9 +72,10 @@ class WsHandler(PeerSocket):
     def set_default_headers(self) -> None:
         house_headers(self)
 
-    # The error envelope and exception mapping are the API's.
-    write_error = ApiHandler.write_error  # type: ignore[assignment]
-    _handle_request_exception = ApiHandler._handle_request_exception  # type: ignore[assignment]
+    # The error envelope and exception mapping are the API's (JsonErrors).
+    # A refused handshake, or a request that is no handshake at all (POST
+    # /ws), ends its connection: nothing else is served on /ws.
+    close_after_error = True
 
     def prepare(self) -> None:
         structlog.contextvars.clear_contextvars()
