@@ -175,12 +175,18 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
         # A chunked body has no length to check here; the HTTP server's
         # max_body_size (the same limit) cuts it off.
         limit = self.ctx.settings.limits.max_request_bytes
-        length = self.request.headers.get("Content-Length", "")
-        if not length.isdigit():
+        length = self.request.headers.get("Content-Length")
+        if length is None:
             return None
-        if int(length) > limit:
+        if not (length.isascii() and length.isdigit()):  # "²" is a digit to str.isdigit
+            raise ApiError("invalid_request", "Content-Length must be a number of bytes")
+        # Compared as text first: int() refuses more than 4,300 digits.
+        digits = length.lstrip("0")
+        if len(digits) > len(str(limit)) or int(digits or "0") > limit:
             raise ApiError("too_large", f"request body is over {limit} bytes")
-        return int(length)
+        if len(length) > 20:  # zeros Tornado's own parse (int) would choke on
+            raise ApiError("invalid_request", "Content-Length has more than 20 digits")
+        return int(digits or "0")
 
     def data_received(self, chunk: bytes) -> None:
         if not self._finished:

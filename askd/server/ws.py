@@ -167,11 +167,31 @@ class WsHandler(JsonErrors, PeerSocket):
                 payload["details"] = err.details
             self._reply(Event(ev.ERROR, payload=payload, id=err.id))
             return None
+        except Exception:
+            self._internal(None)
+            return None
         try:
-            return self._dispatch(frame)
+            work = self._dispatch(frame)
         except Forbidden as err:
             self._reply(Event(ev.ERROR, getattr(frame, "sessionId", None), {"code": "forbidden", "message": err.message}, frame.id))
             return None
+        except Exception:
+            self._internal(frame)
+            return None
+        return self._guarded(frame, work) if work is not None else None
+
+    # A frame askd fails on (a bug) is answered and logged; the socket, and
+    # the person's other questions on it, stay (Tornado would drop it: 1006).
+    async def _guarded(self, frame: Any, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except Exception:
+            self._internal(frame)
+
+    def _internal(self, frame: Any) -> None:
+        log.exception("ws.frame_failed")
+        session_id, frame_id = getattr(frame, "sessionId", None), getattr(frame, "id", None)
+        self._reply(Event(ev.ERROR, session_id, {"code": "internal", "message": "askd failed on this frame; it is logged"}, frame_id))
 
     def on_pong(self, data: bytes) -> None:
         self.ctx.pinger.answered(self)
