@@ -113,7 +113,8 @@ class Daemon:
         except OSError as err:
             raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
         # A body declared over max_request_bytes gets a 413 from the handler
-        # before it is read; a chunked one is cut off by Tornado at the limit.
+        # before it is read; an API handler counts a chunked one and answers
+        # 413 at the limit. Tornado's max_body_size stays for the others.
         limits = self.settings.limits
         server = CappedHTTPServer(
             app,

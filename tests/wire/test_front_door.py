@@ -109,6 +109,52 @@ async def test_a_body_over_the_cap_is_refused_unread(daemon: RunningDaemon) -> N
     writer.close()
 
 
+@pytest.mark.parametrize("chunk", [16384, 1 << 30], ids=["small-chunks", "one-huge-chunk"])
+@pytest.mark.parametrize("listener", ["public", "admin"])
+async def test_a_chunked_body_over_the_cap_gets_askds_413(daemon: RunningDaemon, chunk: int, listener: str) -> None:
+    """As a declared length over the cap does (issue 29, item 6): askd's
+    JSON 413, then the connection ends; never Tornado's bare 400."""
+    port = daemon.daemon.port if listener == "public" else daemon.daemon.admin_port
+    path = "/v1/sessions/s/questions" if listener == "public" else "/admin/v1/disconnect"
+    token = daemon.token("agent" if listener == "public" else "admin")
+    limit = daemon.daemon.settings.limits.max_request_bytes
+    reader, writer = await open_raw(port)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    )
+    sent, piece = 0, b"x" * 16384
+    try:
+        if chunk == 16384:
+            while sent <= limit:
+                writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                sent += len(piece)
+        else:  # one chunk declared far over the cap, its start sent
+            writer.write(b"%x\r\n" % chunk + piece * (limit // len(piece) + 2))
+        await writer.drain()
+    except ConnectionError:
+        pass
+    status, body = await response_then_eof(reader)
+    writer.close()
+    assert status == 413, body
+    assert json.loads(body)["error"] == {"code": "too_large", "message": f"request body is over {limit} bytes"}
+
+
+async def test_a_chunked_body_within_the_cap_is_read_whole(daemon: RunningDaemon) -> None:
+    port = daemon.daemon.port
+    body = json.dumps({"userId": "alice", "questions": [{"question": "Which database?"}]}).encode()
+    reader, writer = await open_raw(port)
+    writer.write(
+        f"POST /v1/sessions/s-chunked/questions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {daemon.token('agent')}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+        + b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:10], body[10:]))
+        + b"0\r\n\r\n"
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    writer.close()
+    assert head.split(b" ", 2)[1] == b"201"
+
+
 @pytest.mark.parametrize("settings_overrides", [{"limits": {"body_timeout_seconds": 0.6}}])
 async def test_a_trickled_body_ends_at_the_body_timeout(daemon: RunningDaemon) -> None:
     port = daemon.daemon.port
