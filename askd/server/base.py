@@ -19,7 +19,7 @@ from askd.core.models import Id
 from askd.server.auth import authenticate
 from askd.server.errors import CODE_FOR_STATUS, ApiError
 from askd.server.hub import Hub
-from askd.server import logs
+from askd.server import door, logs
 from askd.server.logs import get_logger, redact_text
 from askd.server.pinger import Pinger
 from askd.store import StoreUnavailable
@@ -163,6 +163,7 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
         structlog.contextvars.clear_contextvars()
         if self.role is not None:
             self.principal = authenticate(self.ctx, self.request, self.role)
+            door.prove(self.request.connection)  # a valid token: the connection is no idle stranger's
         length = self._check_length()
         self._body_wanted = True
         if length is None and "Transfer-Encoding" in self.request.headers:

@@ -24,6 +24,7 @@ from askd.core.frames import (
     Unsubscribe,
     parse_frame,
 )
+from askd.server import door
 from askd.server.auth import authenticate
 from askd.server.base import ApiError, Context, JsonErrors, house_headers
 from askd.server.logs import get_logger
@@ -80,6 +81,7 @@ class WsHandler(JsonErrors, PeerSocket):
     def prepare(self) -> None:
         structlog.contextvars.clear_contextvars()
         principal = authenticate(self.ctx, self.request, "user", allow_query=True)
+        door.prove(self.request.connection)
         self.user_id = principal.sub or ""
         self.issued_at, self._exp = principal.iat, principal.exp
         # Checked here too (Tornado checks again after prepare) so that the
