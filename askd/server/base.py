@@ -179,8 +179,7 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
 
     def _check_length(self) -> int | None:
         """The declared body length (None: chunked or none), refused over the cap."""
-        # A chunked body has no length to check here; the HTTP server's
-        # max_body_size (the same limit) cuts it off.
+        # A chunked body has no length to check here: data_received counts it.
         limit = self.ctx.settings.limits.max_request_bytes
         length = self.request.headers.get("Content-Length")
         if length is None:

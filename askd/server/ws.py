@@ -173,24 +173,18 @@ class WsHandler(JsonErrors, PeerSocket):
             self._internal(None)
             return None
         try:
-            work = self._dispatch(frame)
+            return self._dispatch(frame)
         except Forbidden as err:
             self._reply(Event(ev.ERROR, getattr(frame, "sessionId", None), {"code": "forbidden", "message": err.message}, frame.id))
             return None
         except Exception:
             self._internal(frame)
             return None
-        return self._guarded(frame, work) if work is not None else None
-
-    # A frame askd fails on (a bug) is answered and logged; the socket, and
-    # the person's other questions on it, stay (Tornado would drop it: 1006).
-    async def _guarded(self, frame: Any, work: Awaitable[None]) -> None:
-        try:
-            await work
-        except Exception:
-            self._internal(frame)
 
     def _internal(self, frame: Any) -> None:
+        """A frame askd failed on (a bug) is answered and logged; the socket,
+        and the person's other questions on it, stay (Tornado would drop it
+        with 1006). The frames that write (``_end``, ``_extend``) call it too."""
         log.exception("ws.frame_failed")
         session_id, frame_id = getattr(frame, "sessionId", None), getattr(frame, "id", None)
         self._reply(Event(ev.ERROR, session_id, {"code": "internal", "message": "askd failed on this frame; it is logged"}, frame_id))
@@ -249,6 +243,8 @@ class WsHandler(JsonErrors, PeerSocket):
             self._reply(Event(ev.ERROR, frame.sessionId, {"code": "invalid_answer", "message": err.message}, frame.id))
         except StoreUnavailable:
             self._store_failed(frame, what)
+        except Exception:
+            self._internal(frame)
 
     async def _extend(self, frame: ExtendFrame) -> None:
         def ack(payload: dict[str, Any]) -> None:
@@ -267,6 +263,8 @@ class WsHandler(JsonErrors, PeerSocket):
             ack({"extended": False, "reason": "not_allowed"})
         except StoreUnavailable:
             self._store_failed(frame, "the extension was not taken")
+        except Exception:
+            self._internal(frame)
 
     def _store_failed(self, frame: AnswerFrame | DeclineFrame | ExtendFrame, what: str) -> None:
         message = f"askd cannot write to its store right now; {what}, send it again"
