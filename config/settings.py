@@ -84,9 +84,32 @@ class LimitsSettings(_Section):
     idle_timeout_seconds: float = Field(
         60.0, gt=0, description="An HTTP connection with no request (or no complete headers) for this long is closed."
     )
-    max_connections: int = Field(20_000, ge=1, description="Most open connections, both listeners together; more are closed at once.")
+    header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description=(
+            "A connection none of whose requests has carried a valid token must send each request's headers within "
+            "this (from accept, or from its last answer); else it is closed."
+        ),
+    )
+    max_connections: int = Field(
+        20_000,
+        ge=1,
+        description=(
+            "Most open connections to the public listener. Those without a valid token yet may hold half; past that, "
+            "a new connection closes the oldest of them."
+        ),
+    )
+    max_admin_connections: int = Field(
+        1000, ge=1, description="Most open connections to the admin listener, a pool of its own (as max_connections)."
+    )
     max_connections_per_address: int = Field(
-        0, ge=0, description="Most open connections from one TCP peer address; 0: no cap (behind a proxy every client shares one)."
+        1000,
+        ge=0,
+        description=(
+            "Most open connections from one TCP peer address, per listener; 0: no cap. trusted_proxies are exempt "
+            "(each carries many clients); raise it for a NAT or a proxy not listed there."
+        ),
     )
     max_subscriptions_per_connection: int = Field(
         256, ge=1, description="Most sessions one WebSocket may subscribe to; more get error too_many_subscriptions."

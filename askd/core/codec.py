@@ -13,6 +13,7 @@ them as invalid JSON rather than store and push a frame no page can read.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import orjson
@@ -20,6 +21,33 @@ import orjson
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+# Python reads at most 4,300 digits into an int (sys.int_info); askd says so
+# itself, and refuses a float literal past a double's range (1e999) as orjson
+# does, rather than read it as infinity, which no JSON can carry back out.
+MAX_INT_DIGITS = 4300
+
+
+class NumberOutOfRange(ValueError):
+    """A JSON number askd cannot hold: too many digits, or past a double."""
+
+
+def _int(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        raise NumberOutOfRange(f"a number has more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NumberOutOfRange(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _json_loads(data: bytes | str) -> Any:
+    return json.loads(data, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
 
 
 def dumps(obj: Any) -> bytes:
@@ -42,6 +70,8 @@ def not_json(err: BaseException) -> str:
     person fixing a line typed by hand needs it."""
     if isinstance(err, json.JSONDecodeError):
         return f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
+    if isinstance(err, NumberOutOfRange):
+        return f"not valid JSON for askd: {err}"
     return "not valid JSON"
 
 
@@ -81,12 +111,12 @@ def _loads(data: bytes | str, raw: bytes, exact_numbers: bool = True) -> Any:
     # reads it again). A str with a lone surrogate is not UTF-8: orjson
     # refuses ``raw`` and json reads ``data`` as it came.
     if exact_numbers and _has_long_run(raw):
-        return json.loads(data, parse_constant=_no_constant)
+        return _json_loads(data)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         # Valid JSON orjson refuses, or not JSON at all: json decides.
-        return json.loads(data, parse_constant=_no_constant)
+        return _json_loads(data)
 
 
 # Deepest nesting taken in a body or frame (spec M): deeper is refused as

@@ -8,6 +8,7 @@ untouched and nothing is added.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -106,10 +107,24 @@ class Question(BaseModel):
 
 def json_number(v: Any) -> Any:
     """A ``mode="before"`` validator for float fields of strict models:
-    strict mode refuses ints for floats, but JSON has one number type."""
+    strict mode refuses ints for floats, but JSON has one number type. An
+    integer past a double's range (309 digits and more) and a float literal
+    that overflows one (``1e999``) are refused here, in range of the field's
+    own error, not left to raise (``OverflowError``) or become infinity."""
     if isinstance(v, bool):
         raise ValueError("must be a number")
-    return float(v) if isinstance(v, int) else v
+    if isinstance(v, int):
+        try:
+            v = float(v)
+        except OverflowError:
+            raise _not_finite() from None
+    if isinstance(v, float) and not math.isfinite(v):
+        raise _not_finite()
+    return v
+
+
+def _not_finite() -> PydanticCustomError:
+    return PydanticCustomError("finite_number", "Input should be a finite number")
 
 
 def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Question]:

@@ -83,6 +83,11 @@ __all__ = [
 ]
 
 
+
+def _invalid(loc: str, msg: str) -> InvalidRequest:
+    """An ask's field at fault, named in ``details`` as pydantic's errors are."""
+    return InvalidRequest(f"{loc}: {msg}", [{"loc": loc, "msg": msg}])
+
 class Registry:
     def __init__(
         self,
@@ -238,7 +243,8 @@ class Registry:
         user_id = audience_key(ask.to) if ask.to else ask.user_id
         idempotency_key, timeout, agent = ask.idempotency_key, ask.timeout, ask.agent
         if ALL_SESSIONS in (session_id, parent_session_id):
-            raise InvalidRequest(f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
+            where = "sessionId" if session_id == ALL_SESSIONS else "parentSessionId"
+            raise _invalid(where, f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         self.reach(session_id, agent)  # before the owner: another agent's session tells nothing
         session = self._sessions.get(session_id)
         flying = self._flying_in.get(session_id, ())
@@ -269,11 +275,9 @@ class Registry:
             raise TooManyPending(f"askd holds {total} pending questions (limit)")
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
-            raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
+            raise _invalid("timeoutSeconds", f"must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
         if not 0 <= ask.max_extension <= self.limits.max_timeout:
-            raise InvalidRequest(
-                f"maxExtensionSeconds must be >= 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})"
-            )
+            raise _invalid("maxExtensionSeconds", f"must be >= 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
         for i, (after, _) in enumerate(ask.escalate):
             msg = None
             if not 0 < after < timeout:
@@ -281,7 +285,7 @@ class Registry:
             elif i and after <= ask.escalate[i - 1][0]:
                 msg = "must be greater than the step before's"
             if msg is not None:
-                raise InvalidRequest(f"escalate.{i}.afterSeconds {msg}", [{"loc": f"escalate.{i}.afterSeconds", "msg": msg}])
+                raise _invalid(f"escalate.{i}.afterSeconds", msg)
 
         if session is not None:
             # The session's own id and owner strings (equal, as checked above),
@@ -426,9 +430,9 @@ class Registry:
 
     def _check_parent(self, session_id: str, session: Session | None, parent_id: str, user_id: str) -> None:
         if parent_id == session_id:
-            raise InvalidRequest("a session cannot be its own parent")
+            raise _invalid("parentSessionId", "a session cannot be its own parent")
         if session is not None and session.parent not in (None, parent_id):
-            raise InvalidRequest(f"session {session_id} already has parent session {session.parent}")
+            raise _invalid("parentSessionId", f"session {session_id} already has parent session {session.parent}")
         parent = self._sessions.get(parent_id)
         if parent is None:
             return
@@ -438,7 +442,7 @@ class Registry:
         node: Session | None = parent
         while node is not None:
             if node.id == session_id:
-                raise InvalidRequest(f"session {parent_id} descends from {session_id}: a cycle")
+                raise _invalid("parentSessionId", f"session {parent_id} descends from {session_id}: a cycle")
             node = self._sessions.get(node.parent) if node.parent else None
 
     def _new_session(self, session_id: str, owner: str, agent: str | None) -> Session:

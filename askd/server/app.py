@@ -15,6 +15,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import tornado.httpserver
@@ -33,7 +34,7 @@ from askd.server.logs import get_logger
 from askd.server.mailer import Mailer
 from askd.server.notify import Notifier
 from askd.server.pinger import Pinger
-from askd.server.proxy import Application, origin_of, public_base
+from askd.server.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.ws import WsHandler
 from askd.store import open_store
 
@@ -50,6 +51,18 @@ LISTEN_BACKLOG = 4096
 
 class ListenError(Exception):
     pass
+
+
+def _trusted_peer(networks: Any) -> Callable[[str], bool]:
+    """Whether a TCP peer is one of ``trusted_proxies``: each carries many
+    clients, so the per-address cap does not apply to it."""
+    nets = tuple(networks)
+
+    def trusted(address: str) -> bool:
+        ip = parse_ip(address) if nets else None
+        return ip is not None and any(ip in net for net in nets)
+
+    return trusted
 
 
 class Daemon:
@@ -76,7 +89,13 @@ class Daemon:
         self.ctx.not_before = settings.auth.not_before
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
-        self.caps = ConnectionCaps(settings.limits.max_connections, settings.limits.max_connections_per_address)
+        # Each listener its own pool: a flood of the public port never
+        # crowds out the admin API (docs/security.md).
+        limits, exempt = settings.limits, _trusted_peer(settings.trusted_proxies)
+        self.caps = ConnectionCaps(limits.max_connections, limits.max_connections_per_address, exempt)
+        self.admin_caps = ConnectionCaps(
+            limits.max_admin_connections, limits.max_connections_per_address, exempt, "limits.max_admin_connections"
+        )
 
     def _apps(self) -> tuple[tornado.web.Application, tornado.web.Application]:
         s, ctx = self.settings, self.ctx
@@ -107,17 +126,19 @@ class Daemon:
         )
         return public, admin
 
-    def _listen(self, app: tornado.web.Application, host: str, port: int) -> int:
+    def _listen(self, app: tornado.web.Application, host: str, port: int, caps: ConnectionCaps) -> int:
         try:
             sockets = tornado.netutil.bind_sockets(port, host, backlog=LISTEN_BACKLOG)
         except OSError as err:
             raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
         # A body declared over max_request_bytes gets a 413 from the handler
-        # before it is read; a chunked one is cut off by Tornado at the limit.
+        # before it is read; an API handler counts a chunked one and answers
+        # 413 at the limit. Tornado's max_body_size stays for the others.
         limits = self.settings.limits
         server = CappedHTTPServer(
             app,
-            caps=self.caps,
+            caps=caps,
+            header_timeout=limits.header_timeout_seconds,
             max_body_size=limits.max_request_bytes,
             body_timeout=limits.body_timeout_seconds,
             idle_connection_timeout=limits.idle_timeout_seconds,
@@ -138,9 +159,9 @@ class Daemon:
         self.hub.admin.on_not_before = self._revoke_before
         public, admin = self._apps()
         s = self.settings
-        self.port = self._listen(public, s.host, s.port)
+        self.port = self._listen(public, s.host, s.port, self.caps)
         try:
-            self.admin_port = self._listen(admin, s.admin_host, s.admin_port)
+            self.admin_port = self._listen(admin, s.admin_host, s.admin_port, self.admin_caps)
         except ListenError:
             self._servers[0].stop()
             raise

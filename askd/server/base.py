@@ -4,8 +4,9 @@ context."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 import tornado.web
@@ -18,7 +19,7 @@ from askd.core.models import Id
 from askd.server.auth import authenticate
 from askd.server.errors import CODE_FOR_STATUS, ApiError
 from askd.server.hub import Hub
-from askd.server import logs
+from askd.server import door, logs
 from askd.server.logs import get_logger, redact_text
 from askd.server.pinger import Pinger
 from askd.store import StoreUnavailable
@@ -78,8 +79,64 @@ def access_log(handler: tornado.web.RequestHandler) -> None:
     )
 
 
+if TYPE_CHECKING:
+    _Handler = tornado.web.RequestHandler
+else:
+    _Handler = object
+
+
+class JsonErrors(_Handler):
+    """The spec's error envelope and exception mapping, for every handler
+    that speaks the API's errors: ``ApiHandler`` and the WebSocket's
+    handshake (``WsHandler``). A mixin, first in the bases, so that its
+    ``super()`` reaches each handler's own Tornado class (borrowing the
+    methods instead made ``super()`` fail: a request that got no answer)."""
+
+    # Close the connection once an error is sent, even with the request read whole.
+    close_after_error = False
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        err = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(err, ApiError):
+            code, message, details = err.code, err.message, err.details
+        elif isinstance(err, tornado.web.HTTPError):
+            code = CODE_FOR_STATUS.get(status_code, "invalid_request" if status_code < 500 else "internal")
+            message, details = err.log_message or self._reason, None
+        else:
+            code, message, details = "internal", "internal error", None
+        if details is None and status_code == 400:
+            # Every 400 says what is wrong; "" is the request as a whole.
+            details = [{"loc": "", "msg": message}]
+        body: dict[str, Any] = {"code": code, "message": message}
+        if details is not None:
+            body["details"] = details
+        if self.close_after_error or not getattr(self, "_body_wanted", True):
+            # Refused before its body was read (Tornado then closes the
+            # connection), or a handler that closes after any error: askd
+            # says so, so that no client reuses the connection.
+            self.set_header("Connection", "close")
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        sent = self.finish(encode({"error": body}))
+        if self.close_after_error:
+            connection = self.request.connection
+            sent.add_done_callback(lambda _: connection.close())  # type: ignore[union-attr]
+
+    def _handle_request_exception(self, e: BaseException) -> None:
+        if isinstance(e, AskdError):
+            e = ApiError(e.code, e.message, e.details)
+        elif isinstance(e, StoreUnavailable):
+            e = ApiError("store_unavailable", "askd cannot write to its store right now; nothing was changed, try again")
+        if isinstance(e, ApiError):
+            if self._finished:
+                return
+            self.set_status(e.status)
+            self.write_error(e.status, exc_info=(type(e), e, None))
+            return
+        super()._handle_request_exception(e)  # type: ignore[arg-type]
+
+
 @tornado.web.stream_request_body
-class ApiHandler(tornado.web.RequestHandler):
+class ApiHandler(JsonErrors, tornado.web.RequestHandler):
     """JSON API handler. Subclasses set ``role`` and call ``self.ctx``.
 
     The body is streamed so that ``prepare`` (the token check, the size
@@ -93,6 +150,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self.ctx = ctx
         self.principal: Principal | None = None
         self._chunks: list[bytes] = []
+        self._received = 0  # bytes of body so far
         self._body_wanted = False  # prepare passed: the body is read, the connection kept
 
     def set_default_headers(self) -> None:
@@ -105,8 +163,13 @@ class ApiHandler(tornado.web.RequestHandler):
         structlog.contextvars.clear_contextvars()
         if self.role is not None:
             self.principal = authenticate(self.ctx, self.request, self.role)
+            door.prove(self.request.connection)  # a valid token: the connection is no idle stranger's
         length = self._check_length()
         self._body_wanted = True
+        if length is None and "Transfer-Encoding" in self.request.headers:
+            # A chunked body: data_received counts it and answers askd's 413
+            # past the cap; Tornado's own cut (max_body_size) is a bare 400.
+            self.request.connection.set_max_body_size(sys.maxsize)  # type: ignore[union-attr]
         if length and _buffered(self.request.connection) >= length:
             # The whole body came with the headers (an agent's usual small
             # POST): no wait is left for the body timeout to bound, and
@@ -116,19 +179,34 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def _check_length(self) -> int | None:
         """The declared body length (None: chunked or none), refused over the cap."""
-        # A chunked body has no length to check here; the HTTP server's
-        # max_body_size (the same limit) cuts it off.
+        # A chunked body has no length to check here: data_received counts it.
         limit = self.ctx.settings.limits.max_request_bytes
-        length = self.request.headers.get("Content-Length", "")
-        if not length.isdigit():
+        length = self.request.headers.get("Content-Length")
+        if length is None:
             return None
-        if int(length) > limit:
+        if not (length.isascii() and length.isdigit()):  # "²" is a digit to str.isdigit
+            raise ApiError("invalid_request", "Content-Length must be a number of bytes")
+        # Compared as text first: int() refuses more than 4,300 digits.
+        digits = length.lstrip("0")
+        if len(digits) > len(str(limit)) or int(digits or "0") > limit:
             raise ApiError("too_large", f"request body is over {limit} bytes")
-        return int(length)
+        if len(length) > 20:  # zeros Tornado's own parse (int) would choke on
+            raise ApiError("invalid_request", "Content-Length has more than 20 digits")
+        return int(digits or "0")
 
     def data_received(self, chunk: bytes) -> None:
-        if not self._finished:
-            self._chunks.append(chunk)
+        if self._finished:
+            return
+        self._received += len(chunk)
+        limit = self.ctx.settings.limits.max_request_bytes
+        if self._received > limit:
+            # Answered now, the rest unread: Tornado closes the connection
+            # after the answer, as for a declared length over the cap.
+            self._chunks.clear()
+            self._body_wanted = False
+            self._handle_request_exception(ApiError("too_large", f"request body is over {limit} bytes"))
+            return
+        self._chunks.append(chunk)
 
     # ---- input --------------------------------------------------------
 
@@ -185,38 +263,3 @@ class ApiHandler(tornado.web.RequestHandler):
     def send_json(self, obj: Any, status: int = 200) -> None:
         self.set_status(status)
         self.finish(encode(obj))  # UTF-8 JSON, lone surrogates escaped
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        err = kwargs.get("exc_info", (None, None, None))[1]
-        if isinstance(err, ApiError):
-            code, message, details = err.code, err.message, err.details
-        elif isinstance(err, tornado.web.HTTPError):
-            code = CODE_FOR_STATUS.get(status_code, "invalid_request" if status_code < 500 else "internal")
-            message, details = err.log_message or self._reason, None
-        else:
-            code, message, details = "internal", "internal error", None
-        if details is None and status_code == 400:
-            # Every 400 says what is wrong; "" is the request as a whole.
-            details = [{"loc": "", "msg": message}]
-        body: dict[str, Any] = {"code": code, "message": message}
-        if details is not None:
-            body["details"] = details
-        if not getattr(self, "_body_wanted", True):
-            # Refused before its body was read: askd closes the connection
-            # after this answer, and says so, so that no client reuses it.
-            self.set_header("Connection", "close")
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(encode({"error": body}))
-
-    def _handle_request_exception(self, e: BaseException) -> None:
-        if isinstance(e, AskdError):
-            e = ApiError(e.code, e.message, e.details)
-        elif isinstance(e, StoreUnavailable):
-            e = ApiError("store_unavailable", "askd cannot write to its store right now; nothing was changed, try again")
-        if isinstance(e, ApiError):
-            if self._finished:
-                return
-            self.set_status(e.status)
-            self.write_error(e.status, exc_info=(type(e), e, None))
-            return
-        super()._handle_request_exception(e)  # type: ignore[arg-type]

@@ -24,8 +24,9 @@ from askd.core.frames import (
     Unsubscribe,
     parse_frame,
 )
+from askd.server import door
 from askd.server.auth import authenticate
-from askd.server.base import ApiError, ApiHandler, Context, house_headers
+from askd.server.base import ApiError, Context, JsonErrors, house_headers
 from askd.server.logs import get_logger
 from askd.server.proxy import origin_of
 from askd.server.ws_peer import PeerSocket
@@ -55,7 +56,7 @@ class _TokenBucket:
         return True
 
 
-class WsHandler(PeerSocket):
+class WsHandler(JsonErrors, PeerSocket):
     def initialize(self, ctx: Context) -> None:
         super().initialize(ctx)
         self.conn_id: str | None = None
@@ -72,13 +73,15 @@ class WsHandler(PeerSocket):
     def set_default_headers(self) -> None:
         house_headers(self)
 
-    # The error envelope and exception mapping are the API's.
-    write_error = ApiHandler.write_error  # type: ignore[assignment]
-    _handle_request_exception = ApiHandler._handle_request_exception  # type: ignore[assignment]
+    # The error envelope and exception mapping are the API's (JsonErrors).
+    # A refused handshake, or a request that is no handshake at all (POST
+    # /ws), ends its connection: nothing else is served on /ws.
+    close_after_error = True
 
     def prepare(self) -> None:
         structlog.contextvars.clear_contextvars()
         principal = authenticate(self.ctx, self.request, "user", allow_query=True)
+        door.prove(self.request.connection)
         self.user_id = principal.sub or ""
         self.issued_at, self._exp = principal.iat, principal.exp
         # Checked here too (Tornado checks again after prepare) so that the
@@ -166,11 +169,25 @@ class WsHandler(PeerSocket):
                 payload["details"] = err.details
             self._reply(Event(ev.ERROR, payload=payload, id=err.id))
             return None
+        except Exception:
+            self._internal(None)
+            return None
         try:
             return self._dispatch(frame)
         except Forbidden as err:
             self._reply(Event(ev.ERROR, getattr(frame, "sessionId", None), {"code": "forbidden", "message": err.message}, frame.id))
             return None
+        except Exception:
+            self._internal(frame)
+            return None
+
+    def _internal(self, frame: Any) -> None:
+        """A frame askd failed on (a bug) is answered and logged; the socket,
+        and the person's other questions on it, stay (Tornado would drop it
+        with 1006). The frames that write (``_end``, ``_extend``) call it too."""
+        log.exception("ws.frame_failed")
+        session_id, frame_id = getattr(frame, "sessionId", None), getattr(frame, "id", None)
+        self._reply(Event(ev.ERROR, session_id, {"code": "internal", "message": "askd failed on this frame; it is logged"}, frame_id))
 
     def on_pong(self, data: bytes) -> None:
         self.ctx.pinger.answered(self)
@@ -226,6 +243,8 @@ class WsHandler(PeerSocket):
             self._reply(Event(ev.ERROR, frame.sessionId, {"code": "invalid_answer", "message": err.message}, frame.id))
         except StoreUnavailable:
             self._store_failed(frame, what)
+        except Exception:
+            self._internal(frame)
 
     async def _extend(self, frame: ExtendFrame) -> None:
         def ack(payload: dict[str, Any]) -> None:
@@ -244,6 +263,8 @@ class WsHandler(PeerSocket):
             ack({"extended": False, "reason": "not_allowed"})
         except StoreUnavailable:
             self._store_failed(frame, "the extension was not taken")
+        except Exception:
+            self._internal(frame)
 
     def _store_failed(self, frame: AnswerFrame | DeclineFrame | ExtendFrame, what: str) -> None:
         message = f"askd cannot write to its store right now; {what}, send it again"

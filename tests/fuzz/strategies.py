@@ -20,6 +20,13 @@ scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | texts
 )
+# Numbers no double holds (309 to 4,300 digits: the most Python reads) and
+# doubles at the edge: every number askd reads must be range-checked.
+huge_numbers = (
+    st.integers(309, 4300).map(lambda n: int("9" * n))
+    | st.integers(309, 4300).map(lambda n: -int("9" * n))
+    | st.sampled_from([1.7976931348623157e308, -1.7976931348623157e308, 5e-324, 0, -0.0])
+)
 json_values = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),

@@ -18,7 +18,7 @@ from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz.conftest import MAX_REQUEST_BYTES, LiveDaemon
-from tests.fuzz.strategies import answers_not_for, dumps, json_values, nested, texts
+from tests.fuzz.strategies import answers_not_for, dumps, huge_numbers, json_values, nested, texts
 from tests.model.profiles import scaled
 
 # The spec's (and docs/decisions.md's) status for each error code.
@@ -71,7 +71,9 @@ ask_bodies = st.fixed_dictionaries(
     {"userId": st.just("fuzzer") | texts | json_values, "questions": questions},
     optional={
         "metadata": st.dictionaries(texts, json_values, max_size=3) | json_values,
-        "timeoutSeconds": st.floats() | st.integers() | json_values,
+        "timeoutSeconds": st.floats() | st.integers() | huge_numbers | json_values,
+        "maxExtensionSeconds": st.floats() | huge_numbers | json_values,
+        "escalate": st.lists(st.fixed_dictionaries({"afterSeconds": huge_numbers | json_values, "to": st.just(["fuzzer"])}), max_size=2),
         "requireOnline": st.booleans() | json_values,
         "parentSessionId": texts | json_values,
         "timeoutSecond": json_values,  # a misspelt field must not pass silently

@@ -17,11 +17,11 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from tests.fuzz.conftest import MAX_MESSAGE_BYTES, LiveDaemon
-from tests.fuzz.strategies import answers_not_for, dumps, json_values, nested, texts
+from tests.fuzz.strategies import answers_not_for, dumps, huge_numbers, json_values, nested, texts
 from tests.model.profiles import scaled
 
 WS_ERROR_CODES = {"bad_json", "invalid_request", "unknown_type", "forbidden", "invalid_answer"}
-FRAME_TYPES = ["subscribe", "unsubscribe", "ask_user_questions_result", "ping"]
+FRAME_TYPES = ["subscribe", "unsubscribe", "ask_user_questions_result", "ping", "extend", "decline"]
 
 
 class Tab:
@@ -77,7 +77,8 @@ def check_reply(frame: dict[str, Any]) -> None:
         payload = frame["payload"]
         # Nothing the fuzzer sends may ever be taken as an answer.
         assert payload.get("accepted") is not True, frame
-        assert payload in ({}, {"accepted": False, "reason": "not_pending"}) or set(payload) == {"repushed"}, frame
+        refused = ({"accepted": False, "reason": "not_pending"}, {"extended": False, "reason": "not_pending"})
+        assert payload == {} or payload in refused or set(payload) == {"repushed"}, frame
     elif kind == "session_snapshot":
         assert set(frame["payload"]) == {"active", "pending"}, frame
     elif kind == "ask_user_questions":
@@ -99,6 +100,8 @@ shaped_frames = st.fixed_dictionaries(
         "sessionId": texts | json_values,
         "requestId": texts | json_values,
         "answers": answers_not_for("Untouched?"),
+        "seconds": huge_numbers | st.floats() | json_values,
+        "reason": texts | json_values,
         "extra": json_values,
     },
 ).filter(lambda f: f.get("type") != "ask_user_questions_result" or not isinstance(f.get("answers"), dict) or "Untouched?" not in f["answers"])

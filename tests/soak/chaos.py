@@ -375,6 +375,7 @@ def soak_service(state_dir: Path, *args: str, **settings: str) -> Service:
             "ASKD_RESULT_TTL_SECONDS": "300",
             "ASKD_LOG__LEVEL": "warning",
             "ASKD_LIMITS__MAX_CONNECTIONS_PER_USER": "64",
+            "ASKD_LIMITS__MAX_CONNECTIONS_PER_ADDRESS": "0",  # every tab and agent is 127.0.0.1
             **settings,
         },
     )

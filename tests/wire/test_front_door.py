@@ -109,6 +109,52 @@ async def test_a_body_over_the_cap_is_refused_unread(daemon: RunningDaemon) -> N
     writer.close()
 
 
+@pytest.mark.parametrize("chunk", [16384, 1 << 30], ids=["small-chunks", "one-huge-chunk"])
+@pytest.mark.parametrize("listener", ["public", "admin"])
+async def test_a_chunked_body_over_the_cap_gets_askds_413(daemon: RunningDaemon, chunk: int, listener: str) -> None:
+    """As a declared length over the cap does (issue 29, item 6): askd's
+    JSON 413, then the connection ends; never Tornado's bare 400."""
+    port = daemon.daemon.port if listener == "public" else daemon.daemon.admin_port
+    path = "/v1/sessions/s/questions" if listener == "public" else "/admin/v1/disconnect"
+    token = daemon.token("agent" if listener == "public" else "admin")
+    limit = daemon.daemon.settings.limits.max_request_bytes
+    reader, writer = await open_raw(port)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    )
+    sent, piece = 0, b"x" * 16384
+    try:
+        if chunk == 16384:
+            while sent <= limit:
+                writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                sent += len(piece)
+        else:  # one chunk declared far over the cap, its start sent
+            writer.write(b"%x\r\n" % chunk + piece * (limit // len(piece) + 2))
+        await writer.drain()
+    except ConnectionError:
+        pass
+    status, body = await response_then_eof(reader)
+    writer.close()
+    assert status == 413, body
+    assert json.loads(body)["error"] == {"code": "too_large", "message": f"request body is over {limit} bytes"}
+
+
+async def test_a_chunked_body_within_the_cap_is_read_whole(daemon: RunningDaemon) -> None:
+    port = daemon.daemon.port
+    body = json.dumps({"userId": "alice", "questions": [{"question": "Which database?"}]}).encode()
+    reader, writer = await open_raw(port)
+    writer.write(
+        f"POST /v1/sessions/s-chunked/questions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {daemon.token('agent')}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+        + b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:10], body[10:]))
+        + b"0\r\n\r\n"
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    writer.close()
+    assert head.split(b" ", 2)[1] == b"201"
+
+
 @pytest.mark.parametrize("settings_overrides", [{"limits": {"body_timeout_seconds": 0.6}}])
 async def test_a_trickled_body_ends_at_the_body_timeout(daemon: RunningDaemon) -> None:
     port = daemon.daemon.port
@@ -161,26 +207,42 @@ async def test_an_idle_connection_is_closed(daemon: RunningDaemon) -> None:
     writer.close()
 
 
-@pytest.mark.parametrize("settings_overrides", [{"limits": {"max_connections": 3}}])
+async def open_proven(daemon: RunningDaemon, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A keep-alive connection whose request carried a valid token (as an
+    agent's pooled one): it holds its place in the pool."""
+    reader, writer = await open_raw(port)
+    role, path = ("agent", "/v1/sessions/s/questions") if port == daemon.daemon.port else ("admin", "/admin/v1/stats")
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {daemon.token(role)}\r\n\r\n".encode())
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    length = next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    await reader.readexactly(int(length.split(b":")[1]))
+    return reader, writer
+
+
+@pytest.mark.parametrize("settings_overrides", [{"limits": {"max_connections": 3, "max_admin_connections": 2}}])
 async def test_connections_over_the_cap_are_closed_at_once_and_logged_once(daemon: RunningDaemon, log_text: io.StringIO) -> None:
-    held = [await open_raw(daemon.daemon.port), await open_raw(daemon.daemon.port), await open_raw(daemon.daemon.admin_port)]
-    for writer in (w for _, w in held):  # accepted and counted: each is served
-        writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    for reader, _ in held:
-        assert (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)).startswith(b"HTTP/1.1 200")
-    for port in (daemon.daemon.port, daemon.daemon.admin_port, daemon.daemon.port):  # both listeners share the cap
+    # Each listener is a pool of its own (issue 29, item 3: the admin API is
+    # never crowded out), held here by connections that carried a token.
+    held = [await open_proven(daemon, daemon.daemon.port) for _ in range(3)]
+    admin = [await open_proven(daemon, daemon.daemon.admin_port) for _ in range(2)]
+    for port in (daemon.daemon.port, daemon.daemon.port, daemon.daemon.port):
         reader, writer = await open_raw(port)
         assert await closed_within(reader, 5) < 1
         writer.close()
     refusals = [line for line in log_text.getvalue().splitlines() if "http.connection_refused" in line]
     assert len(refusals) == 1 and '"setting":"limits.max_connections"' in refusals[0]
+    reader, writer = await open_raw(daemon.daemon.admin_port)
+    assert await closed_within(reader, 5) < 1
+    writer.close()
     # A closed one frees its place.
     held[0][1].close()
     await held[0][1].wait_closed()
     await asyncio.sleep(0.1)  # the daemon sees the close
-    r = await daemon.http.get(f"{daemon.url}/healthz")
+    async with httpx.AsyncClient() as fresh:
+        r = await fresh.get(f"{daemon.url}/healthz")
     assert r.status_code == 200
-    for _, writer in held[1:]:
+    for _, writer in held[1:] + admin:
         writer.close()
 
 
@@ -188,8 +250,13 @@ async def test_connections_over_the_cap_are_closed_at_once_and_logged_once(daemo
 async def test_connections_per_address_are_capped(daemon: RunningDaemon) -> None:
     user = await daemon.connect("alice")  # a WebSocket counts for as long as it is open
     reader1, writer1 = await open_raw(daemon.daemon.port)
-    reader, writer = await open_raw(daemon.daemon.admin_port)
+    reader, writer = await open_raw(daemon.daemon.port)
     assert await closed_within(reader, 5) < 1
+    writer.close()
+    # The admin listener counts its own (issue 29, item 3).
+    reader, writer = await open_raw(daemon.daemon.admin_port)
+    writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)).startswith(b"HTTP/1.1 200")
     writer.close()
     await user.works()
     await user.close()
