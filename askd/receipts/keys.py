@@ -29,7 +29,12 @@ ALG = "EdDSA"
 
 
 class KeyFileError(Exception):
-    """A receipt key file is missing, unreadable or not an Ed25519 key."""
+    """A receipt key file is missing, unreadable or not an Ed25519 key:
+    ``setting`` names the setting, ``detail`` what is wrong with the file."""
+
+    def __init__(self, setting: str, detail: str) -> None:
+        super().__init__(f"{setting}: {detail}")
+        self.setting, self.detail = setting, detail
 
 
 def _b64url(data: bytes) -> str:
@@ -61,21 +66,22 @@ def _read(path: Path, what: str) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise KeyFileError(f"{what} {path} does not exist") from None
+        raise KeyFileError(what, f"{path} does not exist") from None
     except OSError as err:
-        raise KeyFileError(f"{what} {path} cannot be read: {err.strerror or err}") from None
+        raise KeyFileError(what, f"{path} cannot be read: {err.strerror or err}") from None
 
 
 def load_private(path: Path, what: str = "receipts.key_file") -> Ed25519PrivateKey:
     """An Ed25519 private key from a PEM file (PKCS#8, unencrypted)."""
+    data = _read(path, what)
     try:
-        key = serialization.load_pem_private_key(_read(path, what), password=None)
+        key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
-        raise KeyFileError(f"{what} {path} is not an unencrypted PEM private key") from None
+        raise KeyFileError(what, f"{path} is not an unencrypted PEM private key") from None
     except Exception as err:  # cryptography's UnsupportedAlgorithm and the like
-        raise KeyFileError(f"{what} {path} cannot be loaded: {err}") from None
+        raise KeyFileError(what, f"{path} cannot be loaded: {err}") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise KeyFileError(f"{what} {path} is not an Ed25519 key")
+        raise KeyFileError(what, f"{path} is not an Ed25519 key")
     return key
 
 
@@ -89,11 +95,11 @@ def load_public(path: Path, what: str = "receipts.previous_key_files") -> Ed2551
         else:
             key = serialization.load_pem_public_key(data)
     except (ValueError, TypeError):
-        raise KeyFileError(f"{what} {path} is not a PEM key (private, unencrypted, or public)") from None
+        raise KeyFileError(what, f"{path} is not a PEM key (private, unencrypted, or public)") from None
     except Exception as err:
-        raise KeyFileError(f"{what} {path} cannot be loaded: {err}") from None
+        raise KeyFileError(what, f"{path} cannot be loaded: {err}") from None
     if not isinstance(key, Ed25519PublicKey):
-        raise KeyFileError(f"{what} {path} is not an Ed25519 key")
+        raise KeyFileError(what, f"{path} is not an Ed25519 key")
     return key
 
 
