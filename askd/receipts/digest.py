@@ -5,6 +5,7 @@ canonical JSON (the ``rfc8785`` package; never written by hand here)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,19 +13,24 @@ import rfc8785
 
 PREFIX = "sha256:"
 
-# RFC 8785 numbers are IEEE 754 doubles (I-JSON). askd keeps an integer
-# beyond 2**53 exact as it was sent; JCS takes it as the double it rounds
-# to, which is what JSON.parse, and so a JavaScript verifier, reads.
+# RFC 8785 is defined on I-JSON, and askd keeps two things it excludes
+# exactly as they were sent. An integer beyond 2**53 is taken as the double
+# it rounds to (what JSON.parse, and so a JavaScript verifier, reads); a lone
+# surrogate escape ("\ud800": no Unicode character) as U+FFFD, the
+# replacement character, as a UTF-8 encoder writes it.
 _SAFE = 2**53 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, only a lone one: pairs are decoded
 
 
 def _as_ijson(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, bool) or value is None or isinstance(value, float):
         return value
     if isinstance(value, int):
         return value if -_SAFE <= value <= _SAFE else float(value)
     if isinstance(value, Mapping):
-        return {k: _as_ijson(v) for k, v in value.items()}
+        return {_as_ijson(k): _as_ijson(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_as_ijson(v) for v in value]
     return value  # rfc8785 refuses what is not JSON
@@ -34,7 +40,7 @@ def canonical(content: Any) -> bytes:
     """The RFC 8785 form of ``content``."""
     try:
         return rfc8785.dumps(content)
-    except rfc8785.IntegerDomainError:
+    except (rfc8785.CanonicalizationError, UnicodeEncodeError):  # not I-JSON (a key sorts as UTF-16): the rare content above
         return rfc8785.dumps(_as_ijson(content))
 
 

@@ -49,3 +49,13 @@ def js_int(text: str) -> int | float:
 def js_parse(text: str) -> Any:
     """JSON as a JavaScript verifier holds it (what RFC 8785 canonicalises)."""
     return json.loads(text, parse_int=js_int)
+
+
+def receipted(result: Any) -> dict[str, Any]:
+    """An ended result without its ``receipt``, once the receipt is there and
+    names this very result (its signature is the receipts tests' to check)."""
+    out = dict(result)
+    _, body, _ = out.pop("receipt").split(".")
+    claims = json.loads(b64(body))
+    assert (claims["sid"], claims["rid"], claims["status"]) == (out["sessionId"], out["requestId"], out["status"])
+    return out

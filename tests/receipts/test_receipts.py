@@ -72,6 +72,14 @@ def test_an_integer_beyond_2_53_is_hashed_as_the_double_json_parse_reads() -> No
     assert digest(content) == digest_of({"questions": [{"question": "n?", "n": float(2**60)}], "answers": None})
 
 
+def test_a_lone_surrogate_is_hashed_as_the_replacement_character() -> None:
+    content = {"questions": [{"question": "q\ud800?", "x\udfff": 1}], "answers": {"q\ud800?": "a"}}
+    fixed = {"questions": [{"question": "q\ufffd?", "x\ufffd": 1}], "answers": {"q\ufffd?": "a"}}
+    assert digest(content) == digest_of(fixed)
+    # A surrogate pair is one character, hashed as itself.
+    assert digest({"s": json.loads('"\\ud83d\\ude00"')}) == digest_of({"s": "\U0001f600"})
+
+
 def test_approval_content_names_action_and_scope_only() -> None:
     action = {"name": "deploy", "arguments": {"env": "prod"}, "extra": "ignored"}
     assert approval_content(action, None) == {"action": {"name": "deploy", "arguments": {"env": "prod"}}, "scope": None}
