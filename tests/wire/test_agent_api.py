@@ -95,7 +95,7 @@ async def test_post_with_wait_returns_the_answer_when_answered_meanwhile(daemon:
     body = await daemon.ask("s1", "alice", [q("Now?")], expect=200, params={"wait": 10})
     await answering
     assert body["status"] == "answered" and body["answers"] == {"Now?": "ok"}
-    assert set(body) == {"requestId", "sessionId", "status", "answers", "answeredBy", "via"}
+    assert set(body) == {"requestId", "sessionId", "status", "answers", "answeredBy", "via", "receipt"}
 
 
 async def test_post_with_wait_returns_201_pending_when_not_answered(daemon: RunningDaemon) -> None:

@@ -37,13 +37,13 @@ async def test_an_answer_for_the_person_wins_closes_every_tab_and_wakes_the_agen
     for tab in (tab1, tab2):
         closed = await tab.expect("ask_user_questions_cancelled")
         assert closed["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "mcp"}
-    assert (await waiting).json() == expected
+    assert receipted((await waiting).json()) == expected
 
     # Once only: a second answer or decline (from the host or a tab) changes nothing.
     late = await on_behalf(daemon, rid, "decline", {"answeredBy": "alice"})
     assert (late.status_code, late.json()["error"]["code"]) == (404, "not_pending")
     assert (await tab1.answer("s1", rid, {"Deploy?": "no"}))["payload"] == {"accepted": False, "reason": "not_pending"}
-    assert (await daemon.result("s1", rid)).json() == expected
+    assert receipted((await daemon.result("s1", rid)).json()) == expected
 
 
 async def test_a_decline_for_the_person_names_them_and_via_mcp(daemon: RunningDaemon) -> None:
