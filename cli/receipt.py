@@ -1,4 +1,4 @@
-"""``askd receipt verify``: check a receipt (protocol section O) the way an
+"""``askd receipt verify``: check a receipt (protocol section 16) the way an
 executor would, from the command line."""
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ class TlsSettings(_Section):
 
 
 class ReceiptsSettings(_Section):
-    """The key that signs receipts (protocol section O). The files are read
+    """The key that signs receipts (protocol section 16). The files are read
     when the daemon starts (a client loading the same settings never reads them)."""
 
     key_file: Path | None = Field(

@@ -26,7 +26,7 @@ class Result:
     ask's ``on_timeout``); ``error`` when it timed out or was cancelled.
     Answered or declined: ``answered_by`` and ``via``; declined: ``reason``.
     Once ended: ``receipt``, askd's signed statement of the end
-    (``askd.receipts.verify`` checks it; protocol section O)."""
+    (``askd.receipts.verify`` checks it; protocol section 16)."""
 
     request_id: str
     session_id: str

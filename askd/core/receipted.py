@@ -1,4 +1,4 @@
-"""The digest an ended question's receipt carries (protocol section O),
+"""The digest an ended question's receipt carries (protocol section 16),
 taken when its end is decided: the questions are dropped once it ends."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Receipts (protocol section O): a signed statement of how a question, or
+"""Receipts (protocol section 16): a signed statement of how a question, or
 later an approval, ended, that whoever acts on it can check offline.
 
 A receipt is a compact JWS (``alg`` EdDSA, Ed25519) whose payload names the

@@ -1,4 +1,4 @@
-"""``GET /.well-known/jwks.json`` (protocol section O): the public keys that
+"""``GET /.well-known/jwks.json`` (protocol section 16): the public keys that
 check receipts. Public listener, no token: a key that only verifies is no
 secret, and an executor checking a receipt may hold no askd token."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from askd.server.base import ApiHandler
 
 # Keys change only when askd restarts with other receipts settings; a
-# verifier that meets an unknown kid fetches again (docs/protocol.md O).
+# verifier that meets an unknown kid fetches again (docs/protocol.md, section 16).
 MAX_AGE_SECONDS = 300
 
 

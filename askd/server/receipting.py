@@ -1,4 +1,4 @@
-"""Receipts on results (protocol section O): every ended result the daemon
+"""Receipts on results (protocol section 16): every ended result the daemon
 sends carries ``receipt``, signed here, once per ended question.
 
 The core keeps no key: it records each end's ``digest`` (taken while the
