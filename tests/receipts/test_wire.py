@@ -149,3 +149,15 @@ async def test_the_jwks_needs_no_token_and_keeps_the_public_routes_rules(daemon:
 async def _jwks_at(url: str) -> dict[str, Any]:
     async with httpx.AsyncClient() as http:
         return (await http.get(f"{url}/.well-known/jwks.json")).json()  # type: ignore[no-any-return]
+
+
+async def test_the_python_client_result_has_the_receipt_and_verify_takes_it(daemon: RunningDaemon) -> None:
+    from askd.client import AsyncAgentClient
+    from askd.receipts import verify
+
+    rid, _ = await asked(daemon)
+    async with AsyncAgentClient(daemon.url, daemon.token("agent")) as agent:
+        assert (await agent.result("s1", rid)).receipt is None
+        ended = await agent.withdraw("s1", rid)
+    assert ended.receipt is not None
+    assert verify(ended.receipt, await jwks(daemon))["rid"] == rid
