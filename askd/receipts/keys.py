@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -109,10 +109,10 @@ class Keyring:
 
     signing: Ed25519PrivateKey
     previous: tuple[Ed25519PublicKey, ...] = ()
+    kid: str = field(init=False)  # the signing key's, computed once (every receipt's header names it)
 
-    @property
-    def kid(self) -> str:
-        return key_id(self.signing.public_key())
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kid", key_id(self.signing.public_key()))
 
     def jwks(self) -> dict[str, Any]:
         """``{"keys": [...]}``: the signing key first, then the previous ones
