@@ -226,6 +226,23 @@ class TlsSettings(_Section):
         return self.cert_file is not None
 
 
+class ReceiptsSettings(_Section):
+    """The key that signs receipts (protocol section 16). The files are read
+    when the daemon starts (a client loading the same settings never reads them)."""
+
+    key_file: Path | None = Field(
+        default=None,
+        description=(
+            "Ed25519 private key (PEM, unencrypted) that signs receipts. Unset: a key derived from auth.secret "
+            "(every node with the same secret signs alike)."
+        ),
+    )
+    previous_key_files: list[Path] = Field(
+        default_factory=list,
+        description="Older keys (PEM files, private or public) whose receipts must still verify: their public keys stay in the published JWKS.",
+    )
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ASKD_",
@@ -298,6 +315,7 @@ class Settings(BaseSettings):
     ws: WebSocketSettings = Field(default_factory=WebSocketSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     notify: NotifySettings = Field(default_factory=NotifySettings)
+    receipts: ReceiptsSettings = Field(default_factory=ReceiptsSettings)
 
     @field_validator("store")
     @classmethod

@@ -21,6 +21,7 @@ import websockets
 from askd import state, tokens
 from tests.askd_process import ASKD, START_TIMEOUT, STOP_TIMEOUT, ServeProcess, spawn
 from tests.conftest import FRAME_TIMEOUT, WsClient
+from tests.receipts.independent import receipted
 
 
 @pytest.fixture
@@ -195,6 +196,6 @@ async def test_serve_on_uvloop_answers_a_round_trip(serve, tmp_path: Path) -> No
         r = await http.post(f"{admin_base}/admin/v1/sessions/s1/questions/{rid}/answer", json={"answers": {"Fast?": "yes"}}, headers=admin)
         assert r.json() == {"accepted": True}
         result = (await waiting).json()
-    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Fast?": "yes"}, "answeredBy": None, "via": "admin"}
+    assert receipted(result) == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Fast?": "yes"}, "answeredBy": None, "via": "admin"}
     daemon.proc.send_signal(signal.SIGTERM)
     assert await daemon.exit_code(10) == 0

@@ -24,7 +24,9 @@ class Result:
     """A question's state as the agent API reports it. ``answers`` is set
     when ``status`` is ``answered`` (or ``timeout`` with ``defaulted``: the
     ask's ``on_timeout``); ``error`` when it timed out or was cancelled.
-    Answered or declined: ``answered_by`` and ``via``; declined: ``reason``."""
+    Answered or declined: ``answered_by`` and ``via``; declined: ``reason``.
+    Once ended: ``receipt``, askd's signed statement of the end
+    (``askd.receipts.verify`` checks it; protocol section 16)."""
 
     request_id: str
     session_id: str
@@ -37,6 +39,7 @@ class Result:
     via: str | None = None
     reason: str | None = None
     defaulted: bool = False
+    receipt: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -53,6 +56,7 @@ class Result:
             via=data.get("via"),
             reason=data.get("reason"),
             defaulted=data.get("defaulted") is True,
+            receipt=data.get("receipt"),
             raw=dict(data),
         )
 

@@ -49,6 +49,9 @@ class Ended:
     via: str | None = None
     reason: str | None = None  # a decline's reason
     defaulted: bool = False  # a timeout whose answers are the ask's onTimeout default
+    # What the receipt covers (protocol section 16), hashed while the questions are
+    # still held: an ended question keeps no questions, only this.
+    digest: str | None = None
 
     @property
     def status(self) -> Status:

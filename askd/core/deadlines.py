@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from askd.core.changes import Change, Ended, Escalated, Forgot
 from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
+from askd.core.receipted import ended_digest
 from askd.core.records import Request
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ def _notify_fire(reg: Registry, req: Request, now: float) -> None:
 def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
     default = req.on_timeout
     return Ended(
-        req.session_id, req.request_id, Trigger.EXPIRE, default, TIMEOUT_ERROR, now, defaulted=default is not None
+        req.session_id, req.request_id, Trigger.EXPIRE, default, TIMEOUT_ERROR, now, defaulted=default is not None,
+        digest=ended_digest(req, default),
     )
 
 

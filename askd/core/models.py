@@ -279,6 +279,9 @@ class QuestionResult(BaseModel):
     via: Literal["ws", "link", "mcp", "admin"] | None = Field(default=None, description="Answered or declined: how.")
     reason: StrictStr | None = Field(default=None, description="Declined: the reason the person gave, if any.")
     escalations: int | None = Field(default=None, description="Escalation steps taken so far (asked with escalate).")
+    receipt: StrictStr | None = Field(
+        default=None, description="Once ended: a compact JWS (EdDSA) askd signed over the result; check it with /.well-known/jwks.json."
+    )
 
 
 class DeclineBody(BaseModel):

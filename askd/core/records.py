@@ -141,6 +141,7 @@ class Request:
     defaulted: bool = False  # timed out with on_timeout as its answers
     escalate: tuple[Step, ...] = ()  # escalation steps (spec H), in time order
     escalations: int = 0  # steps taken so far (an Escalated change each)
+    digest: str | None = None  # once ended: its receipt's digest (None: ended before askd kept one)
 
     @property
     def to(self) -> list[str]:

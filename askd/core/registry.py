@@ -53,6 +53,7 @@ from askd.core.lifecycle import (
     next_status,
 )
 from askd.core.models import Answers, check_answers
+from askd.core.receipted import ended_digest
 from askd.core.records import (
     ALL_SESSIONS,
     AskInput,
@@ -569,7 +570,10 @@ class Registry:
         reason: str | None = None,
     ) -> Ended:
         next_status(req.status, trigger)  # raises on a move the lifecycle forbids
-        return Ended(req.session_id, req.request_id, trigger, answers, error, self._clock(), answered_by, via, reason)
+        return Ended(
+            req.session_id, req.request_id, trigger, answers, error, self._clock(), answered_by, via, reason,
+            digest=ended_digest(req, answers),
+        )
 
     def _descendants(self, root: Session) -> Iterator[Session]:
         stack = [root]
@@ -634,6 +638,7 @@ class Registry:
         req.error = change.error
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
+        req.digest = change.digest
         _add_bytes(self._user_bytes, req.user_id, -len(req.frame or b""))
         req.frame = None
         session = self._sessions[req.session_id]

@@ -127,7 +127,7 @@ class QuestionsHandler(_AgentHandler):
         if req.pending:
             self.send_json(pending_body(req), 201)
         else:
-            self.send_json(req.result(), 200)
+            self.send_json(self.ctx.receipts.result(req), 200)
 
     async def get(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
@@ -156,14 +156,14 @@ class ResultHandler(_AgentHandler):
             raise _not_found(self.ctx.settings, sid, rid)
         if wait and req.pending:
             await self.wait_for(req, wait)
-        self.send_json(req.result())
+        self.send_json(self.ctx.receipts.result(req))
 
     async def delete(self, session_id: str, request_id: str) -> None:
         sid, rid = self.ids(session_id, request_id)
         req = await self.ctx.hub.withdraw(sid, rid, agent=self.agent)
         if req is None:
             raise _not_found(self.ctx.settings, sid, rid)
-        self.send_json(req.result())
+        self.send_json(self.ctx.receipts.result(req))
 
 
 class ExtendHandler(_AgentHandler):
@@ -184,7 +184,7 @@ class ExtendHandler(_AgentHandler):
                 req = self.ctx.hub.registry.get(sid, rid)  # it ended meanwhile: its result
                 if req is None:
                     raise _not_found(self.ctx.settings, sid, rid) from None
-        self.send_json(req.result())
+        self.send_json(self.ctx.receipts.result(req))
 
 
 class _OnBehalfHandler(_AgentHandler):
@@ -201,7 +201,7 @@ class _OnBehalfHandler(_AgentHandler):
         if await self.ctx.hub.lookup(sid, rid, fresh=True, agent=self.agent) is None:
             raise _not_found(self.ctx.settings, sid, rid)
         req = await self.end(sid, rid, body)  # NotPending, InvalidAnswer: base.py's codes
-        self.send_json(req.result())
+        self.send_json(self.ctx.receipts.result(req))
 
     async def end(self, sid: str, rid: str, body: Any) -> Request:
         raise NotImplementedError

@@ -23,6 +23,8 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
+from askd.config import ConfigError
+from askd.receipts import KeyFileError, keyring
 from askd.server import admin_api, agent_api, channels, link_page, tls, web
 from askd.server.base import Context, access_log
 from askd.server.health import HealthHandler, NotFoundHandler, WrongHostHandler
@@ -30,11 +32,13 @@ from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.from_settings import limits_from, next_steps, notify_policy
 from askd.server.gc_tuning import settle_gc
 from askd.server.hub import Hub
+from askd.server.jwks import JwksHandler
 from askd.server.logs import get_logger
 from askd.server.mailer import Mailer
 from askd.server.notify import Notifier
 from askd.server.pinger import Pinger
 from askd.server.proxy import Application, origin_of, parse_ip, public_base
+from askd.server.receipting import Receipts
 from askd.server.ws import WsHandler
 from askd.store import open_store
 
@@ -73,6 +77,11 @@ class Daemon:
         secret = settings.auth.secret.get_secret_value() if settings.auth.secret else None
         if secret is None:
             secret = state.load_or_create_secret(settings.state_dir)
+        try:  # before the store is opened: a key that does not load touches nothing
+            keys = keyring(secret, settings.receipts.key_file, settings.receipts.previous_key_files)
+        except KeyFileError as err:
+            env = "ASKD_" + err.setting.upper().replace(".", "__")
+            raise ConfigError(f"invalid setting {err.setting} ({env}): {err.detail}") from None
         node_id = settings.node_id or f"{socket.gethostname().split('.')[0]}-{secrets.token_hex(3)}"
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
         store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
@@ -87,6 +96,7 @@ class Daemon:
             hub=self.hub, secret=secret, settings=settings, version=__version__, pinger=pinger, public_origin=public_origin
         )
         self.ctx.not_before = settings.auth.not_before
+        self.ctx.receipts = Receipts(keys, str(settings.public_url) if settings.public_url else None)
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
         # Each listener its own pool: a flood of the public port never
@@ -113,6 +123,7 @@ class Daemon:
             [
                 (r"/ws", WsHandler, {"ctx": ctx}),
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
+                (r"/\.well-known/jwks\.json", JwksHandler, {"ctx": ctx}),
                 *agent_api.routes(ctx),
                 *web.routes(ctx),
                 *link_page.routes(ctx),

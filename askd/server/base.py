@@ -52,6 +52,7 @@ class Context:
     public_origin: str | None = None  # the origin of settings.public_url
     # auth.not_before, moved later (never earlier) by `askd token revoke-all`.
     not_before: float = 0.0
+    receipts: Any = None  # askd.server.receipting.Receipts: signs ended results, publishes the JWKS
 
 
 def house_headers(handler: tornado.web.RequestHandler) -> None:

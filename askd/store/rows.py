@@ -31,6 +31,7 @@ def request_from_row(
     via: str | None = None,
     reason: str | None = None,
     defaulted: bool = False,
+    digest: str | None = None,
 ) -> Request:
     """The request as kept: a pending one with its frame, its allowance and
     its default, an ended one with its result (``answers`` and
@@ -47,6 +48,7 @@ def request_from_row(
         req.answers = codec.loads(answers) if answers is not None else None
         req.error, req.ended_at = error, ended_at
         req.answered_by, req.via, req.reason, req.defaulted = answered_by, via, reason, defaulted
+        req.digest = digest
     return req
 
 

@@ -93,6 +93,9 @@ MIGRATIONS: list[list[str]] = [
     [  # 7: once-only claims (an `askd open` code's use), each kept until the credential is dead
         "CREATE TABLE once_claims (key TEXT PRIMARY KEY, expires_at REAL NOT NULL) WITHOUT ROWID",
     ],
+    [  # 8: receipts: an ended question's digest, taken before its questions are dropped
+        "ALTER TABLE requests ADD COLUMN digest TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -236,17 +239,17 @@ class SqliteStore(LocalStore):
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
             " status, answers, error, ended_at, notified, agent, max_extension, extended, on_timeout, answered_by,"
-            " via, reason, defaulted, escalate, escalations FROM requests ORDER BY rowid"
+            " via, reason, defaulted, escalate, escalations, digest FROM requests ORDER BY rowid"
         )
         n = 0
         for (
             rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent,
-            max_extension, extended, on_timeout, answered_by, via, reason, defaulted, escalate, escalations,
+            max_extension, extended, on_timeout, answered_by, via, reason, defaulted, escalate, escalations, digest,
         ) in rows:
             req = request_from_row(
                 rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified),
                 agent=agent, max_extension=max_extension, extended=extended, on_timeout=on_timeout,
-                answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted),
+                answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted), digest=digest,
             )
             req.escalate, req.escalations = steps_from_json(escalate), escalations
             registry.restore(req)
@@ -324,7 +327,7 @@ class SqliteStore(LocalStore):
         if isinstance(change, Ended):
             cur = db.execute(
                 "UPDATE requests SET status = ?, answers = ?, error = ?, ended_at = ?, frame = NULL, on_timeout = NULL,"
-                " answered_by = ?, via = ?, reason = ?, defaulted = ? WHERE request_id = ? AND status = 'pending'",
+                " answered_by = ?, via = ?, reason = ?, defaulted = ?, digest = ? WHERE request_id = ? AND status = 'pending'",
                 (
                     change.status.value,
                     None if change.answers is None else encode(change.answers),  # lone surrogates escaped
@@ -334,6 +337,7 @@ class SqliteStore(LocalStore):
                     change.via,
                     change.reason,
                     int(change.defaulted),
+                    change.digest,
                     change.request_id,
                 ),
             )

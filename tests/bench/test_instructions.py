@@ -12,4 +12,5 @@ from bench import instructions
 def test_every_case_runs_its_rounds_and_counts_its_calls(case: str) -> None:
     calls = instructions.calls_per_round(case, n=5)
     # a round does the same work each time: an ask and its answer, or a re-push
-    assert 20 < calls < 200, calls
+    # (an answer's receipt digest, RFC 8785 in pure Python, is ~72 of a/b/c's calls)
+    assert 20 < calls < 300, calls

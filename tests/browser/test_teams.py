@@ -15,6 +15,7 @@ from playwright.async_api import expect
 
 from tests.browser.conftest import WAIT_MS, OpenInbox
 from tests.conftest import RunningDaemon, eventually, q
+from tests.receipts.independent import receipted
 
 pytestmark = pytest.mark.browser
 
@@ -171,7 +172,7 @@ async def test_decline_with_a_reason_closes_the_panel_for_every_member_and_the_a
     await panel.get_by_role("button", name="Decline question").click()
 
     result = (await asyncio.wait_for(waiting, 10)).json()
-    assert result == {
+    assert receipted(result) == {
         "requestId": rid, "sessionId": "s1", "status": "declined", "answeredBy": "bob", "via": "ws", "reason": "not my service"
     }
     for tab in (alice1, alice2):

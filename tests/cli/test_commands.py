@@ -21,6 +21,7 @@ from askd.cli.common import CliError
 from askd.cli.main import app
 from tests.client.waiting import pending_on_daemon
 from tests.conftest import SECRET, RunningDaemon, eventually, q
+from tests.receipts.independent import receipted
 
 runner = CliRunner()
 
@@ -279,7 +280,7 @@ async def test_ask_multi_with_json(local: RunningDaemon) -> None:
     await answer_via_admin(local, {"Extras": ["a", "b"]})
     r = await asyncio.wait_for(task, 10)
     assert r.exit_code == 0
-    assert json.loads(r.stdout) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}, "answeredBy": None, "via": "admin"}
+    assert receipted(json.loads(r.stdout)) == {"requestId": item["requestId"], "sessionId": "s1", "status": "answered", "answers": {"Extras": ["a", "b"]}, "answeredBy": None, "via": "admin"}
 
 
 async def test_ask_a_team_with_an_escalation_step_and_see_it_pending(local: RunningDaemon) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from askd.core import AskInput
 from tests.cluster.conftest import Cluster
 from tests.conftest import WsClient, eventually, q
+from tests.receipts.independent import receipted
 
 
 async def test_ask_on_a_tab_on_b_answer_on_c(cluster: Cluster) -> None:
@@ -28,7 +29,7 @@ async def test_ask_on_a_tab_on_b_answer_on_c(cluster: Cluster) -> None:
         ended = await tab.expect("ask_user_questions_cancelled")
         assert ended["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "ws"}
     r = await asyncio.wait_for(waiting, 5)
-    assert r.json() == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Which database?": "SQLite"}, "answeredBy": "alice", "via": "ws"}
+    assert receipted(r.json()) == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Which database?": "SQLite"}, "answeredBy": "alice", "via": "ws"}
     # A second answer, on whichever node, is not_pending.
     again = await tab_b.answer("s1", rid, {"Which database?": "PostgreSQL"})
     assert again["payload"] == {"accepted": False, "reason": "not_pending"}

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from tests.fuzz.conftest import MAX_REQUEST_BYTES, LiveDaemon
 from tests.fuzz.strategies import answers_not_for, dumps, huge_numbers, json_values, nested, texts
 from tests.model.profiles import scaled
+from tests.receipts.independent import receipted
 
 # The spec's (and docs/decisions.md's) status for each error code.
 STATUS_OF = {
@@ -175,7 +176,7 @@ def test_lone_surrogates_travel_escaped_both_ways(live: LiveDaemon, http: httpx.
     assert pushed["payload"]["metadata"] == {"k": "a\ud800"} and pushed["payload"]["questions"][0]["x"] == "\udfff"
     tab_for_fuzzer.send_raw('{"type":"ask_user_questions_result","sessionId":"fz-surrogate","requestId":"%s","answers":{"Q?":"\\ud800!"}}' % rid)
     result = http.get(f"{live.url}/v1/sessions/fz-surrogate/questions/{rid}", params={"wait": 5}, headers=live.headers("agent"))
-    assert check(result, 200) == {"requestId": rid, "sessionId": "fz-surrogate", "status": "answered", "answers": {"Q?": "\ud800!"}, "answeredBy": "fuzzer", "via": "ws"}
+    assert receipted(check(result, 200)) == {"requestId": rid, "sessionId": "fz-surrogate", "status": "answered", "answers": {"Q?": "\ud800!"}, "answeredBy": "fuzzer", "via": "ws"}
 
 
 @pytest.mark.parametrize("path", ["/v1/sessions/fz-cut/questions", "/v1/sessions/fz-cut/questions/r1/extend"])

@@ -13,6 +13,7 @@ from askd.core.models import AskFields, QuestionResult
 from askd.mcp.tools import schema
 from tests.conftest import RunningDaemon, WsClient, eventually, q
 from tests.mcp.conftest import BridgeFactory
+from tests.receipts.independent import receipted
 
 S = "mcp-test"
 
@@ -85,7 +86,7 @@ async def test_ask_is_answered_from_a_tab_with_progress_while_it_waits(daemon: R
         result = await asyncio.wait_for(call, 10)
 
     assert result.is_error is False
-    assert result.structured_content == {
+    assert receipted(result.structured_content) == {
         "requestId": payload["requestId"],
         "sessionId": S,
         "status": "answered",
@@ -153,7 +154,7 @@ async def test_max_wait_returns_pending_then_get_answer_returns_the_answer(daemo
         await tab.answer(S, rid, {"Which database?": "PostgreSQL"})
         done = await b.call("get_answer", {"requestId": rid})
     assert done.is_error is False
-    assert done.structured_content == {
+    assert receipted(done.structured_content) == {
         "requestId": frame["payload"]["requestId"],
         "sessionId": S,
         "status": "answered",
@@ -178,7 +179,7 @@ async def test_get_answer_waits_for_a_question_of_its_session_with_progress(daem
         frame = await tab.expect("ask_user_questions")
         await tab.answer(S, frame["payload"]["requestId"], {"Ship it?": "yes"})
         result = await asyncio.wait_for(call, 10)
-    assert result.structured_content == {"requestId": asked["requestId"], "sessionId": S, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": "alice", "via": "ws"}
+    assert receipted(result.structured_content) == {"requestId": asked["requestId"], "sessionId": S, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": "alice", "via": "ws"}
     assert text(result) == "Ship it? → yes"
 
 

@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters, stdio_client, types
 
 from tests.conftest import RunningDaemon, WsClient, eventually, q
 from tests.mcp.conftest import ASKD, CALL_TIMEOUT, BridgeFactory
+from tests.receipts.independent import receipted
 
 S = "mcp-host"
 QUESTIONS = [q("Which database?", "PostgreSQL", "SQLite", header="Database"), q("Extras?", "tests", "docs", multi=True), q("Anything else?")]
@@ -108,7 +109,7 @@ async def test_an_accept_in_the_host_answers_via_mcp_and_the_tab_closes(daemon: 
 
     answers = {"Which database?": "SQLite", "Extras?": ["docs", "a changelog"], "Anything else?": "no"}
     assert result.is_error is False
-    assert result.structured_content == {
+    assert receipted(result.structured_content) == {
         "requestId": rid, "sessionId": S, "status": "answered", "answers": answers, "answeredBy": "alice", "via": "mcp"
     }
     assert "Which database? → SQLite" in text(result)
@@ -131,7 +132,7 @@ async def test_a_decline_in_the_host_declines_and_is_a_result_not_an_error(daemo
     closed = await tab.expect("ask_user_questions_cancelled")
     assert closed["payload"] == {"requestId": rid, "reason": "declined", "answeredBy": "alice", "via": "mcp"}
     assert result.is_error is False
-    assert result.structured_content == {"requestId": rid, "sessionId": S, "status": "declined", "answeredBy": "alice", "via": "mcp"}
+    assert receipted(result.structured_content) == {"requestId": rid, "sessionId": S, "status": "declined", "answeredBy": "alice", "via": "mcp"}
     assert text(result).startswith("alice declined to answer.")
 
 
@@ -147,7 +148,7 @@ async def test_a_cancel_leaves_it_to_the_page_and_the_host_is_not_asked_again(da
         assert again.structured_content["status"] == "pending"
         await tab.answer(S, rid, {"Deploy now?": "No"})
         result = await b.call("get_answer", {"requestId": rid})
-    assert result.structured_content == {
+    assert receipted(result.structured_content) == {
         "requestId": rid, "sessionId": S, "status": "answered", "answers": {"Deploy now?": "No"}, "answeredBy": "alice", "via": "ws"
     }
     assert len(host.forms) == 1
@@ -228,7 +229,7 @@ async def test_input_required_accept_answers_via_mcp(daemon: RunningDaemon, tmp_
     rid = await asked(tab)
     closed = await tab.expect("ask_user_questions_cancelled")
     assert closed["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "mcp"}
-    assert result.structured_content == {
+    assert receipted(result.structured_content) == {
         "requestId": rid,
         "sessionId": S,
         "status": "answered",
@@ -271,7 +272,7 @@ async def test_a_slow_host_loses_to_the_tab_and_its_late_accept_changes_nothing(
         host.gate.set()  # the person accepts in the host after the tab answered
         result = await asyncio.wait_for(call, CALL_TIMEOUT)
     expected = {"requestId": rid, "sessionId": S, "status": "answered", "answers": {"Deploy now?": "No"}, "answeredBy": "alice", "via": "ws"}
-    assert result.structured_content == expected
-    assert (await daemon.result(S, rid)).json() == expected
+    assert receipted(result.structured_content) == expected
+    assert receipted((await daemon.result(S, rid)).json()) == expected
     (replied,) = [e for e in events(tmp_path / "modern.log") if e.get("event") == "mcp.host_replied"]
     assert (replied["action"], replied["taken"]) == ("accept", False)

@@ -20,6 +20,7 @@ from tests.askd_process import Service
 from tests.conftest import FRAME_TIMEOUT, WsClient, q
 from tests.mcp.conftest import BridgeFactory
 from tests.mcp.test_bridge import text
+from tests.receipts.independent import receipted
 
 
 async def subscribed_tab(served: Service, user: str = "alice") -> tuple[WsClient, list[dict[str, Any]]]:
@@ -63,7 +64,7 @@ async def test_a_daemon_restart_during_the_wait_still_ends_in_the_answer(
         result = await asyncio.wait_for(call, 20)  # the bridge's backoff is capped at 5 s
         await tab.close()
     assert result.is_error is False
-    assert result.structured_content == {
+    assert receipted(result.structured_content) == {
         "requestId": rid,
         "sessionId": "s-restart",
         "status": "answered",

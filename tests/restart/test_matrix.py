@@ -25,6 +25,7 @@ from askd.core.lifecycle import CANCEL_ERROR
 from tests.askd_process import ServeProcess, Service
 from tests.conftest import FRAME_TIMEOUT, RunningDaemon, eventually, q
 from tests.restart import HOW, epoch, restart, running
+from tests.receipts.independent import receipted
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -196,7 +197,7 @@ async def test_an_unread_result_is_kept_until_its_retention_runs_out(world: Worl
     counted from its end, not from the restart."""
     d, done = world.d, world.done
     r = await d.result("done", done["requestId"])
-    assert r.json() == {"requestId": done["requestId"], "sessionId": "done", "status": "answered", "answers": done["answers"], "answeredBy": "bob", "via": "ws"}
+    assert receipted(r.json()) == {"requestId": done["requestId"], "sessionId": "done", "status": "answered", "answers": done["answers"], "answeredBy": "bob", "via": "ws"}
     gone_by = done["acked"] + TTL
 
     async def forgotten() -> bool:

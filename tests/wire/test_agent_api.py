@@ -10,6 +10,7 @@ from datetime import datetime
 import pytest
 
 from tests.conftest import RunningDaemon, eventually, q
+from tests.receipts.independent import receipted
 
 
 def iso(ts: str) -> datetime:
@@ -74,7 +75,7 @@ async def test_idempotency_key_returns_the_same_request_and_asks_once(daemon: Ru
         headers={**daemon.agent_headers, **key},
     )
     assert r3.status_code == 200 and r3.headers["Idempotent-Replayed"] == "true"
-    assert r3.json() == {
+    assert receipted(r3.json()) == {
         "requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Once?": "yes"}, "answeredBy": "alice", "via": "ws"
     }
 
@@ -94,7 +95,7 @@ async def test_post_with_wait_returns_the_answer_when_answered_meanwhile(daemon:
     body = await daemon.ask("s1", "alice", [q("Now?")], expect=200, params={"wait": 10})
     await answering
     assert body["status"] == "answered" and body["answers"] == {"Now?": "ok"}
-    assert set(body) == {"requestId", "sessionId", "status", "answers", "answeredBy", "via"}
+    assert set(body) == {"requestId", "sessionId", "status", "answers", "answeredBy", "via", "receipt"}
 
 
 async def test_post_with_wait_returns_201_pending_when_not_answered(daemon: RunningDaemon) -> None:

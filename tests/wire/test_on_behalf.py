@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import RunningDaemon, eventually, q
+from tests.receipts.independent import receipted
 
 
 async def on_behalf(
@@ -32,17 +33,17 @@ async def test_an_answer_for_the_person_wins_closes_every_tab_and_wakes_the_agen
     r = await on_behalf(daemon, rid, "answer", {"answers": answers, "answeredBy": "alice", "via": "mcp"})
     assert r.status_code == 200, r.text
     expected = {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": answers, "answeredBy": "alice", "via": "mcp"}
-    assert r.json() == expected
+    assert receipted(r.json()) == expected
     for tab in (tab1, tab2):
         closed = await tab.expect("ask_user_questions_cancelled")
         assert closed["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "mcp"}
-    assert (await waiting).json() == expected
+    assert receipted((await waiting).json()) == expected
 
     # Once only: a second answer or decline (from the host or a tab) changes nothing.
     late = await on_behalf(daemon, rid, "decline", {"answeredBy": "alice"})
     assert (late.status_code, late.json()["error"]["code"]) == (404, "not_pending")
     assert (await tab1.answer("s1", rid, {"Deploy?": "no"}))["payload"] == {"accepted": False, "reason": "not_pending"}
-    assert (await daemon.result("s1", rid)).json() == expected
+    assert receipted((await daemon.result("s1", rid)).json()) == expected
 
 
 async def test_a_decline_for_the_person_names_them_and_via_mcp(daemon: RunningDaemon) -> None:
@@ -51,7 +52,7 @@ async def test_a_decline_for_the_person_names_them_and_via_mcp(daemon: RunningDa
     await tab.expect("ask_user_questions")
     r = await on_behalf(daemon, rid, "decline", {"answeredBy": "alice", "reason": "ask Bob"})  # via defaults to mcp
     assert r.status_code == 200, r.text
-    assert r.json() == {
+    assert receipted(r.json()) == {
         "requestId": rid, "sessionId": "s1", "status": "declined", "answeredBy": "alice", "via": "mcp", "reason": "ask Bob"
     }
     closed = await tab.expect("ask_user_questions_cancelled")

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunningDaemon, WsClient, eventually, q
+from tests.receipts.independent import receipted
 
 ROUNDS = 30
 QUESTION = q("Ship it?", "yes", "no")
@@ -107,7 +108,7 @@ async def test_answer_against_the_timeout_at_its_deadline(daemon: RunningDaemon)
         ack = await tab.ack("yes")
         result = await settle(daemon, user, rid, [tab, other], waiting)
         if ack["payload"]["accepted"]:
-            assert result == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": user, "via": "ws"}
+            assert receipted(result) == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": user, "via": "ws"}
         else:
             assert ack["payload"] == {"accepted": False, "reason": "not_pending"}
             assert result["status"] == "timeout" and "answers" not in result
@@ -131,7 +132,7 @@ async def test_answer_against_a_session_cancel(daemon: RunningDaemon) -> None:
             assert result["status"] == "answered" and result["answers"] == {"Ship it?": "no"}
         else:
             assert cancel.json() == {"cancelled": 1}
-            assert result == {"requestId": rid, "sessionId": user, "status": "cancelled", "error": "Session cancelled"}
+            assert receipted(result) == {"requestId": rid, "sessionId": user, "status": "cancelled", "error": "Session cancelled"}
         return result["status"]
 
     outcomes = await run_rounds(race)
@@ -175,7 +176,7 @@ async def test_answer_then_abort_then_resend_after_reconnect(daemon: RunningDaem
             assert ack["payload"] == {"accepted": False, "reason": "not_pending"}
         # Either way the question ended once, answered (each tab checks it saw one end).
         result = await settle(daemon, user, rid, [watcher, fresh] if still_pending else [watcher], waiting)
-        assert result == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": user, "via": "ws"}
+        assert receipted(result) == {"requestId": rid, "sessionId": user, "status": "answered", "answers": {"Ship it?": "yes"}, "answeredBy": user, "via": "ws"}
         return "resend taken" if ack["payload"]["accepted"] else "first send taken"
 
     outcomes = await run_rounds(race)

@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from tests.conftest import RunningDaemon, q
+from tests.receipts.independent import receipted
 
 
 async def test_ask_is_pushed_to_every_tab_of_the_user(daemon: RunningDaemon) -> None:
@@ -67,7 +68,7 @@ async def test_any_tab_answers_the_agent_gets_it_and_other_tabs_close(daemon: Ru
         assert closed["payload"] == {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "ws"}
 
     result = (await waiting).json()
-    assert result == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Deploy now?": "yes"}, "answeredBy": "alice", "via": "ws"}
+    assert receipted(result) == {"requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Deploy now?": "yes"}, "answeredBy": "alice", "via": "ws"}
 
     # resending after a reconnect is harmless
     again = await tab1.answer("s1", rid, {"Deploy now?": "no"})

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunningDaemon, WsClient, eventually, q
+from tests.receipts.independent import receipted
 
 
 def at(iso: str) -> float:
@@ -52,7 +53,7 @@ async def test_decline_acks_first_closes_every_tab_and_wakes_the_agent(daemon: R
             "requestId": rid, "reason": "declined", "answeredBy": "alice", "via": "ws", "declineReason": "not mine to decide"
         }
     result = (await waiting).json()
-    assert result == {
+    assert receipted(result) == {
         "requestId": rid, "sessionId": "s1", "status": "declined",
         "answeredBy": "alice", "via": "ws", "reason": "not mine to decide",
     }
@@ -207,7 +208,7 @@ async def test_on_timeout_ends_with_the_default(daemon: RunningDaemon) -> None:
     )
     await tab.expect("ask_user_questions")
     result = (await daemon.result("s1", asked["requestId"], wait=10)).json()
-    assert result == {
+    assert receipted(result) == {
         "requestId": asked["requestId"], "sessionId": "s1", "status": "timeout",
         "answers": {"Deploy now?": "No"}, "defaulted": True, "error": "Timed out waiting for the user's answer",
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import RunningDaemon, q
+from tests.receipts.independent import receipted
 
 
 async def withdraw(daemon: RunningDaemon, session: str, request_id: str) -> tuple[int, dict]:
@@ -22,7 +23,7 @@ async def test_withdraw_ends_the_question_cancelled_and_tells_every_tab(daemon: 
 
     status, body = await withdraw(daemon, "s1", rid)
     assert status == 200
-    assert body == {"requestId": rid, "sessionId": "s1", "status": "cancelled", "error": "Withdrawn by agent"}
+    assert receipted(body) == {"requestId": rid, "sessionId": "s1", "status": "cancelled", "error": "Withdrawn by agent"}
     for tab in (tab1, tab2):
         ended = await tab.expect("ask_user_questions_cancelled")
         assert ended["payload"] == {"requestId": rid, "reason": "cancelled"}
@@ -43,7 +44,7 @@ async def test_withdraw_of_an_ended_question_returns_its_real_result_and_changes
 
     status, body = await withdraw(daemon, "s1", rid)
     assert status == 200
-    assert body == {
+    assert receipted(body) == {
         "requestId": rid, "sessionId": "s1", "status": "answered", "answers": {"Deploy?": "yes"}, "answeredBy": "alice", "via": "ws"
     }
     await tab.quiet()  # no second cancelled event

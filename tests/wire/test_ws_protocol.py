@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.conftest import RunningDaemon, eventually, q
+from tests.receipts.independent import receipted
 
 
 def asks(frames: list[dict]) -> list[str]:
@@ -116,7 +117,7 @@ async def test_accepted_answer_acks_before_closing_every_tab(daemon: RunningDaem
             "payload": {"requestId": rid, "reason": "answered", "answeredBy": "alice", "via": "ws"},
         }
     result = (await daemon.result("s1", rid)).json()
-    assert result == {
+    assert receipted(result) == {
         "requestId": rid, "sessionId": "s1", "status": "answered", "answers": answers, "answeredBy": "alice", "via": "ws"
     }
 
@@ -188,7 +189,7 @@ async def test_timeout_with_fractional_seconds_closes_panels_and_fails_the_agent
 
     result = (await daemon.result("s1", rid, wait=5)).json()
     assert time.monotonic() - started >= 0.25
-    assert result == {
+    assert receipted(result) == {
         "requestId": rid,
         "sessionId": "s1",
         "status": "timeout",

@@ -53,6 +53,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
                 out[name] = value
         if change.defaulted:
             out["dflt"] = 1
+        if change.digest is not None:
+            out["dg"] = change.digest
     elif isinstance(change, Extended):
         # The deadlines as repr strings: the script compares them as text.
         out.update(t="x", rid=change.request_id, prev=repr(change.previous), expires=repr(change.expires_at),
@@ -85,7 +87,7 @@ def from_json(data: dict[str, Any]) -> Change:
         answers = json.loads(data["answers"]) if "answers" in data else None
         return Ended(
             sid, rid, Trigger(data["trigger"]), answers, data.get("error"), float(data["ended"]),
-            data.get("by"), data.get("via"), data.get("reason"), bool(data.get("dflt")),
+            data.get("by"), data.get("via"), data.get("reason"), bool(data.get("dflt")), data.get("dg"),
         )
     if t == "x":
         return Extended(sid, rid, float(data["prev"]), float(data["expires"]), float(data["ext"]), data["frame"].encode())

@@ -78,6 +78,7 @@ for i = 4, #ARGV do
       if c.via then redis.call('HSET', rk, 'via', c.via) end
       if c.reason then redis.call('HSET', rk, 'reason', c.reason) end
       if c.dflt then redis.call('HSET', rk, 'dflt', 1) end
+      if c.dg then redis.call('HSET', rk, 'dg', c.dg) end  -- the receipt's digest (protocol section 16)
       ok = 1
     end
   elseif c.t == 'x' then

@@ -160,6 +160,7 @@ class RedisStore:
             via=_text(f.get(b"via")),
             reason=_text(f.get(b"reason")),
             defaulted=f.get(b"dflt") == b"1",
+            digest=_text(f.get(b"dg")),
         )
 
     # ---- commits -------------------------------------------------------

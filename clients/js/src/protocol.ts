@@ -774,6 +774,10 @@ export interface QuestionResult {
    * Declined: the reason the person gave, if any.
    */
   reason?: string | null;
+  /**
+   * Once ended: a compact JWS (EdDSA) askd signed over the result; check it with /.well-known/jwks.json.
+   */
+  receipt?: string | null;
   requestId: string;
   sessionId: string;
   status: Status;

@@ -1,0 +1,62 @@
+"""Receipts on results (protocol section 16): every ended result the daemon
+sends carries ``receipt``, signed here, once per ended question.
+
+The core keeps no key: it records each end's ``digest`` (taken while the
+questions were still held); this adds the signature when a result is
+serialized. ``iat`` is the end time, so the receipt is the same bytes on
+every node sharing the key and after a restart: a cache, not a record.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from askd.core import Request
+from askd.receipts import Keyring, receipt_claims, sign
+
+# Ended results kept with their receipt: a question asked again for its
+# result (a wait that ends, a GET, a replayed ask) is not signed again.
+CACHE_SIZE = 4096
+
+
+class Receipts:
+    def __init__(self, keys: Keyring, issuer: str | None) -> None:
+        self.keys = keys
+        self.issuer = issuer  # public_url, or None ("askd")
+        self.jwks = keys.jwks()
+        self._cache: OrderedDict[tuple[str, str], tuple[float, str]] = OrderedDict()
+
+    def receipt(self, req: Request) -> str | None:
+        """The ended request's receipt; None while pending, or for a question
+        that ended before askd kept digests (its questions are gone)."""
+        if req.pending or req.digest is None or req.ended_at is None:
+            return None
+        key = (req.session_id, req.request_id)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == req.ended_at:
+            self._cache.move_to_end(key)
+            return hit[1]
+        claims = receipt_claims(
+            iss=self.issuer,
+            session_id=req.session_id,
+            request_id=req.request_id,
+            status=req.status.value,
+            by=req.answered_by,
+            via=req.via,
+            digest=req.digest,
+            ended_at=req.ended_at,
+        )
+        token = sign(claims, self.keys)
+        self._cache[key] = (req.ended_at, token)
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return token
+
+    def result(self, req: Request) -> dict[str, Any]:
+        """``req.result()`` as the wire has it: with ``receipt`` once ended."""
+        out = req.result()
+        token = self.receipt(req)
+        if token is not None:
+            out["receipt"] = token
+        return out
