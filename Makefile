@@ -59,7 +59,7 @@ config-example: $(STAMP)  ## regenerate packaging/askd.toml from the settings mo
 BENCH_ARGS ?=
 
 bench: $(STAMP)  ## run the benchmarks of docs/performance.md (BENCH_ARGS="b1 --size 1000", "--quick", "sweep --charts docs/img")
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(EDITABLE) '.[bench]'
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # The JavaScript client (clients/js, npm package askd-client). Its types are
