@@ -86,40 +86,17 @@ def test(
             email = TypeAdapter(Sender).validate_python(email).email
         except ValidationError as err:
             fail(f"--email: {err.errors()[0]['msg']}", EXIT_USAGE)
-    flags = {"notify__webhook_url": webhook_url, "notify__format": fmt.value if fmt else None}
-    local_why = "--webhook-url and --format test from this machine" if webhook_url is not None or fmt is not None else None
-    report = None
-    if local_why is None:
-        report, where = _from_daemon(admin_url, token, config, user, email)
-        if report is not None and not as_json:
-            typer.echo(f"The daemon at {where} sent the sample through its own channels:")
-        local_why = where
-    if report is None:
-        s = settings(config, **flags)
-        n = s.notify
-        if email is not None and n.smtp_url is None:
-            fail("--email needs notify.smtp_url (ASKD_NOTIFY__SMTP_URL): no mail server is configured", EXIT_USAGE)
-        if n.webhook_url is None and n.smtp_url is None:
-            fail(
-                f"nothing to test: {local_why[0].lower() + local_why[1:]}, and this machine's settings name no channel: "
-                "set notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL) or pass --webhook-url, "
-                "or set notify.smtp_url (ASKD_NOTIFY__SMTP_URL) for e-mail",
-                EXIT_USAGE,
-            )
-        if not as_json:
-            typer.echo(f"{local_why}: sending from this machine's settings (its config file and ASKD_* variables).")
-        link_base = str(s.public_url) if s.public_url else Discovery(config, s).url(url or clients.global_options().url)
-        report = asyncio.run(
-            notify_sample.run(
-                n, public_url=str(s.public_url) if s.public_url else None, link_base=link_base,
-                secret=_link_secret(s), user=user, email=email, timeout=s.question_timeout_seconds,
-            )
-        )
-        report["via"] = "local"
+    report: dict[str, Any] | None = None
+    if webhook_url is not None or fmt is not None:
+        why = "--webhook-url and --format test from this machine"
     else:
-        report["via"] = "daemon"
-        if report.get("url") is None and report.get("email") is None:
-            fail("nothing to test: the running daemon has no notify.webhook_url and no notify.smtp_url", EXIT_USAGE)
+        report, why = _from_daemon(admin_url, token, config, user, email)
+    if report is None:
+        report = _local(why, config, url, webhook_url, fmt, user, email, as_json)
+    else:
+        _check_daemon_channels(report, why, email)
+        if not as_json:
+            typer.echo(f"The daemon at {why} sent the sample through its own channels:")
     if as_json:
         print_json(report)
     else:
@@ -130,6 +107,46 @@ def test(
         _show_links(report["links"])
     if not report["ok"]:
         raise typer.Exit(EXIT_ERROR)
+
+
+def _check_daemon_channels(report: dict[str, Any], where: str, email: str | None) -> None:
+    restart = "(set it where the daemon starts, e.g. ASKD_NOTIFY__SMTP_URL=... askd serve, and restart it)"
+    if report["url"] is None and report["email"] is None:
+        fail(
+            f"nothing to test: the daemon at {where} has no notify.webhook_url and no notify.smtp_url "
+            "(set them where it starts, e.g. ASKD_NOTIFY__WEBHOOK_URL=... askd serve, and restart it)",
+            EXIT_USAGE,
+        )
+    if email is not None and report["email"] is None:
+        fail(f"--email needs notify.smtp_url: the daemon at {where} has no mail server {restart}", EXIT_USAGE)
+    report["via"] = "daemon"
+
+
+def _local(
+    why: str, config: Path | None, url: str | None, webhook_url: str | None, fmt: Format | None, user: str, email: str | None, as_json: bool
+) -> dict[str, Any]:
+    """The sample sent from this machine's settings (no daemon, or a target of its own)."""
+    s = settings(config, notify__webhook_url=webhook_url, notify__format=fmt.value if fmt else None)
+    n = s.notify
+    if email is not None and n.smtp_url is None:
+        fail("--email needs notify.smtp_url (ASKD_NOTIFY__SMTP_URL): no mail server is configured", EXIT_USAGE)
+    if n.webhook_url is None and n.smtp_url is None:
+        fail(
+            f"nothing to test: {why[0].lower() + why[1:]}, and this machine's settings name no channel: "
+            "set notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL) or pass --webhook-url, "
+            "or set notify.smtp_url (ASKD_NOTIFY__SMTP_URL) for e-mail",
+            EXIT_USAGE,
+        )
+    if not as_json:
+        typer.echo(f"{why}: sending from this machine's settings (its config file and ASKD_* variables).")
+    link_base = str(s.public_url) if s.public_url else Discovery(config, s).url(url or clients.global_options().url)
+    report = asyncio.run(
+        notify_sample.run(
+            n, public_url=str(s.public_url) if s.public_url else None, link_base=link_base,
+            secret=_link_secret(s), user=user, email=email, timeout=s.question_timeout_seconds,
+        )
+    )
+    return {**report, "via": "local"}
 
 
 def _show_links(answer: dict[str, Any] | None) -> None:

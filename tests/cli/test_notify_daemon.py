@@ -115,3 +115,24 @@ async def test_the_admin_call_is_for_admins_and_checks_its_body(daemon: RunningD
         r = await daemon.admin("POST", "/admin/v1/notify/test", json=bad)
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", (bad, r.text)
     assert mailbox.got == []
+
+
+async def test_a_daemon_without_channels_says_so_even_if_this_terminal_has_one(tmp_path: Path, receiver: Receiver) -> None:
+    service = Service(tmp_path / "bare")
+    await service.start()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASKD_")}
+        env.update(ASKD_STATE_DIR=str(service.state_dir), ASKD_NOTIFY__WEBHOOK_URL=receiver.url)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "askd.cli.main", "notify", "test",
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        await service.close()
+    assert proc.returncode == 2, (out, err)
+    assert err.decode().strip() == (
+        f"askd: nothing to test: the daemon at {service.admin_url} has no notify.webhook_url and no notify.smtp_url "
+        "(set them where it starts, e.g. ASKD_NOTIFY__WEBHOOK_URL=... askd serve, and restart it)"
+    )
+    assert receiver.got == []  # this terminal's webhook is not the daemon's
