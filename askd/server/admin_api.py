@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, StrictBool
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd import notify_sample
+from askd.addresses import EmailAddress
 from askd.core import NotFound, NotPending
 from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id, UserBody
 from askd.server.base import ApiError, ApiHandler
@@ -179,7 +180,7 @@ class NotifyTestBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     user: Id = "you"
-    email: EmailStr | None = None
+    email: EmailAddress | None = None  # any well-formed address, intranet domains too (askd.addresses)
 
 
 class NotifyTestHandler(_AdminHandler):

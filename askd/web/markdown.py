@@ -114,7 +114,7 @@ def _inline_text(tokens: Sequence[Token]) -> str:
 
 def plain(text: str, limit: int | None = None) -> str:
     """A one-line plain-text summary of Markdown, where markup cannot be
-    shown (a mail's Subject, an HTML ``<title>``, a page's list of answers):
+    shown (a mail's Subject, an HTML ``<title>``):
     the first line of the first paragraph or heading (code blocks, rules and
     raw HTML skipped), cut after its first sentence, with no markup (a link
     keeps its text, an image its alt text); at most ``limit`` characters,

@@ -1,6 +1,6 @@
 """``askd.web.markdown.plain``: a question's Markdown as one short line of
 plain text, for where markup cannot show (issue 30.5: a mail's Subject, an
-HTML title, the answer page's summary)."""
+HTML title)."""
 
 from __future__ import annotations
 
