@@ -106,6 +106,10 @@ async def test_the_admin_call_mails_the_users_kept_address(daemon: RunningDaemon
     assert m.rcpt_tos == ["bob@example.com"]
     pending = await daemon.admin("GET", "/admin/v1/pending")
     assert pending.json()["pending"] == []  # the sample never entered the registry
+    r = await daemon.admin("POST", "/admin/v1/notify/test", json={"user": "bob", "email": "ops@corp.local"})
+    assert r.status_code == 200 and r.json()["email"]["to"] == "ops@corp.local", r.text  # an intranet domain, as a user's address
+    await mailbox.wait_for(2)
+    assert mailbox.got[1].rcpt_tos == ["ops@corp.local"]
 
 
 async def test_the_admin_call_is_for_admins_and_checks_its_body(daemon: RunningDaemon, mailbox: Mailbox) -> None:
