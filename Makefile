@@ -8,6 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: serve test install clean
 
 $(BIN)/python:
+	@echo "Making $(VENV), askd's own Python environment (first run only)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
@@ -16,12 +17,22 @@ ARGS ?=
 
 # Serving needs only askd itself; the test extras (Playwright, hypothesis,
 # build...) are installed by the first `make test`.
+# askd.cli and askd.config live in cli/ and config/, so an editable install
+# needs setuptools' import hook, which announces itself with an
+# "Editable installation" notice (setuptools' InformationOnly, relayed by pip
+# as BuildBackendWarning). It warns of folders named like the package in the
+# working directory: here ./askd is the package itself, so there is nothing
+# to act on and the notice is filtered (other warnings still show).
+EDITABLE = PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install --quiet -e
+
 $(SERVE_STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e .
+	@echo "Installing askd into $(VENV) (first run only, about 30 s)..."
+	$(EDITABLE) .
 	touch $(SERVE_STAMP)
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test]'
+	@echo "Installing askd and its test tools into $(VENV) (first run only, a few minutes)..."
+	$(EDITABLE) '.[test]'
 	touch $(STAMP) $(SERVE_STAMP)
 
 install: $(STAMP)
@@ -48,7 +59,7 @@ config-example: $(STAMP)  ## regenerate packaging/askd.toml from the settings mo
 BENCH_ARGS ?=
 
 bench: $(STAMP)  ## run the benchmarks of docs/performance.md (BENCH_ARGS="b1 --size 1000", "--quick", "sweep --charts docs/img")
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(EDITABLE) '.[bench]'
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # The JavaScript client (clients/js, npm package askd-client). Its types are

@@ -110,6 +110,31 @@ def default_language() -> str:
     return pick_language(())
 
 
+# The HTML part's looks, inline on each element: mail programs (Gmail,
+# Outlook) drop <style> blocks and external sheets but keep style="".
+FONT = "-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,'Helvetica Neue',Arial,'Noto Sans','PingFang SC','Microsoft YaHei',sans-serif"
+STYLE = {
+    "body": "margin:0;padding:0;background:#f5f6f8;",
+    "card": (
+        f"max-width:560px;margin:0 auto;padding:24px 20px;background:#ffffff;font-family:{FONT};"
+        "font-size:15px;line-height:1.5;color:#1f2328;"
+    ),
+    "intro": "margin:0 0 16px;color:#59636e;font-size:14px;",
+    "session": "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;color:#1f2328;",
+    "header": "margin:20px 0 4px;font-size:13px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:#59636e;",
+    "question": "margin:0 0 12px;",
+    "options": "margin:0 0 16px;",
+    "button": (
+        "display:inline-block;margin:0 8px 8px 0;padding:8px 18px;border-radius:6px;background:#0969da;"
+        "color:#ffffff;font-weight:600;text-decoration:none;"
+    ),
+    "option": "display:inline-block;margin:0 8px 8px 0;padding:7px 17px;border:1px solid #d0d7de;border-radius:6px;font-weight:600;",
+    "about": "margin:0 0 8px;color:#59636e;font-size:14px;",
+    "link": "color:#0969da;",
+    "footer": "margin:20px 0 0;padding-top:12px;border-top:1px solid #d8dee4;font-size:14px;",
+}
+
+
 def compose(
     description: dict[str, Any],
     *,
@@ -120,51 +145,66 @@ def compose(
     """One recipient's mail about a pending question (``Request.describe()``).
     ``links`` is that recipient's from the answer links (``{"open": URL,
     "options": [{"label", "url"}, ...]}``); without them the mail points to
-    the inbox. Question text is Markdown: its source in the text part, and
-    rendered safely (askd.web.markdown) in the HTML part."""
-    from askd.web.markdown import render
+    the inbox. Question text is Markdown: its source in the text part,
+    rendered safely (askd.web.markdown) in the HTML part, and as plain text
+    (its first sentence) in the Subject and the HTML's title. Both parts
+    name the session, as the Slack message does."""
+    from askd.web.markdown import plain, render
 
     lang = lang or default_language()
     w = _words(lang)
     questions = description["questions"]
+    session = str(description["sessionId"])
     until = str(description["expiresAt"])[11:16]
     option_urls = {o["label"]: o["url"] for o in (links or {}).get("options") or ()}
     open_url = (links or {}).get("open")
     first = questions[0] if questions else {}
-    title = str(first.get("header") or first.get("question") or "").strip().splitlines()[0:1]
-    subject = w["mail.subject"].replace("{title}", _clip(title[0] if title else "", SUBJECT_CHARS))
+    header = str(first.get("header") or "").strip()
+    title = header.splitlines()[0] if header else plain(str(first.get("question") or ""))
+    subject = w["mail.subject"].replace("{title}", _clip(title, SUBJECT_CHARS))
     intro = w["mail.intro"].replace("{until}", f"{until} UTC")
+    e = html.escape
 
-    text = [intro, ""]
-    parts = [f"<p>{html.escape(intro)}</p>"]
+    text = [intro.replace("{session}", session), ""]
+    shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
+    parts = [f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>']
     for q in questions:
         header = q.get("header")
         if isinstance(header, str) and header:
             text.append(header)
-            parts.append(f"<h3>{html.escape(header)}</h3>")
+            parts.append(f'<h3 style="{STYLE["header"]}">{e(header)}</h3>')
         body = str(q.get("question", ""))
         text.append(body)
-        parts.append(render(body))
+        parts.append(f'<div style="{STYLE["question"]}">{render(body)}</div>')
         options = [o for o in q.get("options") or () if isinstance(o, dict)]
+        buttons, abouts = [], []
         for o in options:
             label, about = str(o.get("label", "")), str(o.get("description") or "")
             url = option_urls.get(label) if len(questions) == 1 else None
             # The URL last on its line: mail programs end a bare link at the line's end.
             text.append(f"  - {label}" + (f" ({about})" if about else "") + (f": {url}" if url else ""))
-            item = f'<a href="{html.escape(url)}">{html.escape(label)}</a>' if url else html.escape(label)
+            if url:
+                buttons.append(f'<a href="{e(url)}" style="{STYLE["button"]}">{e(label)}</a>')
+            else:
+                buttons.append(f'<span style="{STYLE["option"]}">{e(label)}</span>')
             if about:
-                item += " — " + html.escape(about)
-            parts.append(f"<p>&#8226; {item}</p>")
+                abouts.append(f'<p style="{STYLE["about"]}"><b>{e(label)}</b> — {e(about)}</p>')
+        if buttons:
+            parts.append(f'<div style="{STYLE["options"]}">{"".join(buttons)}{"".join(abouts)}</div>')
         text.append("")
+    footer = []
     if open_url:
         line = w["mail.open"]
         text.append(f"{line}: {open_url}")
-        parts.append(f'<p><a href="{html.escape(open_url)}">{html.escape(line)}</a></p>')
+        footer.append(f'<a href="{e(open_url)}" style="{STYLE["link"]}">{e(line)}</a>')
     text.append(f"{w['mail.inbox']}: {inbox}")
-    parts.append(f'<p><a href="{html.escape(inbox)}">{html.escape(w["mail.inbox"])}</a></p>')
+    footer.append(f'<a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a>')
+    parts.append(f'<p style="{STYLE["footer"]}">{" · ".join(footer)}</p>')
     page = (
-        f'<!DOCTYPE html><html lang="{html.escape(lang)}"><head><meta charset="utf-8">'
-        f"<title>{html.escape(subject)}</title></head><body>{''.join(parts)}</body></html>"
+        f'<!DOCTYPE html><html lang="{e(lang)}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>{e(subject)}</title></head><body style="{STYLE["body"]}">'
+        f'<div style="{STYLE["card"]}">{"".join(parts)}</div></body></html>'
     )
     return Mail(subject, "\n".join(text).rstrip() + "\n", page)
 

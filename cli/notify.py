@@ -1,53 +1,38 @@
-"""``askd notify test``: show what each configured channel would send (the
-webhook's body, the mail's text, the links in them) and send one sample
-through each, as the daemon would, reporting what the receiver answered."""
+"""``askd notify test``: send one sample through each notification channel
+(the webhook, the mail) and report what each receiver answered.
+
+It asks the running daemon to send it through its own channels
+(``POST /admin/v1/notify/test``): that daemon's settings are what reach
+people, whatever this terminal's environment says. Only when no daemon
+answers (or ``--webhook-url``/``--format`` ask for another target) does it
+send from this machine's settings, and it says so."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import secrets
-import uuid
-from email.headerregistry import Address
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import httpx
 import typer
 from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 
-from askd import links, mail, state, webhook
+from askd import notify_sample, state, webhook
 from askd.addresses import Sender
 from askd.cli import clients
-from askd.cli.clients import JsonOption, UrlOption, command
+from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, UrlOption, command
 from askd.cli.common import EXIT_ERROR, EXIT_USAGE, ConfigOption, eprint, fail, print_json, settings
 from askd.client import Discovery
-from askd.core import AskInput, Limits, Registry, Request
+from askd.client.errors import ApiError, DaemonUnavailable
 
 app = typer.Typer(help="Notifications: tell people of questions by webhook and e-mail (docs/notify.md).", no_args_is_help=True)
-
-SAMPLE_SESSION = "askd-notify-test"
 
 
 class Format(str, Enum):
     json = "json"
     slack = "slack"
-
-
-SAMPLE_QUESTION = {
-    "question": "This is a test from `askd notify test`. Did it arrive?",
-    "header": "askd test",
-    "options": [{"label": "Yes"}, {"label": "No"}],
-}
-
-
-def sample_request(user: str, timeout: float) -> Request:
-    """A pending question asked of ``user``, made by the core as an ask
-    would be (it exists nowhere else: its links open askd's "not valid" page)."""
-    registry = Registry(Limits(question_timeout=timeout, max_timeout=timeout), new_id=lambda: f"test-{uuid.uuid4().hex[:12]}")
-    req, _ = registry.prepare_ask(AskInput(SAMPLE_SESSION, user, [SAMPLE_QUESTION]))
-    return req
 
 
 def _link_secret(s: Any) -> str:
@@ -58,9 +43,19 @@ def _link_secret(s: Any) -> str:
     return state.read_secret(s.state_dir) or secrets.token_urlsafe(32)
 
 
-async def _post_once(url: str, body: bytes, secret: str | None, timeout: float) -> webhook.Attempt:
-    async with httpx.AsyncClient(follow_redirects=False) as client:
-        return await webhook.post(client, url, body, secret, timeout)
+def _from_daemon(admin_url: str | None, token: str | None, config: Path | None, user: str, email: str | None) -> tuple[dict[str, Any] | None, str]:
+    """The running daemon's report, or None and why no daemon did it."""
+    with clients.admin_client(admin_url, token, config) as admin:
+        try:
+            admin.health()
+        except DaemonUnavailable:
+            return None, f"No askd answers at {admin.url}"
+        try:
+            return admin.notify_test(user=user, email=email), admin.url
+        except ApiError as err:
+            if err.status == 404 and err.code == "not_found":  # an askd older than 1.3 has no such call
+                return None, f"The askd at {admin.url} cannot send a test (it is older than 1.3)"
+            raise
 
 
 @app.command("test")
@@ -72,10 +67,13 @@ def test(
     email: str | None = typer.Option(None, "--email", help="Mail the sample to this address (with notify.smtp_url)."),
     as_json: bool = JsonOption,
     url: str | None = UrlOption,
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
     config: Path | None = ConfigOption,
 ) -> None:
-    """Send one sample through each configured channel (webhook, e-mail), show
-    what was sent, and print each answer (exit 1 when one fails)."""
+    """Have the running daemon send one sample through each of its channels
+    (webhook, e-mail), show what was sent, and print each answer (exit 1 when
+    one fails). With no daemon running, send it from this machine's settings."""
     if not user:
         fail("--user must not be empty", EXIT_USAGE)
     if webhook_url is not None:
@@ -88,40 +86,67 @@ def test(
             email = TypeAdapter(Sender).validate_python(email).email
         except ValidationError as err:
             fail(f"--email: {err.errors()[0]['msg']}", EXIT_USAGE)
-    flags = {"notify__webhook_url": webhook_url, "notify__format": fmt.value if fmt else None}
-    s = settings(config, **flags)
+    report: dict[str, Any] | None = None
+    if webhook_url is not None or fmt is not None:
+        why = "--webhook-url and --format test from this machine"
+    else:
+        report, why = _from_daemon(admin_url, token, config, user, email)
+    if report is None:
+        report = _local(why, config, url, webhook_url, fmt, user, email, as_json)
+    else:
+        _check_daemon_channels(report, why, email)
+        if not as_json:
+            typer.echo(f"The daemon at {why} sent the sample through its own channels:")
+    if as_json:
+        print_json(report)
+    else:
+        if report.get("url") is not None:
+            _show_webhook(report)
+        if report.get("email") is not None:
+            _show_email(report["email"])
+        _show_links(report["links"])
+    if not report["ok"]:
+        raise typer.Exit(EXIT_ERROR)
+
+
+def _check_daemon_channels(report: dict[str, Any], where: str, email: str | None) -> None:
+    restart = "(set it where the daemon starts, e.g. ASKD_NOTIFY__SMTP_URL=... askd serve, and restart it)"
+    if report["url"] is None and report["email"] is None:
+        fail(
+            f"nothing to test: the daemon at {where} has no notify.webhook_url and no notify.smtp_url "
+            "(set them where it starts, e.g. ASKD_NOTIFY__WEBHOOK_URL=... askd serve, and restart it)",
+            EXIT_USAGE,
+        )
+    if email is not None and report["email"] is None:
+        fail(f"--email needs notify.smtp_url: the daemon at {where} has no mail server {restart}", EXIT_USAGE)
+    report["via"] = "daemon"
+
+
+def _local(
+    why: str, config: Path | None, url: str | None, webhook_url: str | None, fmt: Format | None, user: str, email: str | None, as_json: bool
+) -> dict[str, Any]:
+    """The sample sent from this machine's settings (no daemon, or a target of its own)."""
+    s = settings(config, notify__webhook_url=webhook_url, notify__format=fmt.value if fmt else None)
     n = s.notify
     if email is not None and n.smtp_url is None:
         fail("--email needs notify.smtp_url (ASKD_NOTIFY__SMTP_URL): no mail server is configured", EXIT_USAGE)
     if n.webhook_url is None and n.smtp_url is None:
         fail(
-            "nothing to test: set notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL) or pass --webhook-url, "
+            f"nothing to test: {why[0].lower() + why[1:]}, and this machine's settings name no channel: "
+            "set notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL) or pass --webhook-url, "
             "or set notify.smtp_url (ASKD_NOTIFY__SMTP_URL) for e-mail",
             EXIT_USAGE,
         )
+    if not as_json:
+        typer.echo(f"{why}: sending from this machine's settings (its config file and ASKD_* variables).")
     link_base = str(s.public_url) if s.public_url else Discovery(config, s).url(url or clients.global_options().url)
-    req = sample_request(user, s.question_timeout_seconds)
-    description = req.describe()
-    inbox = webhook.inbox_url(link_base, SAMPLE_SESSION)
-    # Answer links only with public_url, as the daemon makes them.
-    answer = links.link_set(str(s.public_url), _link_secret(s), req, user) if s.public_url else None
-    report: dict[str, Any] = {"ok": True, **dict.fromkeys(WEBHOOK_KEYS), "email": None, "links": answer}
-    if n.webhook_url is not None:
-        hook = _webhook(n, description, inbox, {user: answer} if answer else None, as_json)
-        report.update(hook, ok=hook["ok"])
-    if n.smtp_url is not None:
-        report["email"] = _email(n, description, inbox, answer, email, as_json)
-        report["ok"] = report["ok"] and report["email"]["ok"]
-    if as_json:
-        print_json(report)
-    else:
-        _show_links(answer)
-    if not report["ok"]:
-        raise typer.Exit(EXIT_ERROR)
-
-
-#: The webhook's part of ``--json`` (null without a webhook); ``payload`` is the body sent.
-WEBHOOK_KEYS = ("url", "format", "signed", "status", "reason", "body", "error", "elapsedMs", "payload")
+    report = asyncio.run(
+        notify_sample.run(
+            n, public_url=str(s.public_url) if s.public_url else None, link_base=link_base,
+            secret=_link_secret(s), user=user, email=email, timeout=s.question_timeout_seconds,
+        )
+    )
+    return {**report, "via": "local"}
 
 
 def _show_links(answer: dict[str, Any] | None) -> None:
@@ -134,72 +159,30 @@ def _show_links(answer: dict[str, Any] | None) -> None:
     typer.echo(f"  Open: {answer['open']}")
 
 
-def _webhook(
-    n: Any, description: dict[str, Any], inbox: str, answer: dict[str, dict[str, Any]] | None, as_json: bool
-) -> dict[str, Any]:
-    """POST the sample once; print (unless ``as_json``) what was sent and answered."""
-    target, secret = str(n.webhook_url), n.webhook_secret.get_secret_value() if n.webhook_secret else None
-    ev = {**webhook.event(description, inbox, None, answer), "test": True}
-    body = webhook.render(n.format, ev, next(iter(answer.values())) if answer else None)
-    got = asyncio.run(_post_once(target, body, secret, n.timeout_seconds))
-    shown = webhook.redact_url(target)
-    if not as_json:
-        if got.ok:
-            signed = "signed" if secret else "unsigned"
-            typer.echo(f"Sent a sample question ({n.format}, {signed}) to {shown}")
-            answer = f"The receiver answered {got.status} {got.reason} in {round(got.elapsed * 1000)} ms"
-            typer.echo(f"{answer}: {got.excerpt!r}" if got.excerpt else answer)
-        else:
-            verb = "answered" if got.status is not None else "did not answer:"
-            unsigned = ""
-            if got.status in (401, 403) and secret is None:  # the likeliest cause, which the receiver cannot say
-                unsigned = "; no notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET) is configured, so nothing was signed"
-            eprint(f"askd: the webhook at {shown} {verb} {got.describe()}{unsigned}")
-        typer.echo("The body it sent:")
-        typer.echo(json.dumps(json.loads(body), indent=2, ensure_ascii=False))
-    return {
-        "ok": got.ok,
-        "url": shown,
-        "format": n.format,
-        "signed": secret is not None,
-        "status": got.status,
-        "reason": got.reason or None,
-        "body": got.excerpt if got.status is not None else None,
-        "error": got.error,
-        "elapsedMs": round(got.elapsed * 1000),
-        "payload": json.loads(body),
-    }
-
-
-def _email(
-    n: Any, description: dict[str, Any], inbox: str, answer: dict[str, Any] | None, to: str | None, as_json: bool
-) -> dict[str, Any]:
-    """Mail the sample to ``to`` once (None: only show it)."""
-    target = n.mail_server()
-    sender = Address(n.email_from.name, addr_spec=n.email_from.email)
-    content = mail.compose(description, inbox=inbox, links=answer)
-    out: dict[str, Any] = {
-        "ok": True,
-        "sent": False,
-        "server": target.shown,
-        "from": str(sender),
-        "to": to,
-        "subject": content.subject,
-        "text": content.text,
-        "error": None,
-        "elapsedMs": None,
-    }
-    if to is not None:
-        got = asyncio.run(mail.send(target, mail.message(content, sender, to), n.timeout_seconds))
-        out.update(ok=got.ok, sent=got.ok, error=got.error, elapsedMs=round(got.elapsed * 1000))
-    if as_json:
-        return out
-    if to is None:
-        typer.echo(f"The mail askd sends through {target.shown} (not sent: pass --email ADDRESS to send it):")
-    elif out["ok"]:
-        typer.echo(f"Sent a sample mail to {to} through {target.shown} in {out['elapsedMs']} ms:")
+def _show_webhook(r: dict[str, Any]) -> None:
+    """What was sent and what the receiver answered (a failure: one line on stderr)."""
+    got = webhook.Attempt(r["status"], r["reason"] or "", r["body"] or "", r["error"])
+    if r["ok"]:
+        signed = "signed" if r["signed"] else "unsigned"
+        typer.echo(f"Sent a sample question ({r['format']}, {signed}) to {r['url']}")
+        answer = f"The receiver answered {r['status']} {r['reason'] or ''}".rstrip() + f" in {r['elapsedMs']} ms"
+        typer.echo(f"{answer}: {r['body']!r}" if r["body"] else answer)
     else:
-        eprint(f"askd: the mail server at {target.shown} did not take the mail: {out['error']}")
+        verb = "answered" if r["status"] is not None else "did not answer:"
+        unsigned = ""
+        if r["status"] in (401, 403) and not r["signed"]:  # the likeliest cause, which the receiver cannot say
+            unsigned = "; no notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET) is configured, so nothing was signed"
+        eprint(f"askd: the webhook at {r['url']} {verb} {got.describe()}{unsigned}")
+    typer.echo("The body it sent:")
+    typer.echo(json.dumps(r["payload"], indent=2, ensure_ascii=False))
+
+
+def _show_email(out: dict[str, Any]) -> None:
+    if out["to"] is None:
+        typer.echo(f"The mail askd sends through {out['server']} (not sent: pass --email ADDRESS to send it):")
+    elif out["ok"]:
+        typer.echo(f"Sent a sample mail to {out['to']} through {out['server']} in {out['elapsedMs']} ms:")
+    else:
+        eprint(f"askd: the mail server at {out['server']} did not take the mail: {out['error']}")
         typer.echo("The mail it tried to send:")
-    typer.echo(f"Subject: {content.subject}\n\n{content.text}", nl=False)
-    return out
+    typer.echo(f"Subject: {out['subject']}\n\n{out['text']}", nl=False)

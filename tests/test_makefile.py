@@ -26,10 +26,38 @@ def test_serve_installs_askd_without_the_test_extras_and_takes_args(tmp_path: Pa
     venv = tmp_path / "fresh"  # no venv yet: a fresh clone
     commands = dry_run("serve", "ARGS=--port 9000 --admin-port 9001", venv=venv)
     installs = [c for c in commands if "pip install" in c and "--upgrade pip" not in c]
-    assert installs == [f"{venv}/bin/pip install --quiet -e ."], commands
+    # PYTHONWARNINGS: setuptools' notice of its editable import hook (below).
+    assert installs == [f'PYTHONWARNINGS="ignore:Editable installation" {venv}/bin/pip install --quiet -e .'], commands
     assert commands[-1] == f"{venv}/bin/askd serve --port 9000 --admin-port 9001"
 
 
 def test_test_installs_the_test_extras(tmp_path: Path) -> None:
     commands = dry_run("test", venv=tmp_path / "fresh")
     assert any("pip install --quiet -e '.[test]'" in c for c in commands), commands
+
+
+def test_serve_says_what_it_does_before_the_silent_install(tmp_path: Path) -> None:
+    venv = tmp_path / "fresh"
+    commands = dry_run("serve", venv=venv)
+    install = next(i for i, c in enumerate(commands) if c.endswith("pip install --quiet -e ."))
+    said = [c for c in commands[:install] if c.startswith("echo ")]
+    assert any(f"Installing askd into {venv} (first run only, about 30 s)" in c for c in said), commands
+
+
+@pytest.mark.packaging
+def test_the_first_install_prints_no_setuptools_banner(tmp_path: Path) -> None:
+    """The real first ``make serve`` install into a fresh venv (slow: pip
+    builds askd; its dependencies come from pip's cache or PyPI)."""
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    venv = tmp_path / "fresh"
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(ROOT), f"VENV={venv}", f"{venv}/.installed-serve"],
+        capture_output=True, text=True, timeout=900,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert (venv / "bin" / "askd").exists()
+    banner = [line for line in out.splitlines() if "BuildBackendWarning" in line or "Please be careful with folders" in line]
+    assert banner == [], out
+    assert out.index("Installing askd into") < out.index("pip install --quiet -e ."), out

@@ -132,3 +132,12 @@ class AdminClient:
     def set_user_email(self, user: str, email: str | None) -> dict[str, Any]:
         """Keep ``user``'s address (None forgets it); returns it as stored (normalized)."""
         return self._call("PUT", f"/admin/v1/users/{seg(user)}", json={"email": email})  # type: ignore[no-any-return]
+
+    def notify_test(self, *, user: str = "you", email: str | None = None) -> dict[str, Any]:
+        """Have the daemon send a sample question through each of its own
+        notification channels (``POST /admin/v1/notify/test``, askd 1.3);
+        returns its report (``askd notify test --json``'s keys)."""
+        body: dict[str, Any] = {"user": user}
+        if email is not None:
+            body["email"] = email
+        return self._call("POST", "/admin/v1/notify/test", json=body)  # type: ignore[no-any-return]

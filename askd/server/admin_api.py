@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
+from askd import notify_sample
+from askd.addresses import EmailAddress
 from askd.core import NotFound, NotPending
 from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id, UserBody
 from askd.server.base import ApiError, ApiHandler
@@ -171,6 +173,41 @@ class StatsHandler(_AdminHandler):
         )
 
 
+class NotifyTestBody(BaseModel):
+    """``POST /admin/v1/notify/test``: whom the sample is about, and where
+    to mail it (default: the address askd keeps for that user)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    user: Id = "you"
+    email: EmailAddress | None = None  # any well-formed address, intranet domains too (askd.addresses)
+
+
+class NotifyTestHandler(_AdminHandler):
+    """Send ``askd notify test``'s sample through this daemon's own channels
+    (its settings, not the caller's), once each, and report what each
+    receiver answered. Nothing enters the registry; the targets are only
+    the configured ones (the body names no URL)."""
+
+    async def post(self) -> None:
+        body, _ = self.json_body(NotifyTestBody)
+        s = self.ctx.settings
+        to = body.email
+        if to is None and s.notify.smtp_url is not None:
+            to = (await self.ctx.hub.store.user_emails([body.user])).get(body.user)
+        scheme = "https" if s.tls.enabled else "http"
+        report = await notify_sample.run(
+            s.notify,
+            public_url=str(s.public_url) if s.public_url else None,
+            link_base=public_base(s, scheme, self.ctx.ports.get("port", 0)),
+            secret=self.ctx.secret,
+            user=body.user,
+            email=to,
+            timeout=s.question_timeout_seconds,
+        )
+        self.send_json(report)
+
+
 class MetricsHandler(_AdminHandler):
     def get(self) -> None:
         self.set_header("Content-Type", CONTENT_TYPE)
@@ -191,5 +228,6 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (rf"/admin/v1/groups/{seg}", GroupHandler, {"ctx": ctx}),
         (rf"/admin/v1/users/{seg}", UserHandler, {"ctx": ctx}),
         (r"/admin/v1/tokens/revoke-all", RevokeAllHandler, {"ctx": ctx}),
+        (r"/admin/v1/notify/test", NotifyTestHandler, {"ctx": ctx}),
         (r"/metrics", MetricsHandler, {"ctx": ctx}),
     ]

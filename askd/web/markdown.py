@@ -93,3 +93,42 @@ def render(text: str) -> str:
 def parse(text: str) -> list[Token]:
     """The tokens ``render`` renders (for other renderers, e.g. a terminal's)."""
     return _parser().parse(text)
+
+
+# A sentence ends at . ! ? (and …) before a space and a word that is not
+# lower case ("e.g. this" goes on), or at a full-width 。！？ anywhere.
+_SENTENCE_END = re.compile(r"[.!?…](?=\s+(?![a-z]))|[。！？]")
+
+
+def _inline_text(tokens: Sequence[Token]) -> str:
+    out: list[str] = []
+    for t in tokens:
+        if t.type in ("text", "code_inline", "html_inline"):
+            out.append(t.content)
+        elif t.type == "image":
+            out.append(_inline_text(t.children or []))
+        elif t.type in ("softbreak", "hardbreak"):
+            out.append("\n")
+    return "".join(out)
+
+
+def plain(text: str, limit: int | None = None) -> str:
+    """A one-line plain-text summary of Markdown, where markup cannot be
+    shown (a mail's Subject, an HTML ``<title>``):
+    the first line of the first paragraph or heading (code blocks, rules and
+    raw HTML skipped), cut after its first sentence, with no markup (a link
+    keeps its text, an image its alt text); at most ``limit`` characters,
+    ending in "…" when cut. Empty when the text has no such line."""
+    line = ""
+    for token in parse(text):
+        if token.type == "inline":
+            line = _inline_text(token.children or []).strip().split("\n", 1)[0].strip()
+            if line:
+                break
+    end = _SENTENCE_END.search(line)
+    if end is not None:
+        line = line[: end.end()]
+    line = " ".join(line.split())
+    if limit is not None and len(line) > limit:
+        line = line[: limit - 1].rstrip() + "…"
+    return line

@@ -16,6 +16,16 @@ from tests.mailbox import PASSWORD, USER, Mailbox, listening, mailbox, server_tl
 from tests.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "whsec-cli-0123456789"
+# No daemon runs in these tests: the command says so and sends from this
+# machine's settings (tests/cli/test_notify_daemon.py has the daemon's).
+LOCAL = "No askd answers at http://127.0.0.1:8766: sending from this machine's settings (its config file and ASKD_* variables)."
+
+
+def local_report(stdout: str) -> str:
+    """The report after the first line, which must say the settings are this machine's."""
+    first, _, rest = stdout.partition("\n")
+    assert first == LOCAL, stdout
+    return rest
 
 
 @pytest.fixture
@@ -44,7 +54,7 @@ async def test_it_sends_a_signed_sample_and_prints_the_answer(receiver: Receiver
     shown = [alice["options"][0]["url"], alice["options"][1]["url"], alice["open"]]
     assert all(u.startswith("https://askd.example.com/inbox/a/") for u in shown) and len(set(shown)) == 3
     assert r.stdout.endswith(f"  Yes: {shown[0]}\n  No: {shown[1]}\n  Open: {shown[2]}\n")  # the links, listed
-    out = r.stdout.splitlines()
+    out = local_report(r.stdout).splitlines()
     assert out[0] == f"Sent a sample question (json, signed) to http://127.0.0.1:{receiver.port}/…"
     assert out[1].startswith("The receiver answered 200 OK in ") and out[1].endswith(" ms: 'ok'")
     assert "s3cr3tpath" not in r.stdout + r.stderr  # the URL's path is its secret
@@ -123,7 +133,7 @@ async def test_it_mails_a_sample_and_shows_its_text(mailbox: Mailbox, mail_env: 
     text = m.part("plain")
     assert "This is a test from `askd notify test`" in text
     assert "Open your askd inbox: https://askd.example.com/inbox/?session=askd-notify-test" in text
-    out = r.stdout.splitlines()
+    out = local_report(r.stdout).splitlines()
     assert out[0].startswith(f"Sent a sample mail to alice@example.com through smtp://127.0.0.1:{mailbox.port} in ")
     assert out[1] == f"Subject: {m.message['Subject']}"
     assert f"Subject: {m.message['Subject']}\n\n{text}" in r.stdout  # what was sent is what is shown
@@ -144,7 +154,7 @@ async def test_it_mails_between_intranet_addresses(mailbox: Mailbox, mail_env: d
 async def test_without_an_address_the_mail_is_shown_not_sent(mailbox: Mailbox, mail_env: dict[str, str]) -> None:
     r = await askd("notify", "test", env=mail_env)
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.startswith(f"The mail askd sends through smtp://127.0.0.1:{mailbox.port} (not sent: pass --email ADDRESS to send it):")
+    assert local_report(r.stdout).startswith(f"The mail askd sends through smtp://127.0.0.1:{mailbox.port} (not sent: pass --email ADDRESS to send it):")
     assert "Did it arrive?" in r.stdout
     assert mailbox.got == []
 

@@ -81,6 +81,22 @@ async def test_one_mail_per_recipient_with_an_address(daemon: RunningDaemon, mai
     assert asked["requestId"]
 
 
+async def test_the_mail_is_styled_names_the_session_and_its_subject_is_plain(daemon: RunningDaemon, mailbox: Mailbox) -> None:
+    """Issue 30.5 and 30.6, through the real SMTP server: the Subject is the
+    question's first sentence without Markdown; the HTML part is styled
+    inline and names the session as the Slack message does."""
+    await addresses(daemon, alice="alice@example.com")
+    question = "Ship **release 2.4** tonight? See [the notes](https://notes.example/2.4)"
+    await daemon.ask("deploy-42", "alice", [q(question, "Yes", "No")])
+    [m] = await mailbox.wait_for(1)
+    assert m.message["Subject"] == "A question for you: Ship release 2.4 tonight?"
+    html = m.part("html")
+    assert "<title>A question for you: Ship release 2.4 tonight?</title>" in html
+    assert re.search(r'<body style="[^"]+"><div style="[^"]*font-family:[^"]*sans-serif', html), html
+    assert re.search(r'\(session <span style="[^"]+">deploy-42</span>, until \d\d:\d\d UTC\)', html), html
+    assert "(session deploy-42, until " in m.part("plain")
+
+
 async def test_the_html_part_never_carries_markup_from_the_question(daemon: RunningDaemon, mailbox: Mailbox) -> None:
     await addresses(daemon, alice="alice@example.com")
     hostile = '<script>alert(1)</script> <img src="https://evil.example/x.png"> [x](javascript:alert(1))'
