@@ -109,6 +109,22 @@ async def test_hostile_text_never_runs_never_loads_anything_and_is_shown(
     assert await tab.page.locator("main img, main iframe, main object, main svg, main script, main style").count() == 0
 
 
+async def test_links_in_the_dom_open_a_new_tab_without_opener_or_referrer(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    """On the DOM, not on the rendered string: the sanitiser runs after the
+    renderer and once dropped what the renderer set."""
+    tab = await inbox("alice")
+    text = "See [the docs](https://example.com/docs) and ![a chart](https://example.com/c.png)\n\n3. third\n4. fourth"
+    asked = await daemon.ask("s1", "alice", [{"question": text, "options": [{"label": "ok", "description": text}]}])
+    panel = tab.panel(asked["requestId"])
+    await expect(panel).to_be_visible()
+    links = await panel.evaluate("(p) => [...p.querySelectorAll('.md a')].map((a) => [a.href, a.target, a.rel])")
+    assert len(links) == 4, links  # two in the question, two in the description
+    for href, target, rel in links:
+        assert href.startswith("https://example.com/")
+        assert (target, rel) == ("_blank", "noopener noreferrer")
+    assert await panel.evaluate("(p) => [...p.querySelectorAll('.md ol')].map((ol) => ol.start)") == [3, 3]
+
+
 def diff_preview(lines: list[str]) -> str:
     return "```diff\n" + "\n".join(lines) + "\n```"
 

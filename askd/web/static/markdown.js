@@ -70,6 +70,10 @@ const PURIFY = {
     'em', 'strong', 's', 'a', 'span', 'table', 'thead', 'tbody', 'tr', 'th', 'td',
   ],
   ALLOWED_ATTR: ['href', 'title', 'target', 'rel', 'class', 'start'],
+  // DOMPurify holds every attribute outside its URI-safe list to
+  // ALLOWED_URI_REGEXP, so `_blank`, `noopener noreferrer` and `3` (no
+  // scheme) were dropped: these three are never URLs.
+  ADD_URI_SAFE_ATTR: ['target', 'rel', 'start'],
   ALLOWED_URI_REGEXP: SAFE_URL,
   RETURN_DOM_FRAGMENT: true,
 };
