@@ -9,7 +9,8 @@ import { Alerts } from './alerts.js';
 import { showCount } from './badge.js';
 import { Panel } from './panel.js';
 import { h } from './dom.js';
-import { formatClock, loadLanguage, t, translatePage } from './i18n.js';
+import { formatClock, formatList, loadLanguage, t, translatePage } from './i18n.js';
+import { summary } from './markdown.js';
 import { AskdError, Inbox, redeemLocationCode } from './vendor/askd-client/index.js';
 
 const TOKEN_KEY = 'askd.token';
@@ -72,7 +73,19 @@ function noteText(panel, closed, me) {
     if (by === null || by === undefined) return t(`note.declinedByAdmin${withReason}`, { reason: declineReason });
     return t(`note.declinedBy${withReason}`, { name: by, reason: declineReason });
   }
+  if (reason === 'timeout' && closed.defaulted && closed.answers) {
+    return t('note.timeoutDefault', { answer: defaultText(panel, closed.answers) });
+  }
   return t(`note.${NOTES.has(reason) ? reason : 'cancelled'}`);
+}
+
+/** The default a timeout applied: the answer alone for one question, else "question: answer; ...". */
+function defaultText(panel, answers) {
+  const shown = (value) => (Array.isArray(value) ? formatList(value) : String(value));
+  const entries = Object.entries(answers);
+  if (entries.length === 1 && panel.fields.length === 1) return shown(entries[0][1]);
+  const titleOf = new Map(panel.fields.map((f) => [f.question, f.header || summary(f.question) || f.question]));
+  return entries.map(([question, value]) => `${titleOf.get(question) ?? question}: ${shown(value)}`).join('; ');
 }
 
 class InboxView {
@@ -128,10 +141,8 @@ class InboxView {
     group.list.append(panel.form);
     $('announce').textContent = t('announce.new', { title: panel.title });
     this.render();
-    const [first] = Array.isArray(payload.questions) ? payload.questions : [];
     const more = panel.fields.length > 1 ? t('alert.more', { n: panel.fields.length - 1 }) : '';
-    const header = first && typeof first.header === 'string' && first.header ? first.header : t('alert.newQuestion');
-    this.alerts.question(requestId, header, `${panel.title}${more}`);
+    this.alerts.question(requestId, panel.header || t('alert.newQuestion'), `${panel.title}${more}`);
   }
 
   /** Scroll to a question and focus it (a notification was clicked). */
@@ -227,6 +238,7 @@ class InboxView {
     const note = h(
       'div',
       { class: `note note-${NOTES.has(reason) ? reason : 'cancelled'}`, role: 'status', tabindex: '-1', dataset: { requestId } },
+      panel.header ? h('span', { class: 'chip', text: panel.header }) : null,
       h('span', { class: 'note-q', text: panel.title }),
       h('span', { class: 'note-text', text: noteText(panel, closed, this.me) }),
     );

@@ -7,7 +7,7 @@
 
 import { h, uid } from './dom.js';
 import { formatClock, formatLeft, formatList, t } from './i18n.js';
-import { renderNodes } from './markdown.js';
+import { renderNodes, summary } from './markdown.js';
 
 const URGENT_MS = 60_000;
 // What one *More time* click asks for: five minutes, or what is left of the allowance.
@@ -36,6 +36,7 @@ function text(value) {
 class QuestionField {
   constructor(q) {
     this.question = text(q.question);
+    this.header = text(q.header);
     this.multi = q.multiSelect === true;
     const options = Array.isArray(q.options) ? q.options.filter((o) => o && text(o.label)) : [];
     const legendId = uid('legend');
@@ -146,7 +147,7 @@ class QuestionField {
       { class: 'option other' },
       input,
       h('label', { for: id }, h('span', { class: 'opt-label', text: t('panel.other') })),
-      h('label', { for: textId, class: 'sr-only', text: t('panel.otherLabel', { question: this.question }) }),
+      h('label', { for: textId, class: 'sr-only', text: t('panel.otherLabel', { question: summary(this.question) || this.header }) }),
       field,
     );
   }
@@ -188,7 +189,10 @@ export class Panel {
     this.declinedHere = false;
     const questions = Array.isArray(payload.questions) ? payload.questions : [];
     this.fields = questions.map((q) => new QuestionField(q || {}));
-    this.title = this.fields.length ? this.fields[0].question : '';
+    // Plain text for where Markdown cannot show (the note, notifications).
+    const [first] = this.fields;
+    this.header = first?.header ?? '';
+    this.title = (first && summary(first.question)) || this.header || t('alert.newQuestion');
 
     const created = Date.parse(payload.createdAt);
     this.timeEl = h('time', { datetime: text(payload.expiresAt) });
