@@ -161,6 +161,28 @@ async def test_a_diff_preview_marks_its_lines_and_copies_its_text(daemon: Runnin
     assert await tab.page.evaluate("() => navigator.clipboard.readText()") == "\n".join(lines) + "\n"
 
 
+@pytest.mark.parametrize("width", [1000, 360])
+async def test_the_copy_button_covers_no_line_of_code(daemon: RunningDaemon, inbox: OpenInbox, browser: Any, width: int) -> None:
+    ctx = await browser.new_context(viewport={"width": width, "height": 760})
+    tab = await inbox("alice", context=ctx)
+    diff = diff_preview(["+" + "POOL_SIZE = 20  # raised for the batch jobs " * 4, " import os", "-POOL = 5"])
+    code = "```\n" + "x = 1  # " + "a long first line " * 8 + "\ny = 2\n```"
+    question = {"question": f"Raise it?\n\n{code}", "options": [{"label": "Apply", "preview": diff}, {"label": "Keep"}]}
+    asked = await daemon.ask("s1", "alice", [question])
+    panel = tab.panel(asked["requestId"])
+    await expect(panel.locator(".preview .diff-add")).to_be_visible()
+    overlaps = await panel.evaluate(
+        """(panel) => [...panel.querySelectorAll('.code')].map((box) => {
+            const button = box.querySelector('button.copy').getBoundingClientRect();
+            const range = document.createRange();
+            range.selectNodeContents(box.querySelector('pre'));
+            return [...range.getClientRects()].some((r) => r.width > 0 && r.height > 0 &&
+                r.left < button.right && button.left < r.right && r.top < button.bottom && button.top < r.bottom);
+        })"""
+    )
+    assert overlaps == [False, False]  # the question's code block and the preview's diff
+
+
 async def test_a_long_preview_scrolls_in_its_box_and_submit_stays_on_a_phone_screen(
     daemon: RunningDaemon, inbox: OpenInbox, browser: Any
 ) -> None:
