@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, StrictStr
 
-from askd.core.models import ErrorDetail, Id, Question
+from askd.core.models import Answers, ErrorDetail, Id, Question
 
 
 class AskedPayload(BaseModel):
@@ -61,6 +61,10 @@ class CancelledPayload(BaseModel):
     )
     via: StrictStr | None = Field(default=None, description="How: ws, link, mcp or admin (answered, declined).")
     declineReason: StrictStr | None = Field(default=None, description="The reason given with a decline, if any.")
+    answers: Answers | None = Field(
+        default=None, description="For a timeout that took the ask's onTimeout default: the answers it ended with."
+    )
+    defaulted: StrictBool | None = Field(default=None, description="true with those answers (timeout only).")
 
 
 class CancelledEvent(BaseModel):

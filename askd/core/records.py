@@ -255,6 +255,9 @@ class Request:
             out["via"] = self.via
         if self.reason is not None:  # ``reason`` is the close's own: the decline's is named apart
             out["declineReason"] = self.reason
+        if self.defaulted:  # the person's tabs say which default stood for them
+            out["answers"] = self.answers
+            out["defaulted"] = True
         return out
 
     def describe(self) -> dict[str, Any]:

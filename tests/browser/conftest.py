@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -100,7 +101,9 @@ OpenInbox = Callable[..., Awaitable[Tab]]
 async def inbox(daemon: RunningDaemon, browser: Any, tmp_path: Path) -> AsyncIterator[OpenInbox]:
     """``await inbox("alice")`` opens a connected tab with a fresh user token.
 
-    Keyword arguments: ``context`` (a tab in an existing browser context),
+    The token is put in the browser's storage before the page loads (the
+    page takes none from its address). Keyword arguments: ``context`` (a
+    tab in an existing browser context),
     ``query`` (extra query string, e.g. ``"session=s2"``), ``connected``
     (False to skip waiting for the connection), ``base`` (the page's base
     URL, e.g. through a proxy; default the daemon's). Every tab is checked
@@ -119,7 +122,16 @@ async def inbox(daemon: RunningDaemon, browser: Any, tmp_path: Path) -> AsyncIte
         token: str | None = None,
         base: str | None = None,
     ) -> Tab:
-        ctx = context or await browser.new_context(viewport={"width": 1000, "height": 760})
+        if token is None and user is not None:
+            token = daemon.token("user", user)
+        root = f"{base or daemon.url}/"
+        # The page reads no token from its address: the token goes where a
+        # redeemed `#code=` or the token form leaves it, the origin's storage.
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(root))
+        stored = {"origins": [{"origin": origin, "localStorage": [{"name": "askd.token", "value": token}]}]}
+        ctx = context or await browser.new_context(
+            viewport={"width": 1000, "height": 760}, storage_state=stored if token is not None else None
+        )
         page = await ctx.new_page()
         tab = Tab(page, shots)
         page.on("pageerror", lambda err: tab.problems.append(f"page error: {err}"))
@@ -130,10 +142,11 @@ async def inbox(daemon: RunningDaemon, browser: Any, tmp_path: Path) -> AsyncIte
             else None,
         )
         page.on("dialog", lambda d: tab.problems.append(f"dialog: {d.message}"))
-        if token is None and user is not None:
-            token = daemon.token("user", user)
-        fragment = f"#token={token}" if token is not None else ""
-        await page.goto(f"{base or daemon.url}/" + (f"?{query}" if query else "") + fragment)
+        if token is not None and context is not None:
+            # An existing context: from a document of the origin that runs no page code.
+            await page.goto(f"{root}static/favicon.svg")
+            await page.evaluate("(t) => localStorage.setItem('askd.token', t)", token)
+        await page.goto(root + (f"?{query}" if query else ""))
         tabs.append(tab)
         if connected:
             await tab.connected()

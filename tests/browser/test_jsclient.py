@@ -12,7 +12,8 @@ from typing import Any
 from playwright.async_api import expect
 
 from tests.browser.conftest import WAIT_MS
-from tests.conftest import RunningDaemon
+from askd.tokens import issue_open_code
+from tests.conftest import SECRET, RunningDaemon
 
 README = Path(__file__).resolve().parents[2] / "clients" / "js" / "README.md"
 
@@ -33,9 +34,14 @@ async def test_the_readme_inbox_answers_with_the_served_build(daemon: RunningDae
         page = await context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda err: errors.append(str(err)))
-        await page.goto(f"{daemon.url}/static/vendor/?token={daemon.token('user', 'alice')}")
+        # Opened with `askd open`'s one-time code, as the README says.
+        code = issue_open_code(SECRET, "alice", 600)
+        await page.goto(f"{daemon.url}/static/vendor/#code={code}")
         await page.set_content(f"<!doctype html><title>Loading</title>\n{readme_example()}")
         await expect(page).to_have_title("Inbox", timeout=WAIT_MS)  # the example's title for "connected"
+        assert "code=" not in page.url  # redeemLocationCode took it out of the address bar
+        spent = await daemon.http.post(f"{daemon.url}/v1/open", json={"code": code})
+        assert spent.status_code == 401  # and redeemed it: the code is used
 
         asked = await daemon.ask(
             "js-page", "alice", [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]

@@ -15,6 +15,7 @@ import jwt
 import pytest
 from playwright.async_api import expect
 
+from askd import tokens
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, OpenInbox
 from tests.conftest import SECRET, RunningDaemon, q
 
@@ -62,9 +63,15 @@ async def test_the_printed_url_opens_a_connected_inbox(daemon: RunningDaemon, in
     await expect(tab.panel(asked["requestId"])).to_be_visible()
 
 
-async def test_no_token_reaches_the_browsers_history(daemon: RunningDaemon, tmp_path: Path) -> None:
+def _profile_files_holding(profile: Path, secret: str) -> list[str]:
+    """The files of a Chromium profile whose bytes hold ``secret``."""
+    return sorted(str(f.relative_to(profile)) for f in profile.rglob("*") if f.is_file() and secret.encode() in f.read_bytes())
+
+
+async def test_no_token_reaches_the_browsers_history_favicons_or_sessions(daemon: RunningDaemon, tmp_path: Path) -> None:
     """A persistent profile, as a person's browser has: after askd open's
-    link is loaded, its History database holds no token."""
+    link is loaded, reloaded and the inbox opened in a second tab, only the
+    page's own storage holds the token: not History, Favicons or Sessions."""
     from playwright.async_api import async_playwright
 
     code, out, err = await _askd_open(tmp_path, "--user", "alice", "--no-browser")
@@ -78,16 +85,45 @@ async def test_no_token_reaches_the_browsers_history(daemon: RunningDaemon, tmp_
         token = await page.evaluate("localStorage.getItem('askd.token')")
         await page.reload()  # visited again, as a person does
         await expect(page.locator("#conn")).to_have_attribute("data-state", "connected")
-        await ctx.close()  # History is written through
+        other = await ctx.new_page()
+        await other.goto(f"{daemon.url}/?session=s1")
+        await expect(other.locator("#conn")).to_have_attribute("data-state", "connected")
+        await ctx.close()  # History, Favicons and the session are written through
     assert token and jwt.decode(token, SECRET, algorithms=["HS256"])["sub"] == "alice"
     with sqlite3.connect(profile / "Default" / "History") as db:
         urls = [row[0] for row in db.execute("SELECT url FROM urls")]
     assert any(u.startswith(daemon.url) for u in urls), urls  # the visit was recorded
     assert not any(token in u or "token=" in u for u in urls), urls
+    assert (profile / "Default" / "Favicons").exists() and list((profile / "Default" / "Sessions").iterdir())
+    holding = _profile_files_holding(profile, token)
+    assert holding and all(f.startswith("Default/Local Storage/") for f in holding), holding
     # The code it did record is spent.
     used = out.strip().split("#code=")[1]
     r = await daemon.http.post(f"{daemon.url}/v1/open", json={"code": used})
     assert r.status_code == 401 and "already used" in r.json()["error"]["message"]
+
+
+async def test_a_token_in_the_address_signs_nothing_in(daemon: RunningDaemon, tmp_path: Path) -> None:
+    """A persistent profile opened at /?token=T and /#token=T: the browser
+    writes each address into its History before any page code runs (which
+    is why the page no longer takes a token there); the page does not sign
+    in with it, keeps it nowhere of its own and takes it out of the address bar."""
+    from playwright.async_api import async_playwright
+
+    token = tokens.issue(SECRET, "user", "alice")
+    profile = tmp_path / "profile"
+    async with async_playwright() as pw:
+        ctx = await pw.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        for where in (f"?token={token}", f"#token={token}"):
+            page = await ctx.new_page()
+            await page.goto(f"{daemon.url}/{where}")
+            await expect(page.locator("#token-form")).to_be_visible()
+            await expect(page.locator("#conn")).to_have_attribute("data-state", "stopped")
+            assert page.url == f"{daemon.url}/"
+            assert await page.evaluate("localStorage.getItem('askd.token')") is None
+        await ctx.close()
+    assert (await daemon.admin("GET", "/admin/v1/connections?userId=alice")).json()["connections"] == []
+    assert not any(f.startswith("Default/Local Storage/") for f in _profile_files_holding(profile, token))
 
 
 async def test_it_opens_the_browser_named_by_the_environment(daemon: RunningDaemon, tmp_path: Path) -> None:

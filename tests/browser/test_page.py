@@ -1,4 +1,4 @@
-"""The page itself: where its token lives, its security headers, and an
+"""The page itself: how it signs in and where its token lives, its security headers, and an
 answer given while the network is down."""
 
 from __future__ import annotations
@@ -8,11 +8,13 @@ import os
 import shutil
 from pathlib import Path
 
+import jwt
 import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import OpenInbox
-from tests.conftest import RunningDaemon, q
+from askd.tokens import issue_open_code
+from tests.conftest import SECRET, RunningDaemon, q
 
 pytestmark = pytest.mark.browser
 
@@ -22,8 +24,8 @@ UPDATE_README_SHOT = os.environ.get("ASKD_UPDATE_SCREENSHOT") == "1"
 
 
 async def test_security_headers_and_no_policy_violations(daemon: RunningDaemon, inbox: OpenInbox) -> None:
-    tab = await inbox("alice", connected=False)
-    response = await tab.page.goto(f"{daemon.url}/?token={daemon.token('user', 'alice')}")
+    tab = await inbox("alice", connected=False)  # the token is in this browser's storage
+    response = await tab.page.goto(f"{daemon.url}/")
     assert response is not None
     headers = response.headers
     csp = headers["content-security-policy"]
@@ -37,17 +39,21 @@ async def test_security_headers_and_no_policy_violations(daemon: RunningDaemon, 
     # The fixture fails the test on any CSP violation or uncaught error.
 
 
-async def test_the_token_leaves_the_address_bar_and_stays_for_the_browser(daemon: RunningDaemon, inbox: OpenInbox) -> None:
-    token = daemon.token("user", "alice")
-    tab = await inbox(token=token, query="session=s1")  # in the fragment: #token=
+async def test_the_code_leaves_the_address_bar_and_its_token_stays_for_the_browser(
+    daemon: RunningDaemon, inbox: OpenInbox
+) -> None:
+    tab = await inbox(None, connected=False)
+    await tab.page.goto(f"{daemon.url}/?session=s1#code={issue_open_code(SECRET, 'alice', 600)}")
+    await tab.connected()
     assert tab.page.url == f"{daemon.url}/?session=s1"
-    assert await tab.page.evaluate("() => localStorage.getItem('askd.token')") == token
+    token = await tab.page.evaluate("() => localStorage.getItem('askd.token')")
+    assert jwt.decode(token, SECRET, algorithms=["HS256"])["sub"] == "alice"
     await expect(tab.page.locator("#who-name")).to_have_text("alice")
     await tab.page.reload()
     await tab.connected()
-    await tab.page.go_back()  # the history entry was replaced: no tokened URL behind it
-    assert "token=" not in tab.page.url
-    # A link without a token (a webhook's, a notification's) opens in a new
+    await tab.page.go_back()  # the history entry was replaced: no URL with the code behind it
+    assert "code=" not in tab.page.url
+    # A link without a code (a webhook's, a notification's) opens in a new
     # tab of the same browser as a working inbox.
     other = await inbox(None, context=tab.page.context)
     await expect(other.page.locator("#who-name")).to_have_text("alice")
@@ -57,11 +63,31 @@ async def test_the_token_leaves_the_address_bar_and_stays_for_the_browser(daemon
     assert await other.page.evaluate("() => localStorage.getItem('askd.token')") is None
 
 
-async def test_the_old_query_token_is_read_and_leaves_the_address_bar(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+@pytest.mark.parametrize("where", ["?session=s1&token={}", "?session=s1#token={}"])
+async def test_a_token_in_the_address_is_not_read(daemon: RunningDaemon, inbox: OpenInbox, where: str) -> None:
     tab = await inbox(None, connected=False)
-    await tab.page.goto(f"{daemon.url}/?token={daemon.token('user', 'alice')}&session=s1")
-    await tab.connected()
-    assert tab.page.url == f"{daemon.url}/?session=s1"
+    token = daemon.token("user", "alice")
+    await tab.page.goto(f"{daemon.url}/" + where.format(token))
+    await expect(tab.page.locator("#token-form")).to_be_visible()
+    await expect(tab.conn).to_have_attribute("data-state", "stopped")
+    banner = tab.page.locator("#banner")
+    await expect(banner).to_contain_text("A token in the page’s address is not accepted")
+    await expect(banner.locator("code")).to_have_text("askd open --user YOU")  # a command, not `backticks`
+    assert tab.page.url == f"{daemon.url}/?session=s1"  # not left in the address bar either
+    assert await tab.page.evaluate("() => localStorage.getItem('askd.token')") is None
+    assert (await daemon.admin("GET", "/admin/v1/connections?userId=alice")).json()["connections"] == []
+
+
+async def test_a_used_link_says_so_and_names_the_command_as_code(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    code = issue_open_code(SECRET, "alice", 600)
+    assert (await daemon.http.post(f"{daemon.url}/v1/open", json={"code": code})).status_code == 200
+    tab = await inbox(None, connected=False)
+    await tab.page.goto(f"{daemon.url}/#code={code}")
+    banner = tab.page.locator("#banner")
+    await expect(banner).to_contain_text("This link did not log you in: this link was already used")
+    assert "`" not in await banner.text_content()
+    await expect(banner.locator("code")).to_have_text("askd open")
+    assert "code=" not in tab.page.url
 
 
 async def test_without_a_token_the_pill_says_so(daemon: RunningDaemon, inbox: OpenInbox) -> None:
@@ -72,8 +98,9 @@ async def test_without_a_token_the_pill_says_so(daemon: RunningDaemon, inbox: Op
 
 
 async def test_when_the_token_expires_the_page_asks_for_a_new_one(daemon: RunningDaemon, inbox: OpenInbox) -> None:
-    tab = await inbox(token=daemon.token("user", "alice", ttl=4))
-    await expect(tab.page.locator("#token-form")).to_be_visible(timeout=8000)  # askd closed it with 4001
+    # Long enough to outlast a cold browser's first page load (seconds on a busy machine).
+    tab = await inbox(token=daemon.token("user", "alice", ttl=7))
+    await expect(tab.page.locator("#token-form")).to_be_visible(timeout=11000)  # askd closed it with 4001
     await expect(tab.page.locator("#banner")).to_contain_text("expired or was revoked")
     await expect(tab.conn).to_have_attribute("data-state", "rejected")
 

@@ -166,3 +166,62 @@ async def test_panels_are_grouped_by_session_and_a_session_can_be_focused(daemon
     await expect(tab.panel(later["requestId"])).to_be_visible()
     await expect(focused.page.locator("form.panel")).to_have_count(1)
     await expect(tab.page).to_have_title("(4) askd inbox")
+
+
+async def test_an_answered_note_shows_the_header_and_a_plain_text_summary(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    tab = await inbox("alice")
+    question = (
+        "Apply **this** [migration](https://example.com/m) to `orders`? It drops a column.\n\n"
+        "```diff\n-    legacy_id INT,\n+    -- gone\n```\n"
+    )
+    asked = await daemon.ask("s1", "alice", [{"question": question, "header": "Schema", "options": [{"label": "Apply"}]}])
+    rid = asked["requestId"]
+    # An accessible name is plain text too.
+    await expect(tab.panel(rid).get_by_role("textbox")).to_have_accessible_name("Other answer to: Apply this migration to orders?")
+    await tab.panel(rid).get_by_label("Apply", exact=True).check()
+    await tab.panel(rid).get_by_role("button", name="Submit").click()
+    note = tab.note(rid)
+    await expect(note.locator(".chip")).to_have_text("Schema")
+    await expect(note.locator(".note-q")).to_have_text("Apply this migration to orders?")  # the first sentence, no markup
+    await expect(note.locator(".note-text")).to_have_text("Answered. The agent has your answer.")
+    assert await note.locator("strong, a, code, pre").count() == 0
+
+
+async def test_a_question_of_only_code_is_summed_up_by_its_header(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    tab = await inbox("alice")
+    asked = await daemon.ask("s1", "alice", [{"question": "```\nrm -rf build\n```", "header": "Clean?", "options": [{"label": "ok"}]}])
+    await daemon.http.delete(f"{daemon.url}/v1/sessions/s1/questions/{asked['requestId']}", headers=daemon.agent_headers)
+    await expect(tab.note(asked["requestId"]).locator(".note-q")).to_have_text("Clean?")
+
+
+@pytest.mark.parametrize(
+    ("lang", "one", "several"),
+    [
+        (
+            "en",
+            "Timed out. The default answer was applied for you: No. The agent was told.",
+            "Timed out. The default answer was applied for you: Deploy: No; Notify?: team and ops. The agent was told.",
+        ),
+        ("zh-CN", "已超时。已为你采用默认答案：No。代理已收到通知。", "已超时。已为你采用默认答案：Deploy: No; Notify?: team和ops。代理已收到通知。"),
+    ],
+)
+async def test_a_timeout_says_which_default_was_applied(
+    daemon: RunningDaemon, inbox: OpenInbox, lang: str, one: str, several: str
+) -> None:
+    tab = await inbox("alice", query=f"lang={lang}")
+    single = await daemon.ask(
+        "s1", "alice", [q("Deploy **now**?", "Yes", "No")], timeoutSeconds=0.5, onTimeout={"answers": {"Deploy **now**?": "No"}}
+    )
+    multi = {"question": "Notify?", "multiSelect": True, "options": [{"label": "team"}, {"label": "ops"}]}
+    pair = await daemon.ask(
+        "s2",
+        "alice",
+        [{**q("Deploy **now**?", "Yes", "No"), "header": "Deploy"}, multi],
+        timeoutSeconds=0.5,
+        onTimeout={"answers": {"Deploy **now**?": "No", "Notify?": ["team", "ops"]}},
+    )
+    plain = await daemon.ask("s3", "alice", [q("Deploy?", "Yes", "No")], timeoutSeconds=0.5)
+    await expect(tab.note(single["requestId"]).locator(".note-text")).to_have_text(one)
+    await expect(tab.note(pair["requestId"]).locator(".note-text")).to_have_text(several)
+    plain_text = "Timed out. The agent was told." if lang == "en" else "已超时，代理已收到通知。"
+    await expect(tab.note(plain["requestId"]).locator(".note-text")).to_have_text(plain_text)

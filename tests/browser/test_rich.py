@@ -91,7 +91,8 @@ async def test_hostile_text_never_runs_never_loads_anything_and_is_shown(
         as_markdown = shown_text(render(payload))
         for field in ("question", "description", "preview"):
             assert squash(shown[field]) == as_markdown, (field, payload[:80])
-    # Closed panels leave a note with the question's text.
+    # Closed panels leave a note with the question's text as one line of plain text:
+    # a piece of what the panel showed, never markup.
     for a in asked[:10]:
         r = await daemon.http.delete(
             f"{daemon.url}/v1/sessions/hostile/questions/{a['requestId']}", headers=daemon.agent_headers
@@ -99,7 +100,11 @@ async def test_hostile_text_never_runs_never_loads_anything_and_is_shown(
         assert r.status_code == 200, r.text
     for payload, a in zip(HOSTILE[:10], asked[:10], strict=True):
         await expect(tab.note(a["requestId"])).to_be_visible()
-        assert await tab.note(a["requestId"]).locator(".note-q").text_content() == payload
+        note = await tab.note(a["requestId"]).locator(".note-q").text_content()
+        assert note and "\n" not in note and len(note) <= 140, (note, payload[:80])
+        shown = shown_text(render(payload))
+        assert squash(note.removesuffix("…")) in shown or note == payload, (note, payload[:80])
+        assert await tab.note(a["requestId"]).locator(".chip").text_content() == payload
 
     await tab.page.mouse.move(300, 300)
     await tab.page.keyboard.press("Tab")
@@ -107,6 +112,22 @@ async def test_hostile_text_never_runs_never_loads_anything_and_is_shown(
     assert await tab.page.evaluate("() => window.__csp") == []
     assert elsewhere == []
     assert await tab.page.locator("main img, main iframe, main object, main svg, main script, main style").count() == 0
+
+
+async def test_links_in_the_dom_open_a_new_tab_without_opener_or_referrer(daemon: RunningDaemon, inbox: OpenInbox) -> None:
+    """On the DOM, not on the rendered string: the sanitiser runs after the
+    renderer and once dropped what the renderer set."""
+    tab = await inbox("alice")
+    text = "See [the docs](https://example.com/docs) and ![a chart](https://example.com/c.png)\n\n3. third\n4. fourth"
+    asked = await daemon.ask("s1", "alice", [{"question": text, "options": [{"label": "ok", "description": text}]}])
+    panel = tab.panel(asked["requestId"])
+    await expect(panel).to_be_visible()
+    links = await panel.evaluate("(p) => [...p.querySelectorAll('.md a')].map((a) => [a.href, a.target, a.rel])")
+    assert len(links) == 4, links  # two in the question, two in the description
+    for href, target, rel in links:
+        assert href.startswith("https://example.com/")
+        assert (target, rel) == ("_blank", "noopener noreferrer")
+    assert await panel.evaluate("(p) => [...p.querySelectorAll('.md ol')].map((ol) => ol.start)") == [3, 3]
 
 
 def diff_preview(lines: list[str]) -> str:
@@ -138,6 +159,28 @@ async def test_a_diff_preview_marks_its_lines_and_copies_its_text(daemon: Runnin
     await preview.get_by_role("button", name="Copy").click()
     await expect(preview.get_by_role("button", name="Copied")).to_be_visible()
     assert await tab.page.evaluate("() => navigator.clipboard.readText()") == "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("width", [1000, 360])
+async def test_the_copy_button_covers_no_line_of_code(daemon: RunningDaemon, inbox: OpenInbox, browser: Any, width: int) -> None:
+    ctx = await browser.new_context(viewport={"width": width, "height": 760})
+    tab = await inbox("alice", context=ctx)
+    diff = diff_preview(["+" + "POOL_SIZE = 20  # raised for the batch jobs " * 4, " import os", "-POOL = 5"])
+    code = "```\n" + "x = 1  # " + "a long first line " * 8 + "\ny = 2\n```"
+    question = {"question": f"Raise it?\n\n{code}", "options": [{"label": "Apply", "preview": diff}, {"label": "Keep"}]}
+    asked = await daemon.ask("s1", "alice", [question])
+    panel = tab.panel(asked["requestId"])
+    await expect(panel.locator(".preview .diff-add")).to_be_visible()
+    overlaps = await panel.evaluate(
+        """(panel) => [...panel.querySelectorAll('.code')].map((box) => {
+            const button = box.querySelector('button.copy').getBoundingClientRect();
+            const range = document.createRange();
+            range.selectNodeContents(box.querySelector('pre'));
+            return [...range.getClientRects()].some((r) => r.width > 0 && r.height > 0 &&
+                r.left < button.right && button.left < r.right && r.top < button.bottom && button.top < r.bottom);
+        })"""
+    )
+    assert overlaps == [False, False]  # the question's code block and the preview's diff
 
 
 async def test_a_long_preview_scrolls_in_its_box_and_submit_stays_on_a_phone_screen(

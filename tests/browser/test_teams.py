@@ -201,6 +201,33 @@ async def test_decline_without_a_reason_by_enter_and_keep_closes_the_field(daemo
     assert (result["status"], result["answeredBy"]) == ("declined", "alice") and "reason" not in result
 
 
+async def test_the_open_decline_box_shows_one_decline_control_and_says_whom_it_ends_for(
+    daemon: RunningDaemon, inbox: OpenInbox
+) -> None:
+    await set_group(daemon, "oncall", "alice", "bob")
+    tab, tab_zh = await inbox("alice"), await inbox("alice", query="lang=zh-CN")
+    team = await ask_to(daemon, "s1", ["group:oncall"], escalate=[{"afterSeconds": 600, "to": ["carol"]}])
+    alone = (await daemon.ask("s2", "alice", [q("Deploy?", "yes", "no")]))["requestId"]
+    declines = re.compile("^Decline")
+    for rid, says in (
+        (team, "Declining ends the question for everyone it was asked of, including anyone added by escalation"),
+        (alone, "Declining ends the question; the agent is told"),
+    ):
+        panel = tab.panel(rid)
+        await expect(panel.get_by_role("button", name=declines)).to_have_count(1)  # closed: *Decline*
+        await panel.get_by_role("button", name="Decline", exact=True).click()
+        await expect(panel.get_by_role("button", name=declines)).to_have_count(1)  # open: *Decline question* alone
+        await expect(panel.get_by_role("button", name="Decline question")).to_be_visible()
+        await expect(panel.locator(".decline-who")).to_contain_text(says)
+        await expect(panel.get_by_label("Why you decline (optional)")).to_have_accessible_description(re.compile(says))
+        await panel.get_by_role("button", name="Keep it").click()
+        await expect(panel.get_by_role("button", name="Decline", exact=True)).to_be_focused()
+    zh = tab_zh.panel(team)
+    await zh.get_by_role("button", name="拒绝回答", exact=True).click()
+    await expect(zh.locator(".decline-who")).to_contain_text("包括通过升级加入的人")
+    await expect(zh.get_by_role("button", name="拒绝回答", exact=True)).to_be_hidden()
+
+
 async def test_a_member_removed_from_the_group_sees_why_the_panel_closed(daemon: RunningDaemon, inbox: OpenInbox) -> None:
     await set_group(daemon, "oncall", "alice", "bob")
     alice = await inbox("alice")

@@ -249,6 +249,8 @@ def cancelled(to: frozenset[str], req: MReq) -> tuple[frozenset[str], dict[str, 
         frame["payload"].update(answeredBy=req.by, via=req.via)
     if req.reason is not None:
         frame["payload"]["declineReason"] = req.reason
+    if req.defaulted:  # the tabs are told which onTimeout default stood
+        frame["payload"].update(answers=req.answers, defaulted=True)
     return to, frame
 
 

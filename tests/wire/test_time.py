@@ -213,6 +213,17 @@ async def test_on_timeout_ends_with_the_default(daemon: RunningDaemon) -> None:
         "answers": {"Deploy now?": "No"}, "defaulted": True, "error": "Timed out waiting for the user's answer",
     }
     closed = await tab.expect("ask_user_questions_cancelled")
+    # The tab is told which default stood for the person, so its page can say so.
+    assert closed["payload"] == {
+        "requestId": asked["requestId"], "reason": "timeout", "answers": {"Deploy now?": "No"}, "defaulted": True
+    }
+
+
+async def test_a_plain_timeout_tells_the_tab_no_answers(daemon: RunningDaemon) -> None:
+    tab = await daemon.connect("alice")
+    asked = await daemon.ask("s1", "alice", [q("Deploy now?", "Yes", "No")], timeoutSeconds=0.3)
+    await tab.expect("ask_user_questions")
+    closed = await tab.expect("ask_user_questions_cancelled")
     assert closed["payload"] == {"requestId": asked["requestId"], "reason": "timeout"}
 
 

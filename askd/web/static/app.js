@@ -10,14 +10,12 @@ import { showCount } from './badge.js';
 import { Panel } from './panel.js';
 import { h } from './dom.js';
 import { formatClock, loadLanguage, t, translatePage } from './i18n.js';
-import { Inbox } from './vendor/askd-client/index.js';
+import { NOTES, noteText } from './notes.js';
+import { AskdError, Inbox, redeemLocationCode } from './vendor/askd-client/index.js';
 
 const TOKEN_KEY = 'askd.token';
 const NOTE_MS = 20_000;
 const BACKOFF_CAP_MS = 5000;
-
-// Why a panel closed: each has a style `note-<reason>`; `noteText` picks its words.
-const NOTES = new Set(['answered', 'declined', 'timeout', 'cancelled', 'reassigned', 'not_pending', 'gone']);
 
 const $ = (id) => document.getElementById(id);
 
@@ -51,28 +49,6 @@ function rejection(error) {
   if (error.status === 403) return t('token.notUser');
   if (error.status === 401) return t('token.refused');
   return error.message;
-}
-
-/**
- * What a closed panel says: who answered or declined it (askd's answeredBy,
- * null for an admin without a name), or why else it closed.
- */
-function noteText(panel, closed, me) {
-  const { reason, answeredBy: by, declineReason } = closed;
-  if (reason === 'answered') {
-    if (panel.answeredHere) return t('note.answeredHere');
-    if (by === null) return t('note.answeredByAdmin');
-    if (by === undefined || by === me) return t('note.answered'); // this user, in another tab
-    return t('note.answeredBy', { name: by });
-  }
-  if (reason === 'declined') {
-    if (panel.declinedHere) return t('note.declinedHere');
-    if (by === me && by !== undefined) return t('note.declinedByYou');
-    const withReason = declineReason ? 'Reason' : '';
-    if (by === null || by === undefined) return t(`note.declinedByAdmin${withReason}`, { reason: declineReason });
-    return t(`note.declinedBy${withReason}`, { name: by, reason: declineReason });
-  }
-  return t(`note.${NOTES.has(reason) ? reason : 'cancelled'}`);
 }
 
 class InboxView {
@@ -128,10 +104,8 @@ class InboxView {
     group.list.append(panel.form);
     $('announce').textContent = t('announce.new', { title: panel.title });
     this.render();
-    const [first] = Array.isArray(payload.questions) ? payload.questions : [];
     const more = panel.fields.length > 1 ? t('alert.more', { n: panel.fields.length - 1 }) : '';
-    const header = first && typeof first.header === 'string' && first.header ? first.header : t('alert.newQuestion');
-    this.alerts.question(requestId, header, `${panel.title}${more}`);
+    this.alerts.question(requestId, panel.header || t('alert.newQuestion'), `${panel.title}${more}`);
   }
 
   /** Scroll to a question and focus it (a notification was clicked). */
@@ -227,6 +201,7 @@ class InboxView {
     const note = h(
       'div',
       { class: `note note-${NOTES.has(reason) ? reason : 'cancelled'}`, role: 'status', tabindex: '-1', dataset: { requestId } },
+      panel.header ? h('span', { class: 'chip', text: panel.header }) : null,
       h('span', { class: 'note-q', text: panel.title }),
       h('span', { class: 'note-text', text: noteText(panel, closed, this.me) }),
     );
@@ -306,9 +281,14 @@ class InboxView {
 
 // ---- start-up: the token ---------------------------------------------------
 
+/**
+ * A message at the top. askd's messages name commands in backticks
+ * ("run `askd open` again"): those parts are shown as code, not as
+ * backticks (the rest stays text; nothing is parsed as markup).
+ */
 function showBanner(message) {
   const banner = $('banner');
-  banner.textContent = message;
+  banner.replaceChildren(...message.split(/`([^`]+)`/).map((part, i) => (i % 2 ? h('code', { text: part }) : part)));
   banner.hidden = !message;
 }
 
@@ -318,50 +298,40 @@ function showTokenForm(message = '') {
   $('token-input').focus();
 }
 
-/** `askd open`'s one-time code for a user token (POST v1/open). */
-async function redeem(code) {
-  try {
-    const r = await fetch('v1/open', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ code }),
-      cache: 'no-store',
-    });
-    const body = await r.json();
-    if (r.ok && typeof body.token === 'string') return { token: body.token };
-    return { error: body?.error?.message ?? t('token.answered', { status: r.status }) };
-  } catch {
-    return { error: t('token.unreachable') };
-  }
-}
-
 /**
- * The page's token, first found: `#code=` (askd open's one-time code),
- * `#token=`, the old `?token=` (still read for one release), then this
- * browser's storage. A token from the address is kept per browser
- * (localStorage), so a link without one opens a working inbox; every
- * credential is taken out of the address bar at once.
+ * The page's token: a `#code=` in the address (askd open's one-time code,
+ * redeemed by the client's redeemLocationCode, the way any page built on
+ * askd-client signs in), else this browser's storage. A redeemed token is
+ * kept per browser (localStorage), so a link without one opens a working
+ * inbox. A token in the address itself (`?token=`, `#token=`) is not read:
+ * the browser had already written that address into its history, session
+ * and favicon files; it is taken out of the address bar and the page says why.
  */
 async function takeToken(params) {
   const hash = new URLSearchParams(location.hash.slice(1));
-  const code = hash.get('code');
-  const given = hash.get('token') || params.get('token');
-  if (code || given || params.has('token')) {
+  const urlToken = params.has('token') || hash.has('token');
+  if (urlToken) {
     params.delete('token');
+    hash.delete('token');
     const query = params.toString();
-    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}`);
+    const fragment = hash.toString();
+    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}${fragment ? `#${fragment}` : ''}`);
   }
-  if (given) {
-    localStorage.setItem(TOKEN_KEY, given);
-    return { token: given };
+  let failed;
+  try {
+    const opened = await redeemLocationCode();
+    if (opened) {
+      localStorage.setItem(TOKEN_KEY, opened.token);
+      return { token: opened.token };
+    }
+  } catch (err) {
+    failed = err;
   }
-  if (code) {
-    const got = await redeem(code);
-    if (got.token) localStorage.setItem(TOKEN_KEY, got.token);
-    else if (localStorage.getItem(TOKEN_KEY)) return { token: localStorage.getItem(TOKEN_KEY) };
-    return got;
-  }
-  return { token: localStorage.getItem(TOKEN_KEY) };
+  const stored = localStorage.getItem(TOKEN_KEY);
+  if (stored) return { token: stored };
+  // Worded once the language is loaded (after this, so the address is clean first).
+  if (failed) return { error: () => t('token.linkFailed', { why: failed instanceof AskdError ? failed.message : t('token.unreachable') }) };
+  return { error: () => (urlToken ? t('token.inAddress', { cmd: '`askd open --user YOU`' }) : '') };
 }
 
 /** The pill when there is nothing to connect with: say so, not "Connecting…". */
@@ -377,6 +347,12 @@ function backoffFrom(params) {
 }
 
 async function main() {
+  // A link pasted into an open tab differs only in its fragment, which
+  // loads nothing: start again so that its #code= is taken.
+  addEventListener('hashchange', () => {
+    const hash = new URLSearchParams(location.hash.slice(1));
+    if (hash.has('code') || hash.has('token')) location.reload();
+  });
   const params = new URLSearchParams(location.search);
   const focus = params.get('session') || null;
   const backoff = backoffFrom(params);
@@ -402,7 +378,7 @@ async function main() {
 
   if (!token) {
     showNoToken('stopped', t('conn.noToken'));
-    showTokenForm(error ? t('token.linkFailed', { why: error }) : '');
+    showTokenForm(error());
     return;
   }
   const { sub, exp } = claims(token);

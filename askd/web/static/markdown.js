@@ -64,12 +64,49 @@ export function renderHtml(text) {
   return md.render(text);
 }
 
+const SUMMARY_MAX = 140;
+// A sentence ends at . ! ? (then a space or the end) or at a CJK full stop.
+const SENTENCE = /^(.+?(?:[.!?](?=\s|$)|[。！？]))/su;
+
+/** One inline token's text as a reader sees it: no markup, breaks as spaces. */
+function inlineText(children) {
+  return children
+    .map((c) => {
+      if (c.type === 'softbreak' || c.type === 'hardbreak') return ' ';
+      if (c.type === 'image') return inlineText(c.children ?? []) || c.attrGet('src') || '';
+      return c.type === 'text' || c.type === 'code_inline' ? c.content : '';
+    })
+    .join('');
+}
+
+/**
+ * Markdown as one short line of plain text, for where markup cannot show
+ * (a closed panel's note, a notification, a screen reader's announcement):
+ * the first paragraph, heading, list item or cell, code blocks skipped, cut
+ * at its first sentence and at SUMMARY_MAX characters. '' when the text
+ * is nothing but code.
+ */
+export function summary(text) {
+  for (const token of md.parse(text, {})) {
+    if (token.type !== 'inline') continue;
+    const line = inlineText(token.children ?? []).replace(/\s+/g, ' ').trim();
+    if (!line) continue;
+    const sentence = SENTENCE.exec(line)?.[1] ?? line;
+    return sentence.length > SUMMARY_MAX ? `${sentence.slice(0, SUMMARY_MAX - 1).trimEnd()}…` : sentence;
+  }
+  return '';
+}
+
 const PURIFY = {
   ALLOWED_TAGS: [
     'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'ul', 'ol', 'li', 'pre', 'code',
     'em', 'strong', 's', 'a', 'span', 'table', 'thead', 'tbody', 'tr', 'th', 'td',
   ],
   ALLOWED_ATTR: ['href', 'title', 'target', 'rel', 'class', 'start'],
+  // DOMPurify holds every attribute outside its URI-safe list to
+  // ALLOWED_URI_REGEXP, so `_blank`, `noopener noreferrer` and `3` (no
+  // scheme) were dropped: these three are never URLs.
+  ADD_URI_SAFE_ATTR: ['target', 'rel', 'start'],
   ALLOWED_URI_REGEXP: SAFE_URL,
   RETURN_DOM_FRAGMENT: true,
 };

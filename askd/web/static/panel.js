@@ -7,7 +7,7 @@
 
 import { h, uid } from './dom.js';
 import { formatClock, formatLeft, formatList, t } from './i18n.js';
-import { renderNodes } from './markdown.js';
+import { renderNodes, summary } from './markdown.js';
 
 const URGENT_MS = 60_000;
 // What one *More time* click asks for: five minutes, or what is left of the allowance.
@@ -36,6 +36,7 @@ function text(value) {
 class QuestionField {
   constructor(q) {
     this.question = text(q.question);
+    this.header = text(q.header);
     this.multi = q.multiSelect === true;
     const options = Array.isArray(q.options) ? q.options.filter((o) => o && text(o.label)) : [];
     const legendId = uid('legend');
@@ -146,7 +147,7 @@ class QuestionField {
       { class: 'option other' },
       input,
       h('label', { for: id }, h('span', { class: 'opt-label', text: t('panel.other') })),
-      h('label', { for: textId, class: 'sr-only', text: t('panel.otherLabel', { question: this.question }) }),
+      h('label', { for: textId, class: 'sr-only', text: t('panel.otherLabel', { question: summary(this.question) || this.header }) }),
       field,
     );
   }
@@ -188,7 +189,10 @@ export class Panel {
     this.declinedHere = false;
     const questions = Array.isArray(payload.questions) ? payload.questions : [];
     this.fields = questions.map((q) => new QuestionField(q || {}));
-    this.title = this.fields.length ? this.fields[0].question : '';
+    // Plain text for where Markdown cannot show (the note, notifications).
+    const [first] = this.fields;
+    this.header = first?.header ?? '';
+    this.title = (first && summary(first.question)) || this.header || t('alert.newQuestion');
 
     const created = Date.parse(payload.createdAt);
     this.timeEl = h('time', { datetime: text(payload.expiresAt) });
@@ -196,6 +200,7 @@ export class Panel {
     this.statusEl = h('p', { class: 'status', role: 'status' });
     this.submitEl = h('button', { type: 'submit', class: 'submit', text: t('panel.submit', { n: this.fields.length }) });
     this.audienceEl = h('p', { class: 'audience' });
+    const decline = this._declineRow(onDecline);
     this.setAudience(payload.to, payload.escalatedTo);
     this.moreEl = h('button', { type: 'button', class: 'link-button more-time', hidden: true });
     this.moreEl.addEventListener('click', () => onExtend(this, this.moreSeconds));
@@ -206,7 +211,6 @@ export class Panel {
       Number.isNaN(created) ? null : h('span', { class: 'asked', text: t('panel.asked', { time: formatClock(new Date(created)) }) }),
       h('span', { class: 'clock' }, this.leftEl, this.moreEl),
     );
-    const decline = this._declineRow(onDecline);
     this.form = h(
       'form',
       {
@@ -251,15 +255,21 @@ export class Panel {
     this.reasonEl = h('input', { type: 'text', id, maxlength: String(REASON_MAX), autocomplete: 'off', placeholder: t('panel.reasonPlaceholder') });
     const send = h('button', { type: 'button', class: 'decline-send', text: t('panel.declineSend') });
     const keep = h('button', { type: 'button', class: 'link-button', text: t('panel.declineKeep') });
+    const whoId = uid('declineWho');
+    this.declineWhoEl = h('p', { id: whoId, class: 'decline-who' });
+    this.reasonEl.setAttribute('aria-describedby', whoId);
     this.declineBox = h(
       'div',
       { class: 'decline', hidden: true },
       h('label', { for: id, text: t('panel.reasonLabel') }),
+      this.declineWhoEl,
       h('div', { class: 'decline-row' }, this.reasonEl, send, keep),
     );
     this.declineEl = h('button', { type: 'button', class: 'link-button decline-open', 'aria-expanded': 'false', text: t('panel.decline') });
+    // While the box is open its *Decline question* is the one decline control.
     const toggle = (open) => {
       this.declineBox.hidden = !open;
+      this.declineEl.hidden = open;
       this.declineEl.setAttribute('aria-expanded', String(open));
       (open ? this.reasonEl : this.declineEl).focus();
     };
@@ -280,6 +290,9 @@ export class Panel {
   /** Whom the question is asked of now (an escalation step widens it). */
   setAudience(to, escalatedTo) {
     this.audienceEl.textContent = audienceText(to, escalatedTo, this.me);
+    // A decline ends the question for its whole audience, not for this person alone.
+    const shared = Array.isArray(to) && to.length > 0;
+    this.declineWhoEl.textContent = t(shared ? 'panel.declineEndsForAll' : 'panel.declineEnds');
   }
 
   /** The person's allowance left, in seconds (undefined: the ask gave none): *More time* shows while some is left. */

@@ -14,7 +14,7 @@
 
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { AskdError, InboxClosed } from './errors.js';
-import type { AckPayload, AskedPayload, ErrorPayload, EscalatedPayload, ExtendedPayload, Question, ServerEvent } from './protocol.js';
+import type { AckPayload, AskedPayload, CancelledPayload, ErrorPayload, EscalatedPayload, ExtendedPayload, Question, ServerEvent } from './protocol.js';
 import { NoWebSocket, OPEN, socketFactory, type SocketFactory, type SocketLike, type WebSocketClass } from './socket.js';
 import { resolveToken, wsUrl, type TokenSource } from './urls.js';
 
@@ -53,6 +53,10 @@ export interface ClosedQuestion {
   via?: string;
   /** The reason given with a decline, if any (askd 1.2). */
   declineReason?: string;
+  /** A `timeout` that took the ask's `onTimeout` default: the answers it ended with (askd 1.3). */
+  answers?: Record<string, string | string[]>;
+  /** true with those `answers` (askd 1.3). */
+  defaulted?: boolean;
 }
 
 export interface ExtendedQuestion {
@@ -493,7 +497,7 @@ export class Inbox {
     }
   }
 
-  private end(requestId: string, reason: string, who: { answeredBy?: string | null; via?: string | null; declineReason?: string | null } = {}): void {
+  private end(requestId: string, reason: string, who: Partial<Pick<CancelledPayload, 'answeredBy' | 'via' | 'declineReason' | 'answers' | 'defaulted'>> = {}): void {
     const known = this.known.get(requestId);
     this.known.delete(requestId);
     this.ended.set(requestId, true);
@@ -503,6 +507,10 @@ export class Inbox {
     if (who.answeredBy !== undefined) closed.answeredBy = who.answeredBy;
     if (typeof who.via === 'string') closed.via = who.via;
     if (typeof who.declineReason === 'string') closed.declineReason = who.declineReason;
+    if (who.defaulted === true && who.answers && typeof who.answers === 'object') {
+      closed.answers = who.answers;
+      closed.defaulted = true;
+    }
     this.emit('closed', closed);
   }
 

@@ -15,6 +15,8 @@ export type {
 } from './inbox.js';
 export { Agent, randomKey } from './agent.js';
 export type { AgentOptions, AskOptions, CallOptions, WaitOptions } from './agent.js';
+export { redeemCode, redeemLocationCode } from './open.js';
+export type { LocationCodeOptions, OpenedToken, RedeemOptions } from './open.js';
 export { AskdError, AskdUnavailable, InboxClosed } from './errors.js';
 export { Backoff } from './backoff.js';
 export type { BackoffOptions } from './backoff.js';

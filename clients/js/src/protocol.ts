@@ -544,9 +544,19 @@ export interface CancelledPayload {
    */
   answeredBy?: string | null;
   /**
+   * For a timeout that took the ask's onTimeout default: the answers it ended with.
+   */
+  answers?: {
+    [k: string]: string | string[];
+  } | null;
+  /**
    * The reason given with a decline, if any.
    */
   declineReason?: string | null;
+  /**
+   * true with those answers (timeout only).
+   */
+  defaulted?: boolean | null;
   /**
    * How the question ended: answered, timeout, cancelled, declined, reassigned (no longer yours).
    */

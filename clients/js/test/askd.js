@@ -107,6 +107,12 @@ export class Askd {
     return stdout.trim();
   }
 
+  /** `askd open --user USER`'s one-time code (the link's `#code=`). */
+  async openCode(user) {
+    const { stdout } = await promisify(execFile)(ASKD, ['open', '--user', user, '--no-browser'], { env: this.env });
+    return new URLSearchParams(new URL(stdout.trim()).hash.slice(1)).get('code');
+  }
+
   /** An admin API call; the JSON body of its reply. */
   async admin(method, path, body) {
     const response = await fetch(`http://127.0.0.1:${this.adminPort}${path}`, {

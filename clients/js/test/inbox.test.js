@@ -300,6 +300,24 @@ describe('against askd serve', { timeout: 120_000 }, () => {
     assert.equal(result.status, 'answered');
     assert.deepEqual(result.answers, { 'Which database?': ['SQLite'] });
   });
+
+  test("a timeout that took the ask's default says which answers stood; a plain one says none", async (t) => {
+    const tab = await inbox();
+    t.after(() => tab.close());
+    const sid = newSession();
+    const defaulted = next(tab, 'closed', (c) => c.sessionId === sid);
+    await agent.submit(sid, { userId: 'alice', questions: [QUESTION], timeoutSeconds: 0.3, onTimeout: { answers: { 'Which database?': 'SQLite' } } });
+    const closed = await defaulted;
+    assert.equal(closed.reason, 'timeout');
+    assert.deepEqual([closed.answers, closed.defaulted], [{ 'Which database?': 'SQLite' }, true]);
+
+    const plainSid = newSession();
+    const plain = next(tab, 'closed', (c) => c.sessionId === plainSid);
+    await agent.submit(plainSid, { userId: 'alice', questions: [QUESTION], timeoutSeconds: 0.3 });
+    const ended = await plain;
+    assert.equal(ended.reason, 'timeout');
+    assert.ok(!('answers' in ended) && !('defaulted' in ended));
+  });
 });
 
 test("the agent's wait rides a restart of askd (SQLite store)", { timeout: 60_000 }, async (t) => {

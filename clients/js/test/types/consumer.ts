@@ -2,7 +2,17 @@
 // them, imported by the package's name. A line marked @ts-expect-error
 // must fail to compile, so the types are not just `any`.
 
-import { Agent, AskdError, Inbox, type AskedQuestion, type QuestionResult, type ServerEvent } from 'askd-client';
+import {
+  Agent,
+  AskdError,
+  Inbox,
+  redeemCode,
+  redeemLocationCode,
+  type AskedQuestion,
+  type OpenedToken,
+  type QuestionResult,
+  type ServerEvent,
+} from 'askd-client';
 
 const inbox = new Inbox({ url: 'http://127.0.0.1:8765', token: () => 'token' });
 inbox.on('asked', (q: AskedQuestion) => {
@@ -51,3 +61,13 @@ void agent.submit('session', { userId: 'alice' });
 export function requestOf(event: ServerEvent): string | undefined {
   return event.type === 'ask_user_questions' ? event.payload.requestId : undefined;
 }
+
+export async function signIn(): Promise<Inbox | null> {
+  const opened: OpenedToken | null = await redeemLocationCode({ url: 'https://tools.example.com/askd/' });
+  if (!opened) return null;
+  const who: string = opened.userId;
+  void who;
+  return new Inbox({ url: 'https://tools.example.com/askd/', token: opened.token });
+}
+// @ts-expect-error: a code is a string
+void redeemCode('http://127.0.0.1:8765', 42);

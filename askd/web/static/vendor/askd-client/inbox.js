@@ -394,6 +394,10 @@ export class Inbox {
             closed.via = who.via;
         if (typeof who.declineReason === 'string')
             closed.declineReason = who.declineReason;
+        if (who.defaulted === true && who.answers && typeof who.answers === 'object') {
+            closed.answers = who.answers;
+            closed.defaulted = true;
+        }
         this.emit('closed', closed);
     }
     extended(payload) {
