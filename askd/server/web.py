@@ -43,9 +43,10 @@ class StaticHandler(tornado.web.StaticFileHandler):
 
 
 class PageHandler(tornado.web.RequestHandler):
-    """``/``: the inbox page. The token arrives in the fragment (``#token=``,
-    never sent here) or as a one-time code (``#code=``); the page's own
-    script takes it out of the address bar."""
+    """``/``: the inbox page. It signs in with a one-time code in the
+    fragment (``#code=``, never sent here), which its script redeems through
+    ``POST /v1/open`` and takes out of the address bar; it reads no token
+    from its own address (docs/decisions.md)."""
 
     def set_default_headers(self) -> None:
         _secure(self)

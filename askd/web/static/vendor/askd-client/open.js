@@ -5,7 +5,7 @@
 import { AskdError, AskdUnavailable } from './errors.js';
 /**
  * Exchange `askd open`'s one-time code for a user token. A code is good
- * once and for about five minutes; a used, expired or forged one is an
+ * once and for about 60 seconds; a used, expired or forged one is an
  * `AskdError` (`unauthorized`, status 401), an askd that cannot be reached
  * an `AskdUnavailable`. Nothing is retried: a code may be spent by a
  * request whose answer was lost, and only a new link helps then.
