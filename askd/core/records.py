@@ -141,6 +141,10 @@ class Request:
     defaulted: bool = False  # timed out with on_timeout as its answers
     escalate: tuple[Step, ...] = ()  # escalation steps (spec H), in time order
     escalations: int = 0  # steps taken so far (an Escalated change each)
+    # The order the registry learned of it (asked, applied from a shared
+    # store, or restored in the store's order): deadlines due at the same
+    # moment fire in this order, an extended one too. Not kept by stores.
+    order: int = 0
 
     @property
     def to(self) -> list[str]:

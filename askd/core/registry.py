@@ -20,6 +20,7 @@ question is for (groups, teams, escalation) in ``audiences.py``.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import time
 from functools import partial
@@ -104,6 +105,7 @@ class Registry:
         self._conns: dict[str, Connection] = {}
         self._user_conns: dict[str, SmallMap[str, Connection]] = {}
         self._pending_total = 0
+        self._order = itertools.count(1)  # Request.order: the order questions came in
         self._user_bytes: dict[str, int] = {}  # user -> bytes of their pending questions' frames
         # Asks prepared and not yet applied or released (being committed),
         # by request and by session: what they reserve counts for the next.
@@ -352,6 +354,7 @@ class Registry:
         session to its parent, and schedule its next deadline."""
         session = self._session(req.session_id, req.user_id, parent_session_id, req.agent)
         session.requests[req.request_id] = req
+        req.order = next(self._order)
         if req.idempotency_key is not None:
             if session.by_key is None:
                 session.by_key = {}
@@ -383,7 +386,7 @@ class Registry:
         for kind in self._plans[not req.pending, bool(req.escalate)]:
             at = kind.when(self, req)
             if at is not None:
-                self.schedule.add(at, kind.name, req)
+                self.schedule.add(at, kind.name, req, req.order)
 
     def _session(self, session_id: str, owner: str, parent_session_id: str | None, agent: str | None) -> Session:
         """The session, made if new (the agent's: it asks first), linked to
@@ -648,7 +651,7 @@ class Registry:
         if change.previous > self._clock():
             self.schedule.stale()
         req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
-        self.schedule.add(req.expires_at, "timeout", req)
+        self.schedule.add(req.expires_at, "timeout", req, req.order)  # its place among those due with it
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
         if req.max_extension:
             payload.update(req.allowance_fields())  # so every tab knows whether more is left
@@ -666,7 +669,7 @@ class Registry:
         self._send_to_users(before & now, Event(ev.ESCALATED, req.session_id, payload))
         at = escalate_when(self, req)
         if at is not None:
-            self.schedule.add(at, "escalate", req)
+            self.schedule.add(at, "escalate", req, req.order)
         self._notify_due(req, again=True)
 
     def _forget(self, req: Request) -> None:

@@ -469,7 +469,7 @@ def test_stale_count_holds_when_another_nodes_timeout_wins(reg: StepRegistry, cl
     [mine] = reg.due()  # the remote one's entry is stale: only the other is decided
     other_node = Ended("s1", popped.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, clock.now)
     assert reg.apply(other_node) and not reg.apply(mine)  # the other node's won
-    stale = sum(1 for _, _, kind, r in reg.schedule._heap if kind == "timeout" and not r.pending)
+    stale = sum(1 for _, kind, r in reg.schedule.entries() if kind == "timeout" and not r.pending)
     assert reg.schedule._stale == stale == 0
 
 
