@@ -18,11 +18,12 @@ where), ``keys.py`` (the key prefix and the stream).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from importlib.resources import files
 from typing import Any
 
@@ -257,6 +258,10 @@ class RedisStore:
     def present(self, conn_id: str, conn: Connection | None) -> None:
         self.presence.put(conn_id, conn.describe() if conn is not None else None)
 
+    def presence_written(self) -> Awaitable[None] | None:
+        written = self.presence.written()
+        return None if written is None else _at_most(written, TIMEOUT_SECONDS)
+
     async def command(self, command: dict[str, Any]) -> None:
         """Send an order every node carries out on its own connections."""
         try:
@@ -302,6 +307,15 @@ class RedisStore:
         await self.presence.stop()
         await self._follower.stop()
         await self._redis.aclose()
+
+
+async def _at_most(written: Awaitable[None], seconds: float) -> None:
+    """Wait for the presence write, no longer than a Redis call may take:
+    with Redis down, an ack comes late, not never."""
+    try:
+        await asyncio.wait_for(written, seconds)
+    except asyncio.TimeoutError:
+        pass
 
 
 def _text(value: bytes | None) -> str | None:
