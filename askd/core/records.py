@@ -96,6 +96,12 @@ class Limits:
     # Bytes of pending questions (their frames) one user may be asked: one
     # agent cannot fill a person's inbox, and the daemon's memory, alone.
     max_pending_bytes_per_user: int = 16 * 1024 * 1024
+    # Per agent token ``sub`` (tokens without one are one agent) and in all:
+    # no agent fills askd, or a user's budget, alone (``budgets.py``).
+    max_pending_per_agent: int = 10_000
+    max_pending_bytes_per_agent: int = 64 * 1024 * 1024
+    max_user_share_per_agent: float = 0.5  # of max_pending_bytes_per_user
+    max_pending_bytes_total: int = 512 * 1024 * 1024
 
 
 @dataclass(slots=True, frozen=True)

@@ -30,6 +30,7 @@ from typing import Any
 from askd.core import events as ev
 from askd.core import codec
 from askd.core.audiences import Audiences
+from askd.core.budgets import Tally, check_bytes, check_count
 from askd.core.changes import Asked, Change, Ended, Escalated, Extended, GroupDeleted, GroupSet, Notified
 from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
 from askd.core.errors import (
@@ -104,14 +105,13 @@ class Registry:
         self._user_sessions: dict[str, SmallMap[str, None]] = {}  # owner -> its session ids, in order
         self._conns: dict[str, Connection] = {}
         self._user_conns: dict[str, SmallMap[str, Connection]] = {}
-        self._pending_total = 0
+        self._held = Tally()  # what pending questions hold (budgets.py)
         self._order = itertools.count(1)  # Request.order: the order questions came in
-        self._user_bytes: dict[str, int] = {}  # user -> bytes of their pending questions' frames
         # Asks prepared and not yet applied or released (being committed),
         # by request and by session: what they reserve counts for the next.
         self._flying: dict[str, Request] = {}
         self._flying_in: dict[str, list[Request]] = {}
-        self._flying_bytes: dict[str, int] = {}  # user -> bytes of their asks' frames in flight
+        self._in_flight = Tally()  # what they reserve
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
         # The kinds a request can have, by (ended, has escalation steps),
         # decided once: a one-user question without a webhook policy has
@@ -266,9 +266,7 @@ class Registry:
                 f"session {session_id} already has {in_session} pending questions "
                 f"(limit {self.limits.max_pending_per_session})"
             )
-        total = self._pending_total + len(self._flying)
-        if total >= self.limits.max_pending_total:
-            raise TooManyPending(f"askd holds {total} pending questions (limit)")
+        check_count(self.limits, self._held, self._in_flight, agent)
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
@@ -309,13 +307,10 @@ class Registry:
                 },
             }
         )
-        limit = self.limits.max_pending_bytes_per_user
-        held = self._user_bytes.get(user_id, 0) + self._flying_bytes.get(user_id, 0)  # and this batch's
-        if held + len(req.frame) > limit:
-            raise TooManyPending(f"user {user_id} already has {held} bytes of pending questions (limit {limit})")
+        check_bytes(self.limits, self._held, self._in_flight, user_id, agent, len(req.frame))
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         self._flying[req.request_id] = req
-        _add_bytes(self._flying_bytes, user_id, len(req.frame))
+        self._in_flight.add(user_id, agent, len(req.frame))
         self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
@@ -343,7 +338,7 @@ class Registry:
         req = self._flying.pop(change.request.request_id, None)
         if req is None:
             return
-        _add_bytes(self._flying_bytes, req.user_id, -len(req.frame or b""))
+        self._in_flight.take(req.user_id, req.agent, len(req.frame or b""))
         flying = self._flying_in[req.session_id]
         flying.remove(req)
         if not flying:
@@ -362,8 +357,7 @@ class Registry:
         if req.pending:
             self.audiences.track(req)
             session.pending += 1
-            self._pending_total += 1
-            _add_bytes(self._user_bytes, req.user_id, len(req.frame or b""))
+            self._held.add(req.user_id, req.agent, len(req.frame or b""))
             policy = self.notify_policy
             if policy is not None and policy.after <= 0 and not req.notified:
                 self._notify_due(req)  # due at once: reported with the ask itself
@@ -633,11 +627,10 @@ class Registry:
         req.error = change.error
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
-        _add_bytes(self._user_bytes, req.user_id, -len(req.frame or b""))
+        self._held.take(req.user_id, req.agent, len(req.frame or b""))
         req.frame = None
         session = self._sessions[req.session_id]
         session.pending -= 1
-        self._pending_total -= 1
         self.counters.ended(req.status)
         self._plan(req)
         self._send_to_audience(req, Event(ev.CANCELLED, req.session_id, req.end_payload()))
@@ -650,6 +643,10 @@ class Registry:
         new one is added."""
         if change.previous > self._clock():
             self.schedule.stale()
+        before, after = len(req.frame or b""), len(change.frame)
+        if before != after:  # the budgets count the frame held
+            self._held.take(req.user_id, req.agent, before)
+            self._held.add(req.user_id, req.agent, after)
         req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
         self.schedule.add(req.expires_at, "timeout", req, req.order)  # its place among those due with it
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
@@ -870,7 +867,7 @@ class Registry:
             "connections": len(self._conns),
             "users": len(self._user_conns),
             "sessions": len(self._sessions),
-            "pending": self._pending_total,
+            "pending": self._held.n,
             "asked": c.asked,
             "answered": c.answered,
             "timedOut": c.timeout,
@@ -879,12 +876,3 @@ class Registry:
             "repushed": c.repushed,
         }
 
-
-def _add_bytes(held: dict[str, int], user_id: str, size: int) -> None:
-    """Add ``size`` (negative: take) to a user's bytes; at zero the user
-    leaves the table, which holds only users with something pending."""
-    left = held.get(user_id, 0) + size
-    if left > 0:
-        held[user_id] = left
-    else:
-        held.pop(user_id, None)
