@@ -105,13 +105,13 @@ class Registry:
         self._user_sessions: dict[str, SmallMap[str, None]] = {}  # owner -> its session ids, in order
         self._conns: dict[str, Connection] = {}
         self._user_conns: dict[str, SmallMap[str, Connection]] = {}
-        self._held = Tally()  # what pending questions hold (budgets.py)
+        # What pending questions hold, and asks being committed reserve (budgets.py).
+        self._held = Tally()
         self._order = itertools.count(1)  # Request.order: the order questions came in
         # Asks prepared and not yet applied or released (being committed),
         # by request and by session: what they reserve counts for the next.
         self._flying: dict[str, Request] = {}
         self._flying_in: dict[str, list[Request]] = {}
-        self._in_flight = Tally()  # what they reserve
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
         # The kinds a request can have, by (ended, has escalation steps),
         # decided once: a one-user question without a webhook policy has
@@ -266,7 +266,7 @@ class Registry:
                 f"session {session_id} already has {in_session} pending questions "
                 f"(limit {self.limits.max_pending_per_session})"
             )
-        check_count(self.limits, self._held, self._in_flight, agent)
+        check_count(self.limits, self._held, agent)
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
             raise InvalidRequest(f"timeoutSeconds must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
@@ -307,10 +307,10 @@ class Registry:
                 },
             }
         )
-        check_bytes(self.limits, self._held, self._in_flight, user_id, agent, len(req.frame))
+        check_bytes(self.limits, self._held, user_id, agent, len(req.frame))
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         self._flying[req.request_id] = req
-        self._in_flight.add(user_id, agent, len(req.frame))
+        self._held.add(user_id, agent, len(req.frame))  # counted from now: applying keeps it
         self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
@@ -335,18 +335,25 @@ class Registry:
     def release(self, change: Asked) -> None:
         """The ask's commit is over (taken, refused, or failed): what it
         reserved is free again. Applying it releases it too."""
-        req = self._flying.pop(change.request.request_id, None)
-        if req is None:
-            return
-        self._in_flight.take(req.user_id, req.agent, len(req.frame or b""))
-        flying = self._flying_in[req.session_id]
-        flying.remove(req)
-        if not flying:
-            del self._flying_in[req.session_id]
+        req = self._unreserve(change)
+        if req is not None:
+            self._held.take(req.user_id, req.agent, len(req.frame or b""))
 
-    def _register(self, req: Request, parent_session_id: str | None) -> None:
+    def _unreserve(self, change: Asked) -> Request | None:
+        """The ask is no longer in flight; returns it if it was (prepared
+        here), its budgets still counted."""
+        req = self._flying.pop(change.request.request_id, None)
+        if req is not None:
+            flying = self._flying_in[req.session_id]
+            flying.remove(req)
+            if not flying:
+                del self._flying_in[req.session_id]
+        return req
+
+    def _register(self, req: Request, parent_session_id: str | None, counted: bool = False) -> None:
         """Put a request (pending or ended) in its session, linking the
-        session to its parent, and schedule its next deadline."""
+        session to its parent, and schedule its next deadline. ``counted``:
+        its budgets are counted already (an ask prepared here)."""
         session = self._session(req.session_id, req.user_id, parent_session_id, req.agent)
         session.requests[req.request_id] = req
         req.order = next(self._order)
@@ -357,7 +364,8 @@ class Registry:
         if req.pending:
             self.audiences.track(req)
             session.pending += 1
-            self._held.add(req.user_id, req.agent, len(req.frame or b""))
+            if not counted:  # another node's ask, or a restored one
+                self._held.add(req.user_id, req.agent, len(req.frame or b""))
             policy = self.notify_policy
             if policy is not None and policy.after <= 0 and not req.notified:
                 self._notify_due(req)  # due at once: reported with the ask itself
@@ -583,11 +591,13 @@ class Registry:
                 return False
             self._end(req, change)
         elif isinstance(change, Asked):
-            self.release(change)
+            reserved = self._unreserve(change)
             req = change.request
             if self.get(req.session_id, req.request_id) is not None:
+                if reserved is not None:
+                    self._held.take(reserved.user_id, reserved.agent, len(reserved.frame or b""))
                 return False
-            self._register(req, change.parent_session_id)
+            self._register(req, change.parent_session_id, counted=reserved is not None)
             self.counters.count(req.status)
             self._send_to_audience(req, req.ask_event())
         elif isinstance(change, Escalated):
@@ -867,7 +877,7 @@ class Registry:
             "connections": len(self._conns),
             "users": len(self._user_conns),
             "sessions": len(self._sessions),
-            "pending": self._held.n,
+            "pending": self._held.n - len(self._flying),
             "asked": c.asked,
             "answered": c.answered,
             "timedOut": c.timeout,

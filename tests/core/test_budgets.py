@@ -97,3 +97,25 @@ def test_restored_questions_count_against_their_agent() -> None:
     after.ask("s9", "bob", BIG, agent="B")
     after.withdraw("s0", kept[0].request_id, agent="A")  # ending a restored one frees its slot
     after.ask("s8", "bob", BIG, agent="A")
+
+
+def test_another_nodes_questions_count_and_a_refused_commit_frees_its_reservation() -> None:
+    """On a shared store a node applies other nodes' asks too (its replica):
+    they count against their agent there; an ask whose commit was refused
+    (or applied twice) is counted once or not at all."""
+    here, there = registry(max_pending_per_agent=2), registry(max_pending_per_agent=2)
+    for session in ("s1", "s2"):
+        _, change = there.prepare_ask(AskInput(session, "alice", BIG, agent="A"))
+        assert change is not None
+        there.apply(change)
+        assert here.apply(change) and not here.apply(change)  # the stream may repeat it
+    with pytest.raises(TooManyPending, match="max_pending_per_agent"):
+        here.prepare_ask(AskInput("s3", "alice", BIG, agent="A"))
+    assert here.stats()["pending"] == 2
+    here.prepare_ask(AskInput("s3", "alice", BIG, agent="B"))
+    _, refused = here.prepare_ask(AskInput("s4", "alice", BIG, agent="B"))
+    assert refused is not None and here.stats()["pending"] == 2  # in flight is not pending
+    with pytest.raises(TooManyPending, match="max_pending_per_agent"):
+        here.prepare_ask(AskInput("s5", "alice", BIG, agent="B"))
+    here.release(refused)
+    here.prepare_ask(AskInput("s5", "alice", BIG, agent="B"))
