@@ -368,7 +368,7 @@ class Registry:
                 self._held.add(req.user_id, req.agent, len(req.frame or b""))
             policy = self.notify_policy
             if policy is not None and policy.after <= 0 and not req.notified:
-                self._notify_due(req)  # due at once: reported with the ask itself
+                self.notify_due(req)  # due at once: reported with the ask itself
         self._plan(req)
 
     def _unplan(self, req: Request) -> None:
@@ -677,7 +677,7 @@ class Registry:
         at = escalate_when(self, req)
         if at is not None:
             self.schedule.add(at, "escalate", req, req.order)
-        self._notify_due(req, again=True)
+        self.notify_due(req, again=True)
 
     def _forget(self, req: Request) -> None:
         """Drop an ended request once its result retention has run out."""
@@ -728,7 +728,7 @@ class Registry:
 
     # ---- webhook notifications ----------------------------------------
 
-    def _notify_due(self, req: Request, *, again: bool = False) -> None:
+    def notify_due(self, req: Request, *, again: bool = False) -> None:
         """Report a webhook due; ``again`` after an escalation step, even if
         one was delivered before (for the new audience)."""
         policy = self.notify_policy
