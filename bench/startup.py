@@ -45,7 +45,8 @@ def session_of(i: int) -> tuple[str, str]:
 async def fill(db: Path, questions: int, batch: int = FILL_BATCH) -> dict[str, Any]:
     """Write ``questions`` pending questions into a new SQLite store at ``db``
     through the registry and the store, as the daemon writes them."""
-    from askd.core import AskInput, Registry
+    from askd.core import AskInput
+    from askd.core.registry import Registry
     from askd.core.records import Limits
     from askd.store.sqlite import SqliteStore
 

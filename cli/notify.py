@@ -22,7 +22,8 @@ from askd.cli import clients
 from askd.cli.clients import JsonOption, UrlOption, command
 from askd.cli.common import EXIT_ERROR, EXIT_USAGE, ConfigOption, eprint, fail, print_json, settings
 from askd.client import Discovery
-from askd.core import AskInput, Limits, Registry, Request
+from askd.core import AskInput, Limits, Request
+from askd.core.registry import Registry
 
 app = typer.Typer(help="Notifications: tell people of questions by webhook and e-mail (docs/notify.md).", no_args_is_help=True)
 

@@ -8,7 +8,8 @@ import secrets
 from collections.abc import Awaitable
 from typing import Any, Protocol
 
-from askd.core import Connection, Registry
+from askd.core import Connection
+from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.selectors import Selector, matches
 from askd.server.logs import get_logger

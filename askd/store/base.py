@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
-from askd.core import Connection, Registry, Request
+from askd.core import Connection, Request
+from askd.core.registry import Registry
 from askd.core.changes import Change
 
 

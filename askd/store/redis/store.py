@@ -30,7 +30,8 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from askd.core import Connection, Registry, Request
+from askd.core import Connection, Request
+from askd.core.registry import Registry
 from askd.core.changes import Change
 from askd.store.base import StoreError, StoreListener, StoreUnavailable
 from askd.store.redis.codec import to_json
