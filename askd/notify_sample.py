@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 
 from askd import links, mail, webhook
-from askd.core import AskInput, Limits, Registry, Request
+from askd.core import AskInput, Limits, Request
+from askd.core.registry import Registry
 
 SAMPLE_SESSION = "askd-notify-test"
 

@@ -26,7 +26,8 @@ from askd import tokens
 from askd.core import codec
 from askd.core.frames import parse_frame
 from askd.core.models import AskBody
-from askd.core import AskInput, Registry
+from askd.core import AskInput
+from askd.core.registry import Registry
 from askd.server import logs
 from askd.store.sqlite import SqliteStore
 from bench.payload import ANSWER, QUESTIONS, answer_frame, ask_body

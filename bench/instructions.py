@@ -45,7 +45,8 @@ WARMUP = 300
 
 def round_for(case: str, rounds: int) -> Callable[[], None]:
     """One round of a case, ready to run ``rounds`` times."""
-    from askd.core import AskInput, Registry
+    from askd.core import AskInput
+    from askd.core.registry import Registry
     from bench.payload import ANSWER, QUESTIONS
 
     kind = case.removeprefix("push-")

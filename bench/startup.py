@@ -45,11 +45,15 @@ def session_of(i: int) -> tuple[str, str]:
 async def fill(db: Path, questions: int, batch: int = FILL_BATCH) -> dict[str, Any]:
     """Write ``questions`` pending questions into a new SQLite store at ``db``
     through the registry and the store, as the daemon writes them."""
-    from askd.core import AskInput, Registry
+    from askd.core import AskInput
+    from askd.core.registry import Registry
     from askd.core.records import Limits
     from askd.store.sqlite import SqliteStore
 
-    registry = Registry(Limits(max_pending_total=questions + 1, max_pending_per_session=questions + 1))
+    n = questions + 1
+    registry = Registry(
+        Limits(max_pending_total=n, max_pending_per_session=n, max_pending_per_agent=n, max_pending_bytes_total=64 << 30)
+    )
     store = SqliteStore(db)
     t0 = time.perf_counter()
     try:

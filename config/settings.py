@@ -117,6 +117,19 @@ class LimitsSettings(_Section):
     max_pending_bytes_per_user: int = Field(
         16 * 1024 * 1024, ge=65536, description="Most bytes of pending questions for one user (429 too_many_pending beyond)."
     )
+    # Per agent token sub (tokens without one count as one agent) and in all: docs/security.md.
+    max_pending_per_agent: int = Field(
+        10_000, ge=1, description="Most pending questions one agent (token sub) may hold (429 too_many_pending beyond)."
+    )
+    max_pending_bytes_per_agent: int = Field(
+        64 * 1024 * 1024, ge=65536, description="Most bytes of pending questions one agent (token sub) may hold (429 beyond)."
+    )
+    max_user_share_per_agent: float = Field(
+        0.5, gt=0, le=1, description="Share of each user's max_pending_bytes_per_user one agent may fill (429 beyond)."
+    )
+    max_pending_bytes_total: int = Field(
+        512 * 1024 * 1024, ge=65536, description="Most bytes of pending questions in the daemon (429 too_many_pending beyond)."
+    )
 
 
 class WebSocketSettings(_Section):

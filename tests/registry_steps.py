@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from askd.core import AskInput, Registry, Request
+from askd.core import AskInput, Request
+from askd.core.registry import Registry
 
 
 class StepRegistry(Registry):

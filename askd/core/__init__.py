@@ -6,7 +6,9 @@ store makes durable in ``changes.py``, the engine in ``registry.py``, its
 deadlines in ``schedule.py`` (their kinds in ``deadlines.py``), who a
 question is for in ``audiences.py``. The daemon (``askd.server``) drives it
 and the stores (``askd.store``) keep its changes; clients, the CLI and the
-MCP bridge share its wire models (``models.py``).
+MCP bridge share its wire models (``models.py``). The engine is not
+imported here (``from askd.core.registry import Registry``): a client that
+imports the models does not load it.
 """
 
 from askd.core.errors import (
@@ -24,7 +26,6 @@ from askd.core.errors import (
 from askd.core.events import Event, Send
 from askd.core.lifecycle import Status
 from askd.core.records import ALL_SESSIONS, AskInput, Connection, Limits, NotifyPolicy, Outbox, Request
-from askd.core.registry import Registry
 
 __all__ = [
     "ALL_SESSIONS",
@@ -41,7 +42,6 @@ __all__ = [
     "NotPending",
     "NotifyPolicy",
     "Outbox",
-    "Registry",
     "Request",
     "Send",
     "SessionOwnerMismatch",

@@ -4,22 +4,33 @@ Every deadline is one entry ``(at, kind, request)`` in the registry's one
 :class:`~askd.core.schedule.Schedule`, which knows no kind. Each kind here
 says when it is due from the request's own (stored) fields, whether an entry
 still counts, and what firing decides, so a store's restore schedules every
-kind with no code of its own and a new kind is one more row.
+kind with no code of its own and a new kind is one more row. A kind reads its registry through
+:class:`DeadlineOwner`, a narrow view: this table does not import the
+engine that schedules it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from askd.core.changes import Change, Ended, Escalated, Forgot
 from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
 from askd.core.receipted import ended_digest
-from askd.core.records import Request
+from askd.core.records import Limits, NotifyPolicy, Request
 
-if TYPE_CHECKING:
-    from askd.core.registry import Registry
+
+class DeadlineOwner(Protocol):
+    """What a deadline kind reads of the registry whose schedule holds it."""
+
+    limits: Limits
+    notify_policy: NotifyPolicy | None  # None: no webhook, nothing is ever due
+
+    def get(self, session_id: str, request_id: str) -> Request | None: ...
+
+    def notify_due(self, req: Request) -> None:
+        """Report the pending question due for a webhook (not a change)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,16 +42,16 @@ class DeadlineKind:
 
     name: str
     ended: bool  # scheduled once the request ended (else while pending)
-    when: Callable[[Registry, Request], float | None]
-    alive: Callable[[Registry, Request], bool]
-    fire: Callable[[Registry, Request, float], Change | None]
+    when: Callable[[DeadlineOwner, Request], float | None]
+    alive: Callable[[DeadlineOwner, Request], bool]
+    fire: Callable[[DeadlineOwner, Request, float], Change | None]
     # Whether the kind can come up at all in this registry for a request
     # with (True) or without escalation steps: the registry looks only at
     # those (``Registry._plan``); ``when`` says None for the rest anyway.
-    can: Callable[[Registry, bool], bool] = lambda reg, stepped: True
+    can: Callable[[DeadlineOwner, bool], bool] = lambda reg, stepped: True
 
 
-def _notify_when(reg: Registry, req: Request) -> float | None:
+def _notify_when(reg: DeadlineOwner, req: Request) -> float | None:
     policy = reg.notify_policy
     # ``after`` 0 is reported at the ask itself (Registry._register), not a tick later.
     if policy is None or req.notified or policy.after <= 0:
@@ -48,11 +59,11 @@ def _notify_when(reg: Registry, req: Request) -> float | None:
     return req.created_at + policy.after
 
 
-def _notify_fire(reg: Registry, req: Request, now: float) -> None:
-    reg._notify_due(req)  # not a change: a report for the front end
+def _notify_fire(reg: DeadlineOwner, req: Request, now: float) -> None:
+    reg.notify_due(req)  # not a change: a report for the front end
 
 
-def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
+def _timeout_fire(reg: DeadlineOwner, req: Request, now: float) -> Ended:
     default = req.on_timeout
     return Ended(
         req.session_id, req.request_id, Trigger.EXPIRE, default, TIMEOUT_ERROR, now, defaulted=default is not None,
@@ -60,14 +71,14 @@ def _timeout_fire(reg: Registry, req: Request, now: float) -> Ended:
     )
 
 
-def escalate_when(reg: Registry, req: Request) -> float | None:
+def escalate_when(reg: DeadlineOwner, req: Request) -> float | None:
     """When the request's next escalation step is due (None: no step left)."""
     if req.escalations >= len(req.escalate):
         return None
     return req.created_at + req.escalate[req.escalations][0]
 
 
-def _escalate_fire(reg: Registry, req: Request, now: float) -> Escalated | None:
+def _escalate_fire(reg: DeadlineOwner, req: Request, now: float) -> Escalated | None:
     at = escalate_when(reg, req)
     if at is None or at > now:
         return None  # an entry for a step taken already (another node's): the next has its own

@@ -96,6 +96,12 @@ class Limits:
     # Bytes of pending questions (their frames) one user may be asked: one
     # agent cannot fill a person's inbox, and the daemon's memory, alone.
     max_pending_bytes_per_user: int = 16 * 1024 * 1024
+    # Per agent token ``sub`` (tokens without one are one agent) and in all:
+    # no agent fills askd, or a user's budget, alone (``budgets.py``).
+    max_pending_per_agent: int = 10_000
+    max_pending_bytes_per_agent: int = 64 * 1024 * 1024
+    max_user_share_per_agent: float = 0.5  # of max_pending_bytes_per_user
+    max_pending_bytes_total: int = 512 * 1024 * 1024
 
 
 @dataclass(slots=True, frozen=True)
@@ -142,6 +148,10 @@ class Request:
     escalate: tuple[Step, ...] = ()  # escalation steps (spec H), in time order
     escalations: int = 0  # steps taken so far (an Escalated change each)
     digest: str | None = None  # once ended: its receipt's digest (None: ended before askd kept one)
+    # The order the registry learned of it (asked, applied from a shared
+    # store, or restored in the store's order): deadlines due at the same
+    # moment fire in this order, an extended one too. Not kept by stores.
+    order: int = 0
 
     @property
     def to(self) -> list[str]:

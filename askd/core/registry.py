@@ -20,6 +20,7 @@ question is for (groups, teams, escalation) in ``audiences.py``.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import time
 from functools import partial
@@ -29,6 +30,7 @@ from typing import Any
 from askd.core import events as ev
 from askd.core import codec
 from askd.core.audiences import Audiences
+from askd.core.budgets import Tally, check_bytes, check_count
 from askd.core.changes import Asked, Change, Ended, Escalated, Extended, GroupDeleted, GroupSet, Notified
 from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
 from askd.core.errors import (
@@ -109,13 +111,13 @@ class Registry:
         self._user_sessions: dict[str, SmallMap[str, None]] = {}  # owner -> its session ids, in order
         self._conns: dict[str, Connection] = {}
         self._user_conns: dict[str, SmallMap[str, Connection]] = {}
-        self._pending_total = 0
-        self._user_bytes: dict[str, int] = {}  # user -> bytes of their pending questions' frames
+        # What pending questions hold, and asks being committed reserve (budgets.py).
+        self._held = Tally()
+        self._order = itertools.count(1)  # Request.order: the order questions came in
         # Asks prepared and not yet applied or released (being committed),
         # by request and by session: what they reserve counts for the next.
         self._flying: dict[str, Request] = {}
         self._flying_in: dict[str, list[Request]] = {}
-        self._flying_bytes: dict[str, int] = {}  # user -> bytes of their asks' frames in flight
         self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
         # The kinds a request can have, by (ended, has escalation steps),
         # decided once: a one-user question without a webhook policy has
@@ -271,9 +273,7 @@ class Registry:
                 f"session {session_id} already has {in_session} pending questions "
                 f"(limit {self.limits.max_pending_per_session})"
             )
-        total = self._pending_total + len(self._flying)
-        if total >= self.limits.max_pending_total:
-            raise TooManyPending(f"askd holds {total} pending questions (limit)")
+        check_count(self.limits, self._held, agent)
         timeout = self.limits.question_timeout if timeout is None else timeout
         if not 0 < timeout <= self.limits.max_timeout:
             raise _invalid("timeoutSeconds", f"must be > 0 and at most max_timeout_seconds ({self.limits.max_timeout:g})")
@@ -312,13 +312,10 @@ class Registry:
                 },
             }
         )
-        limit = self.limits.max_pending_bytes_per_user
-        held = self._user_bytes.get(user_id, 0) + self._flying_bytes.get(user_id, 0)  # and this batch's
-        if held + len(req.frame) > limit:
-            raise TooManyPending(f"user {user_id} already has {held} bytes of pending questions (limit {limit})")
+        check_bytes(self.limits, self._held, user_id, agent, len(req.frame))
         parent = session.parent if session is not None and session.parent is not None else parent_session_id
         self._flying[req.request_id] = req
-        _add_bytes(self._flying_bytes, user_id, len(req.frame))
+        self._held.add(user_id, agent, len(req.frame))  # counted from now: applying keeps it
         self._flying_in.setdefault(session_id, []).append(req)
         return req, Asked(req, parent, session_known=session is not None and session.parent == parent)
 
@@ -343,20 +340,28 @@ class Registry:
     def release(self, change: Asked) -> None:
         """The ask's commit is over (taken, refused, or failed): what it
         reserved is free again. Applying it releases it too."""
-        req = self._flying.pop(change.request.request_id, None)
-        if req is None:
-            return
-        _add_bytes(self._flying_bytes, req.user_id, -len(req.frame or b""))
-        flying = self._flying_in[req.session_id]
-        flying.remove(req)
-        if not flying:
-            del self._flying_in[req.session_id]
+        req = self._unreserve(change)
+        if req is not None:
+            self._held.take(req.user_id, req.agent, len(req.frame or b""))
 
-    def _register(self, req: Request, parent_session_id: str | None) -> None:
+    def _unreserve(self, change: Asked) -> Request | None:
+        """The ask is no longer in flight; returns it if it was (prepared
+        here), its budgets still counted."""
+        req = self._flying.pop(change.request.request_id, None)
+        if req is not None:
+            flying = self._flying_in[req.session_id]
+            flying.remove(req)
+            if not flying:
+                del self._flying_in[req.session_id]
+        return req
+
+    def _register(self, req: Request, parent_session_id: str | None, counted: bool = False) -> None:
         """Put a request (pending or ended) in its session, linking the
-        session to its parent, and schedule its next deadline."""
+        session to its parent, and schedule its next deadline. ``counted``:
+        its budgets are counted already (an ask prepared here)."""
         session = self._session(req.session_id, req.user_id, parent_session_id, req.agent)
         session.requests[req.request_id] = req
+        req.order = next(self._order)
         if req.idempotency_key is not None:
             if session.by_key is None:
                 session.by_key = {}
@@ -364,11 +369,11 @@ class Registry:
         if req.pending:
             self.audiences.track(req)
             session.pending += 1
-            self._pending_total += 1
-            _add_bytes(self._user_bytes, req.user_id, len(req.frame or b""))
+            if not counted:  # another node's ask, or a restored one
+                self._held.add(req.user_id, req.agent, len(req.frame or b""))
             policy = self.notify_policy
             if policy is not None and policy.after <= 0 and not req.notified:
-                self._notify_due(req)  # due at once: reported with the ask itself
+                self.notify_due(req)  # due at once: reported with the ask itself
         self._plan(req)
 
     def _unplan(self, req: Request) -> None:
@@ -388,7 +393,7 @@ class Registry:
         for kind in self._plans[not req.pending, bool(req.escalate)]:
             at = kind.when(self, req)
             if at is not None:
-                self.schedule.add(at, kind.name, req)
+                self.schedule.add(at, kind.name, req, req.order)
 
     def _session(self, session_id: str, owner: str, parent_session_id: str | None, agent: str | None) -> Session:
         """The session, made if new (the agent's: it asks first), linked to
@@ -594,11 +599,13 @@ class Registry:
                 return False
             self._end(req, change)
         elif isinstance(change, Asked):
-            self.release(change)
+            reserved = self._unreserve(change)
             req = change.request
             if self.get(req.session_id, req.request_id) is not None:
+                if reserved is not None:
+                    self._held.take(reserved.user_id, reserved.agent, len(reserved.frame or b""))
                 return False
-            self._register(req, change.parent_session_id)
+            self._register(req, change.parent_session_id, counted=reserved is not None)
             self.counters.count(req.status)
             self._send_to_audience(req, req.ask_event())
         elif isinstance(change, Escalated):
@@ -639,11 +646,10 @@ class Registry:
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
         req.digest = change.digest
-        _add_bytes(self._user_bytes, req.user_id, -len(req.frame or b""))
+        self._held.take(req.user_id, req.agent, len(req.frame or b""))
         req.frame = None
         session = self._sessions[req.session_id]
         session.pending -= 1
-        self._pending_total -= 1
         self.counters.ended(req.status)
         self._plan(req)
         self._send_to_audience(req, Event(ev.CANCELLED, req.session_id, req.end_payload()))
@@ -656,8 +662,12 @@ class Registry:
         new one is added."""
         if change.previous > self._clock():
             self.schedule.stale()
+        before, after = len(req.frame or b""), len(change.frame)
+        if before != after:  # the budgets count the frame held
+            self._held.take(req.user_id, req.agent, before)
+            self._held.add(req.user_id, req.agent, after)
         req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
-        self.schedule.add(req.expires_at, "timeout", req)
+        self.schedule.add(req.expires_at, "timeout", req, req.order)  # its place among those due with it
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
         if req.max_extension:
             payload.update(req.allowance_fields())  # so every tab knows whether more is left
@@ -675,8 +685,8 @@ class Registry:
         self._send_to_users(before & now, Event(ev.ESCALATED, req.session_id, payload))
         at = escalate_when(self, req)
         if at is not None:
-            self.schedule.add(at, "escalate", req)
-        self._notify_due(req, again=True)
+            self.schedule.add(at, "escalate", req, req.order)
+        self.notify_due(req, again=True)
 
     def _forget(self, req: Request) -> None:
         """Drop an ended request once its result retention has run out."""
@@ -727,7 +737,7 @@ class Registry:
 
     # ---- webhook notifications ----------------------------------------
 
-    def _notify_due(self, req: Request, *, again: bool = False) -> None:
+    def notify_due(self, req: Request, *, again: bool = False) -> None:
         """Report a webhook due; ``again`` after an escalation step, even if
         one was delivered before (for the new audience)."""
         policy = self.notify_policy
@@ -876,7 +886,7 @@ class Registry:
             "connections": len(self._conns),
             "users": len(self._user_conns),
             "sessions": len(self._sessions),
-            "pending": self._pending_total,
+            "pending": self._held.n - len(self._flying),
             "asked": c.asked,
             "answered": c.answered,
             "timedOut": c.timeout,
@@ -885,12 +895,3 @@ class Registry:
             "repushed": c.repushed,
         }
 
-
-def _add_bytes(held: dict[str, int], user_id: str, size: int) -> None:
-    """Add ``size`` (negative: take) to a user's bytes; at zero the user
-    leaves the table, which holds only users with something pending."""
-    left = held.get(user_id, 0) + size
-    if left > 0:
-        held[user_id] = left
-    else:
-        held.pop(user_id, None)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from askd.core import NotFound, Registry
+from askd.core import NotFound
+from askd.core.registry import Registry
 from askd.core.selectors import Selector
 from askd.server.commits import Commits
 from askd.server.connections import Connections

@@ -12,7 +12,7 @@ import asyncio
 import contextvars
 from collections.abc import Callable
 
-from askd.core import Registry
+from askd.core.registry import Registry
 from askd.server.commits import Commits
 
 

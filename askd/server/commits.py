@@ -14,7 +14,8 @@ import asyncio
 import contextvars
 from collections.abc import Callable
 
-from askd.core import Registry, Status
+from askd.core import Status
+from askd.core.registry import Registry
 from askd.core.changes import Asked, Change, Ended, Escalated
 from askd.core.records import audience_entries, is_team
 from askd.server.logs import get_logger

@@ -5,9 +5,11 @@ wide on a shared store), pushes, listings and disconnects."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
-from askd.core import Connection, Registry
+from askd.core import Connection
+from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.selectors import Selector, matches
 from askd.server.logs import get_logger
@@ -77,10 +79,24 @@ class Connections:
         owner = self._registry.session_users(selector.session_id) if selector.session_id else set()
         return [c for c in self._registry.connections() if matches(c, selector, owner)]
 
+    def listed(self) -> Awaitable[None] | None:
+        """None when every node's listing already shows this node's
+        connections as they are; else an awaitable done once it does (a
+        shared store writes presence after the change): the ack of a
+        subscribe or an unsubscribe waits for it, so a listing after the
+        ack agrees with it on every node."""
+        return self._store.presence_written()
+
     async def listing(self, user_id: str | None = None) -> list[dict[str, Any]]:
-        """Every connection, on every node, with its node."""
-        conns = await self._store.connections()
-        return [c for c in conns if user_id is None or c["userId"] == user_id]
+        """Every connection, on every node, with its node: this node's from
+        its registry (always current: presence is written after the change,
+        and an ack must not be contradicted by the listing that follows it),
+        the other nodes' from the store, in the order of the nodes."""
+        node = self._node_id
+        others = [c for c in await self._store.connections() if c["node"] != node] if self._store.shared else []
+        own = [{**c.describe(), "node": node} for c in self._registry.connections(user_id)]
+        out = sorted(others + own, key=lambda c: c["node"])  # stable: each node's in its own order
+        return [c for c in out if user_id is None or c["userId"] == user_id]
 
     async def online_elsewhere(self, *users: str) -> bool:
         """Whether one of the users has a connection on another node and

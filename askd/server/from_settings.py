@@ -21,6 +21,10 @@ def limits_from(settings: Any) -> Limits:
         max_pending_per_session=settings.limits.max_pending_per_session,
         max_pending_total=settings.limits.max_pending_total,
         max_pending_bytes_per_user=settings.limits.max_pending_bytes_per_user,
+        max_pending_per_agent=settings.limits.max_pending_per_agent,
+        max_pending_bytes_per_agent=settings.limits.max_pending_bytes_per_agent,
+        max_user_share_per_agent=settings.limits.max_user_share_per_agent,
+        max_pending_bytes_total=settings.limits.max_pending_bytes_total,
     )
 
 

@@ -21,7 +21,8 @@ from typing import Any
 
 import structlog
 
-from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Registry, Request, Status
+from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Request, Status
+from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from askd.core import Registry, Request
+from askd.core import Request
+from askd.core.registry import Registry
 from askd.core.changes import Notified
 from askd.server.commits import Commits
 from askd.server.connections import Connections

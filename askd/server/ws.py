@@ -148,8 +148,9 @@ class WsHandler(JsonErrors, PeerSocket):
         self.conn_id = None
 
     def on_message(self, message: str | bytes) -> Awaitable[None] | None:
-        # Only a frame that changes a question returns an awaitable (its store
-        # write); Tornado reads this connection's next frame once it is done.
+        # A frame that changes a question returns an awaitable (its store
+        # write), and a (un)subscribe on a shared store (its presence write);
+        # Tornado reads this connection's next frame once it is done.
         if self.conn_id is None:
             return None
         if isinstance(message, bytes):
@@ -211,12 +212,12 @@ class WsHandler(JsonErrors, PeerSocket):
             try:
                 pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
                 if frame.id is not None:  # tells the client the replay is complete
-                    self._reply(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
+                    return self._ack_when_listed(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
             finally:
                 self._replaying = False
         elif isinstance(frame, Unsubscribe):
             hub.unsubscribe(conn_id, frame.sessionId)
-            self._reply(Event(ev.ACK, frame.sessionId, {}, frame.id))
+            return self._ack_when_listed(Event(ev.ACK, frame.sessionId, {}, frame.id))
         elif isinstance(frame, AnswerFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
             answer = partial(hub.answer, frame.sessionId, frame.requestId, frame.answers, user_id=self.user_id)
@@ -229,6 +230,21 @@ class WsHandler(JsonErrors, PeerSocket):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
             return self._extend(frame)
         return None
+
+    def _ack_when_listed(self, ack: Event) -> Awaitable[None] | None:
+        """Send a (un)subscribe's ack once every node's connection listing
+        shows the change (at once but on a shared store): the admin's
+        listing after the ack agrees with it (issue 29)."""
+        listed = self.ctx.hub.connections.listed()
+        if listed is None:
+            self._reply(ack)
+            return None
+
+        async def later() -> None:
+            await listed
+            self._reply(ack)
+
+        return later()
 
     async def _end(self, frame: AnswerFrame | DeclineFrame, ends: Callable[..., Awaitable[Any]], what: str) -> None:
         """An answer or a decline: ``ends`` (the hub's ``answer`` or ``decline``

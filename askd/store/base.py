@@ -11,10 +11,11 @@ daemon owns, so the hub never asks which store it has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
-from askd.core import Connection, Registry, Request
+from askd.core import Connection, Request
+from askd.core.registry import Registry
 from askd.core.changes import Change
 
 
@@ -132,6 +133,12 @@ class Store(Protocol):
         """This node's connection as it is now (None: it left)."""
         ...
 
+    def presence_written(self) -> Awaitable[None] | None:
+        """None when every ``present`` so far is what other nodes' listings
+        read; else an awaitable done once it is (or after at most a store
+        call's timeout), so an ack can wait for the listings to agree."""
+        ...
+
     async def connections(self) -> list[dict[str, Any]]:
         """Every node's connections, as ``Connection.describe`` lists them,
         each with its ``node``."""
@@ -161,6 +168,9 @@ class LocalStore:
 
     def present(self, conn_id: str, conn: Connection | None) -> None:
         return None
+
+    def presence_written(self) -> Awaitable[None] | None:
+        return None  # the listing is this node's registry
 
     async def connections(self) -> list[dict[str, Any]]:
         listener = self._listener

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from askd.core import Registry, Request
+from askd.core import Request
+from askd.core.registry import Registry
 from askd.core.changes import Change, Forgot
 from askd.store.base import LocalStore
 

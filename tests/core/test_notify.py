@@ -171,7 +171,7 @@ def test_many_notify_entries_of_ended_questions_are_compacted_away(clock: FakeCl
     reg.next_deadline()
     # What is left: one timeout and one notify of the pending question, and
     # one retention end per ended one; no stale entry of either kind.
-    kinds = sorted(e[2] for e in reg.schedule._heap if e[2] != "forget")
+    kinds = sorted(kind for _, kind, _ in reg.schedule.entries() if kind != "forget")
     assert kinds == ["notify", "timeout"]
     tick(reg, clock, 60)
     assert due(reg) == [reqs[-1].request_id]

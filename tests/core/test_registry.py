@@ -384,7 +384,8 @@ def test_pending_caps(clock: FakeClock) -> None:
 
 def test_pending_bytes_per_user_are_capped(clock: FakeClock) -> None:
     big = [{"question": "Big?", "description": "x" * 40_000}]
-    reg = StepRegistry(Limits(max_pending_bytes_per_user=100_000), clock=clock)
+    # One agent may take the user's whole budget here: this is the user's cap (the agent's share: test_budgets.py).
+    reg = StepRegistry(Limits(max_pending_bytes_per_user=100_000, max_user_share_per_agent=1.0), clock=clock)
     first, _ = reg.ask("s1", "alice", big)
     reg.ask("s2", "alice", big)
     with pytest.raises(TooManyPending, match="bytes of pending questions"):
@@ -396,7 +397,8 @@ def test_pending_bytes_per_user_are_capped(clock: FakeClock) -> None:
 
 def test_pending_bytes_of_asks_in_flight_count_until_applied_or_released(clock: FakeClock) -> None:
     big = [{"question": "Big?", "description": "x" * 40_000}]
-    reg = StepRegistry(Limits(max_pending_bytes_per_user=100_000), clock=clock)
+    # One agent may take the user's whole budget here: this is the user's cap (the agent's share: test_budgets.py).
+    reg = StepRegistry(Limits(max_pending_bytes_per_user=100_000, max_user_share_per_agent=1.0), clock=clock)
     _, first = reg.prepare_ask(AskInput("s1", "alice", big))  # one batch: none stored yet
     _, second = reg.prepare_ask(AskInput("s2", "alice", big))
     assert first is not None and second is not None
@@ -469,7 +471,7 @@ def test_stale_count_holds_when_another_nodes_timeout_wins(reg: StepRegistry, cl
     [mine] = reg.due()  # the remote one's entry is stale: only the other is decided
     other_node = Ended("s1", popped.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, clock.now)
     assert reg.apply(other_node) and not reg.apply(mine)  # the other node's won
-    stale = sum(1 for _, _, kind, r in reg.schedule._heap if kind == "timeout" and not r.pending)
+    stale = sum(1 for _, kind, r in reg.schedule.entries() if kind == "timeout" and not r.pending)
     assert reg.schedule._stale == stale == 0
 
 

@@ -4,6 +4,7 @@ stale entries, and a registry's deadlines restored from what a store keeps."""
 from __future__ import annotations
 
 import itertools
+import json
 
 from askd.core import Limits, NotifyPolicy
 from askd.core.deadlines import DEADLINE_KINDS
@@ -70,11 +71,62 @@ def test_a_registrys_deadlines_come_back_from_the_requests_a_store_kept() -> Non
     pending, _ = before.ask("s1", "alice", QS, escalate=((300.0, ("bob",)),))
     ended, _ = before.ask("s1", "alice", QS, timeout=30)
     before.answer("s1", ended.request_id, {"Which database?": "x"})
-    expected = sorted((e[0], e[2], e[3].request_id) for e in before.schedule._heap if e[3].pending or e[2] == "forget")
+    expected = sorted((at, kind, r.request_id) for at, kind, r in before.schedule.entries() if r.pending or kind == "forget")
 
     after = StepRegistry(limits, clock=clock, notify=policy)
     after.restore_session("s1", "alice", None)
     for req in (pending, ended):
         after.restore(req)
-    assert sorted((e[0], e[2], e[3].request_id) for e in after.schedule._heap) == expected
+    assert sorted((at, kind, r.request_id) for at, kind, r in after.schedule.entries()) == expected
     assert {kind for _, kind, _ in expected} == {k.name for k in DEADLINE_KINDS}
+
+
+def _timeout_order(reg: StepRegistry) -> list[str]:
+    """The request ids of the ``cancelled`` frames the registry sent, in order."""
+    out = []
+    for send in reg.drain().sends:
+        frame = json.loads(send.event.frame)
+        if frame["type"] == "ask_user_questions_cancelled":
+            out.append(frame["payload"]["requestId"])
+    return out
+
+
+def test_questions_due_at_once_time_out_in_the_order_asked_an_extended_one_too() -> None:
+    """Issue 29 item 12 (found by the model test): r3, asked third with a
+    shorter timeout, is extended onto the others' deadline; the four end in
+    the order they were asked, not with r3 last for its entry being newer."""
+    clock = FakeClock()
+    ids = itertools.count(1)
+    reg = StepRegistry(Limits(question_timeout=3.0, result_ttl=600), clock=clock, new_id=lambda: f"r{next(ids)}")
+    reg.connect("c1", "alice")
+    reg.subscribe("c1", "s1")
+    for timeout in (None, None, 2.5, None):
+        reg.ask("s1", "alice", QS, timeout=timeout)
+    reg.apply(reg.prepare_extend("s1", "r3", 0.5))
+    reg.drain()
+    clock.advance(3.0)
+    assert reg.next_deadline() == clock.now
+    reg.advance()
+    assert _timeout_order(reg) == ["r1", "r2", "r3", "r4"]
+
+
+def test_restored_questions_due_at_once_time_out_in_the_order_they_were_asked() -> None:
+    """A store restores questions in the order they were committed (asked):
+    the same tie-break comes back, extended ones included."""
+    clock = FakeClock()
+    ids = itertools.count(1)
+    limits = Limits(question_timeout=3.0, result_ttl=600)
+    before = StepRegistry(limits, clock=clock, new_id=lambda: f"r{next(ids)}")
+    kept = [before.ask("s1", "alice", QS, timeout=t)[0] for t in (2.5, None, None)]
+    before.apply(before.prepare_extend("s1", "r1", 0.5))
+
+    after = StepRegistry(limits, clock=clock)
+    after.restore_session("s1", "alice", None)
+    for req in kept:
+        after.restore(req)
+    after.connect("c1", "alice")
+    after.subscribe("c1", "s1")
+    after.drain()
+    clock.advance(3.0)
+    after.advance()
+    assert _timeout_order(after) == ["r1", "r2", "r3"]

@@ -1,6 +1,6 @@
 """A stateful property-based test of the core registry against a reference model.
 
-Hypothesis drives the real :class:`askd.core.Registry` (with a fake clock)
+Hypothesis drives the real :class:`askd.core.registry.Registry` (with a fake clock)
 and a small model of what the spec and ``docs/decisions.md`` promise, side by
 side, through any order of asks (by agent tokens with and without a
 ``sub``), connects, subscribes, disconnects, answers,
@@ -36,12 +36,12 @@ from askd.core import (
     NotFound,
     NotPending,
     AskInput,
-    Registry,
     Request,
     SessionOwnerMismatch,
     TooManyPending,
     UserOffline,
 )
+from askd.core.registry import Registry
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR
 from askd.core.changes import Change

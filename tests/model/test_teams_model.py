@@ -24,7 +24,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from askd.core import AskInput, Forbidden, InvalidRequest, Limits, NotPending, Registry, SessionOwnerMismatch
+from askd.core import AskInput, Forbidden, InvalidRequest, Limits, NotPending, SessionOwnerMismatch
+from askd.core.registry import Registry
 from askd.core.changes import Change
 from askd.store.sqlite import SqliteStore
 from tests.core.test_registry import FakeClock

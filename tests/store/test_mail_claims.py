@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from askd.core import AskInput, Registry, Request
+from askd.core import AskInput, Request
+from askd.core.registry import Registry
 from askd.core.changes import Asked, Change, Ended, Forgot
 from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
 from askd.store import Store

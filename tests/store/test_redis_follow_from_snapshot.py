@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from askd.core import AskInput, Connection, Limits, Registry
+from askd.core import AskInput, Connection, Limits
+from askd.core.registry import Registry
 from askd.core.changes import Change
 from askd.store.redis import RedisStore
 from askd.store.redis.keys import STREAM

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from askd.core import AskInput, Limits, Registry, Status
+from askd.core import AskInput, Limits, Status
+from askd.core.registry import Registry
 from askd.store import StoreError, open_store
 from askd.store.sqlite import APPLICATION_ID, SCHEMA_VERSION, SqliteStore
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from askd.core import AskInput, Connection, Limits, Registry, Request
+from askd.core import AskInput, Connection, Limits, Request
+from askd.core.registry import Registry
 from askd.core.changes import Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
 from askd.store import Store

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
-from tests.conftest import RunningDaemon, q
+from tests.conftest import RunningDaemon, eventually, q
 
 
 class Agent:
@@ -113,3 +114,48 @@ async def test_idempotency_keys_are_per_agent(daemon: RunningDaemon) -> None:
     not_found(await b.ask("s1", headers=key))
     replay = await local.ask("s1", headers=key)
     assert replay.json()["requestId"] == other.json()["requestId"]
+
+
+async def caught_up(daemon: RunningDaemon, pending: int) -> None:
+    """Every node holds ``pending`` questions: a node checks budgets against
+    what it has applied, as the per-user byte budget always was (on Redis,
+    the other node may be a few milliseconds behind)."""
+    nodes = getattr(daemon, "nodes", (daemon.daemon,))
+    await eventually(lambda: all(n.hub.registry.stats()["pending"] == pending for n in nodes), what=f"{pending} pending")
+
+
+def too_many_pending(r: httpx.Response) -> str:
+    assert r.status_code == 429, r.text
+    assert r.json()["error"]["code"] == "too_many_pending"
+    message: str = r.json()["error"]["message"]
+    return message
+
+
+@pytest.mark.parametrize("settings_overrides", [{"limits": {"max_pending_per_agent": 2}}])
+async def test_an_agent_at_its_question_cap_leaves_room_for_another(daemon: RunningDaemon) -> None:
+    """Issue 29 item 10: one agent token cannot take every pending slot."""
+    a, b, anonymous = Agent(daemon, "agent-a"), Agent(daemon, "agent-b"), Agent(daemon, None)
+    for session in ("a1", "a2"):
+        assert (await a.ask(session, user=session)).status_code == 201
+    await caught_up(daemon, 2)
+    assert "max_pending_per_agent" in too_many_pending(await a.ask("a3", user="a3"))
+    assert (await b.ask("b1")).status_code == 201  # the other agent still asks
+    assert (await anonymous.ask("n1")).status_code == 201  # and tokens without a sub
+    await caught_up(daemon, 4)
+    withdrawn = await a.call("DELETE", f"a1/questions/{daemon.daemon.hub.registry.pending('a1')[0].request_id}")
+    assert withdrawn.status_code == 200, withdrawn.text
+    await caught_up(daemon, 3)
+    assert (await a.ask("a3", user="a3")).status_code == 201  # an end frees the slot
+
+
+@pytest.mark.parametrize(
+    "settings_overrides", [{"limits": {"max_pending_bytes_per_user": 65536, "max_user_share_per_agent": 0.5}}]
+)
+async def test_an_agent_fills_only_its_share_of_a_persons_inbox(daemon: RunningDaemon) -> None:
+    a, b = Agent(daemon, "agent-a"), Agent(daemon, "agent-b")
+    big = [q("Deploy?", description="x" * 20_000)]  # 2 of them pass half of alice's 64 KiB
+    assert (await a.ask("a1", questions=big)).status_code == 201
+    await caught_up(daemon, 1)
+    assert "share of the user's budget" in too_many_pending(await a.ask("a2", questions=big))
+    assert (await a.ask("a2", user="bob", questions=big)).status_code == 201  # a share of each user
+    assert (await b.ask("b1", questions=big)).status_code == 201  # another agent still reaches alice

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -98,6 +99,58 @@ async def test_unsubscribe_is_acked_and_drops_the_subscription(daemon: RunningDa
     assert await tab.recv() == {"type": "ack", "id": "u", "sessionId": "s1", "payload": {}}
     conns = (await daemon.admin("GET", "/admin/v1/connections")).json()["connections"]
     assert conns[0]["subscriptions"] == ["s2"]
+
+
+class SlowPipelines:
+    """A node's Redis link whose pipelines wait before they run: its
+    presence writes land ``delay`` seconds after the change, as on a loaded
+    machine, every time instead of by chance."""
+
+    def __init__(self, redis: Any, delay: float) -> None:
+        self._redis, self._delay = redis, delay
+
+    def pipeline(self, *args: Any, **kw: Any) -> Any:
+        pipe = self._redis.pipeline(*args, **kw)
+        execute = pipe.execute
+
+        async def slow_execute(*a: Any, **k: Any) -> Any:
+            await asyncio.sleep(self._delay)
+            return await execute(*a, **k)
+
+        pipe.execute = slow_execute
+        return pipe
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._redis, name)
+
+
+async def test_after_a_subscribe_or_unsubscribe_ack_every_node_lists_it_even_with_slow_presence(
+    daemon: RunningDaemon, store: str
+) -> None:
+    """Issue 29 item 13: the ack comes once the admin's listing shows the
+    change, whichever node the admin asks (on a shared store, presence is
+    written after the change: the tab's node lists its own connections from
+    its registry, the ack waits until the others can read it)."""
+    nodes = list(getattr(daemon, "nodes", (daemon.daemon,)))
+    tab = await daemon.connect("alice")
+    [home] = [d for d in nodes if d.hub.registry.connections("alice")]
+    if store == "redis":
+        presence = home.hub.store.presence
+        presence._redis = SlowPipelines(presence._redis, 0.5)
+
+    async def listed() -> list[list[str]]:
+        out = []
+        for node in nodes:
+            r = await daemon.http.get(f"http://127.0.0.1:{node.admin_port}/admin/v1/connections", headers=daemon.admin_headers)
+            out.append([c["subscriptions"] for c in r.json()["connections"]])
+        return out
+
+    await tab.subscribe("s1")
+    await tab.subscribe("s2")
+    assert await listed() == [[["s1", "s2"]]] * len(nodes)
+    await tab.send({"type": "unsubscribe", "sessionId": "s1", "id": "u"})
+    assert await tab.recv() == {"type": "ack", "id": "u", "sessionId": "s1", "payload": {}}
+    assert await listed() == [[["s2"]]] * len(nodes)
 
 
 async def test_accepted_answer_acks_before_closing_every_tab(daemon: RunningDaemon) -> None:

@@ -50,6 +50,10 @@ class Presence:
         self._current: dict[str, str] = {}  # every connection as it is now (what a rewrite writes)
         self._rewrite = False  # write them all (the heartbeat had run out), not the queue
         self._wake = asyncio.Event()
+        # Changes put so far, and how many of them are written: ``written``
+        # waits for the count it saw (an ack the listings must agree with).
+        self._put = self._done = 0
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._beat_script = redis.register_script(BEAT)
         self._forget_script = redis.register_script(FORGET_NODE)
@@ -69,7 +73,28 @@ class Presence:
         else:
             self._current[conn_id] = desc
         self._queue.append((conn_id, desc))
+        self._put += 1
         self._wake.set()
+
+    def written(self) -> asyncio.Future[None] | None:
+        """None when every change put so far is written; else a future done
+        once it is (a later batch's write counts too: writes keep order)."""
+        if self._done >= self._put:
+            return None
+        fut = asyncio.get_running_loop().create_future()
+        self._waiting.append((self._put, fut))
+        return fut
+
+    def _wrote(self, upto: int) -> None:
+        self._done = max(self._done, upto)
+        still = []
+        for want, fut in self._waiting:
+            if want <= self._done:
+                if not fut.done():  # a waiter that gave up is cancelled
+                    fut.set_result(None)
+            elif not fut.done():
+                still.append((want, fut))
+        self._waiting = still
 
     async def _write(self) -> None:
         """The one task that writes this node's connections, so that writes
@@ -77,7 +102,7 @@ class Presence:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            batch, self._queue = self._queue, []
+            batch, self._queue, upto = self._queue, [], self._put
             rewrite, self._rewrite = self._rewrite, False
             pipe = self._redis.pipeline(transaction=rewrite)
             if rewrite:  # everything as it is now: what the batch says, and the rest
@@ -97,6 +122,8 @@ class Presence:
                 self._rewrite = self._rewrite or rewrite
                 await asyncio.sleep(RETRY_SECONDS)
                 self._wake.set()
+            else:
+                self._wrote(upto)
 
     async def _beat_once(self) -> None:
         was = await self._beat_script(keys=[self._alive, f"{P}nodes"], args=[int(self.ttl * 1000), self.node])
@@ -134,6 +161,7 @@ class Presence:
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
+        self._wrote(self._put)  # nobody waits on a node that leaves the listings
         try:
             pipe = self._redis.pipeline(transaction=False)
             pipe.delete(self._conns, self._alive)

@@ -18,18 +18,20 @@ where), ``keys.py`` (the key prefix and the stream).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from importlib.resources import files
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from askd.core import Connection, Registry, Request
+from askd.core import Connection, Request
+from askd.core.registry import Registry
 from askd.core.changes import Change
 from askd.store.base import StoreError, StoreListener, StoreUnavailable
 from askd.store.redis.codec import to_json
@@ -258,6 +260,10 @@ class RedisStore:
     def present(self, conn_id: str, conn: Connection | None) -> None:
         self.presence.put(conn_id, conn.describe() if conn is not None else None)
 
+    def presence_written(self) -> Awaitable[None] | None:
+        written = self.presence.written()
+        return None if written is None else _at_most(written, TIMEOUT_SECONDS)
+
     async def command(self, command: dict[str, Any]) -> None:
         """Send an order every node carries out on its own connections."""
         try:
@@ -303,6 +309,15 @@ class RedisStore:
         await self.presence.stop()
         await self._follower.stop()
         await self._redis.aclose()
+
+
+async def _at_most(written: Awaitable[None], seconds: float) -> None:
+    """Wait for the presence write, no longer than a Redis call may take:
+    with Redis down, an ack comes late, not never."""
+    try:
+        await asyncio.wait_for(written, seconds)
+    except asyncio.TimeoutError:
+        pass
 
 
 def _text(value: bytes | None) -> str | None:

@@ -1,0 +1,16 @@
+"""The engine loads only where it runs (issue 31): a client, or the table
+of deadline kinds, imports no registry."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.parametrize("module", ["askd.client", "askd.core", "askd.core.models", "askd.core.deadlines"])
+def test_importing_does_not_load_the_registry(module: str) -> None:
+    code = f"import sys, {module}; print('askd.core.registry' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False", f"importing {module} loads askd.core.registry"
