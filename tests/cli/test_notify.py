@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,9 +17,25 @@ from tests.mailbox import PASSWORD, USER, Mailbox, listening, mailbox, server_tl
 from tests.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "whsec-cli-0123456789"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 # No daemon runs in these tests: the command says so and sends from this
-# machine's settings (tests/cli/test_notify_daemon.py has the daemon's).
-LOCAL = "No askd answers at http://127.0.0.1:8766: sending from this machine's settings (its config file and ASKD_* variables)."
+# machine's settings (tests/cli/test_notify_daemon.py has the daemon's). The
+# admin URL names a port nothing listens on, so an askd running on this
+# machine's default ports (`make serve`) is not the one asked.
+NO_DAEMON = f"http://127.0.0.1:{_closed_port()}"
+LOCAL = f"No askd answers at {NO_DAEMON}: sending from this machine's settings (its config file and ASKD_* variables)."
+
+
+@pytest.fixture(autouse=True)
+def no_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASKD_ADMIN_URL", NO_DAEMON)
 
 
 def local_report(stdout: str) -> str:
