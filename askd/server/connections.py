@@ -49,15 +49,10 @@ class Connections:
         return len(self._registry.connections(user_id))
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
+        """Subscribe and queue the re-push (the hub's flush sends it); returns
+        the number of questions re-pushed."""
         pushed = self._registry.subscribe(conn_id, session_id, reply_id)
         self._store.present(conn_id, self._registry.connection(conn_id))
-        out = self._registry.drain()
-        if pushed:
-            # One line per subscribe, not per question: a log line costs more
-            # than re-pushing a question (docs/performance.md, B1).
-            rids = [s.event.request_id for s in out.sends if s.event.type == ev.ASK]
-            log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
-        self.deliver(out.sends)
         return pushed
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Request, Status
+from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Outbox, Request, Status
 from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
@@ -70,7 +70,7 @@ class Hub:
         self.webhooks = Webhooks(self.registry, self.store, self.commits, self.connections, self.tasks)
         # Calls routed straight to the part that does them: ws.py's ...
         self.connect, self.disconnect = self.connections.connect, self.connections.disconnect
-        self.subscribe, self.unsubscribe = self.connections.subscribe, self.connections.unsubscribe
+        self.unsubscribe = self.connections.unsubscribe
         self.peer_count = self.connections.peer_count
         # ... app.py's notifier's, admin_api.py's, app.py's ...
         self.still_pending, self.mark_notified = self.webhooks.still_pending, self.webhooks.delivered
@@ -106,6 +106,23 @@ class Hub:
 
     def local_connections(self) -> list[Connection]:
         return self.registry.connections()
+
+    # ---- tabs -----------------------------------------------------------
+
+    def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
+        """Subscribe a tab and re-push its pending questions; returns how many.
+        The re-push goes out through the one flush, which also hands on what
+        else the registry holds (webhooks the clock found due before its
+        write, waiters to wake): a subscribe drops none of it."""
+        pushed = self.connections.subscribe(conn_id, session_id, reply_id)
+        out = self.registry.drain()
+        if pushed:
+            # One line per subscribe, not per question: a log line costs more
+            # than re-pushing a question (docs/performance.md, B1).
+            rids = [s.event.request_id for s in out.sends if s.event.type == ev.ASK]
+            log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
+        self._flush(out)
+        return pushed
 
     # ---- agents and answers -------------------------------------------
 
@@ -272,8 +289,9 @@ class Hub:
 
     # ---- the flush ----------------------------------------------------
 
-    def _flush(self) -> None:
-        out = self.registry.drain()
+    def _flush(self, out: Outbox | None = None) -> None:
+        if out is None:
+            out = self.registry.drain()
         try:
             self.connections.deliver(out.sends)
         finally:
