@@ -3,27 +3,12 @@
 
 from __future__ import annotations
 
-import itertools
-
-import pytest
-
-from askd.core import Limits, Status
-from tests.core.test_registry import FakeClock, tick
+from askd.core import Status
+from tests.core.test_registry import FakeClock, clock, reg, tick  # noqa: F401  (clock, reg: the core tests' fixtures)
 from tests.receipts.independent import digest_of
 from tests.registry_steps import StepRegistry
 
 QS = [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}], "x": {"b": 1, "a": [2.5]}}]
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def reg(clock: FakeClock) -> StepRegistry:
-    ids = itertools.count(1)
-    return StepRegistry(Limits(question_timeout=900, result_ttl=600), clock=clock, new_id=lambda: f"r{next(ids)}")
 
 
 def test_an_answer_keeps_the_digest_of_the_questions_as_asked_and_the_answers(reg: StepRegistry) -> None:
