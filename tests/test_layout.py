@@ -148,3 +148,28 @@ def test_no_import_circle() -> None:
     assert not new, "import circles:\n" + "\n".join(" -> ".join(c) for c in new)
     stale = KNOWN_CIRCLES - {tuple(sorted(set(c))) for c in found}
     assert not stale, f"known circles that no longer exist (remove them from KNOWN_CIRCLES): {stale}"
+
+
+def _branches_on_store_kind(tree: ast.AST) -> Iterator[int]:
+    """Lines comparing ``<x>.store`` (the setting) or ``<store>.kind`` with anything."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if isinstance(side, ast.Attribute) and (
+                    side.attr == "kind" or (side.attr == "store" and isinstance(side.value, ast.Name | ast.Attribute))
+                ):
+                    yield node.lineno
+
+
+def test_the_daemon_never_branches_on_the_store_kind() -> None:
+    # It reads what the store states (durable, shared); the kind is only a name to show.
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for name, path in modules().items()
+        if name.startswith("askd.server")
+        for line in _branches_on_store_kind(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not found, f"compares the store's kind: {found}"
+    # The check itself sees such a comparison.
+    assert list(_branches_on_store_kind(ast.parse('if settings.store == "memory": pass')))
+    assert list(_branches_on_store_kind(ast.parse('if "redis" != hub.store.kind: pass')))
