@@ -9,6 +9,7 @@ other move is a bug in the caller and raises :class:`IllegalTransition`
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal, get_args
 
 
 class Status(str, Enum):
@@ -45,7 +46,8 @@ END_REASON: dict[Status, str] = {
 }
 
 #: How an answer (or a decline) reached askd: the result's ``via``.
-VIAS = ("ws", "link", "mcp", "admin")
+Via = Literal["ws", "link", "mcp", "admin"]
+VIAS: tuple[str, ...] = get_args(Via)
 
 #: The ``error`` text an agent reads in a result that did not get an answer.
 TIMEOUT_ERROR = "Timed out waiting for the user's answer"

@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from askd.addresses import EmailAddress
-from askd.core.lifecycle import Status
+from askd.core.lifecycle import Status, Via
 
 # Ids name sessions in URLs and frames: printable, bounded.
 Id = Annotated[StrictStr, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
@@ -276,7 +276,7 @@ class QuestionResult(BaseModel):
     answeredBy: StrictStr | None = Field(
         default=None, description="Answered or declined: the user who did (null for an admin without a sub)."
     )
-    via: Literal["ws", "link", "mcp", "admin"] | None = Field(default=None, description="Answered or declined: how.")
+    via: Via | None = Field(default=None, description="Answered or declined: how.")
     reason: StrictStr | None = Field(default=None, description="Declined: the reason the person gave, if any.")
     escalations: int | None = Field(default=None, description="Escalation steps taken so far (asked with escalate).")
     receipt: StrictStr | None = Field(

@@ -13,6 +13,7 @@ from askd.core import AskInput, NotAllowed, NotPending, Request
 from askd.core.events import isotime
 from askd.core.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
 from askd.server.base import ApiError, ApiHandler
+from askd.server.context import Context
 from askd.server.auth import revoked
 from askd.server.hub import ShuttingDown
 from askd.server.waiters import Revoked
@@ -135,10 +136,11 @@ class QuestionsHandler(_AgentHandler):
         self.send_json({"sessionId": sid, "pending": pending})
 
 
-def _not_found(settings: Any, sid: str, rid: str) -> ApiError:
-    # Only the guesses that can be true of this daemon.
-    why = f"it was never asked there, or it ended more than {settings.result_ttl_seconds:g} s ago and its result was forgotten"
-    if settings.store == "memory":
+def _not_found(ctx: Context, sid: str, rid: str) -> ApiError:
+    # Only the guesses that can be true of this daemon: a store that does not
+    # survive the process forgets every question when askd restarts.
+    why = f"it was never asked there, or it ended more than {ctx.settings.result_ttl_seconds:g} s ago and its result was forgotten"
+    if not ctx.hub.store.durable:
         why += ", or askd restarted since (store = memory keeps nothing)"
     return ApiError("not_found", f"unknown question {rid} in session {sid}: {why}")
 
@@ -153,7 +155,7 @@ class ResultHandler(_AgentHandler):
         # must not answer pending for a question another node just ended.
         req = await self.ctx.hub.lookup(sid, rid, fresh=not wait, agent=self.agent)
         if req is None:
-            raise _not_found(self.ctx.settings, sid, rid)
+            raise _not_found(self.ctx, sid, rid)
         if wait and req.pending:
             await self.wait_for(req, wait)
         self.send_json(self.ctx.receipts.result(req))
@@ -162,7 +164,7 @@ class ResultHandler(_AgentHandler):
         sid, rid = self.ids(session_id, request_id)
         req = await self.ctx.hub.withdraw(sid, rid, agent=self.agent)
         if req is None:
-            raise _not_found(self.ctx.settings, sid, rid)
+            raise _not_found(self.ctx, sid, rid)
         self.send_json(self.ctx.receipts.result(req))
 
 
@@ -174,7 +176,7 @@ class ExtendHandler(_AgentHandler):
         body, _ = self.json_body(ExtendBody)
         req = await self.ctx.hub.lookup(sid, rid, fresh=True, agent=self.agent)
         if req is None:
-            raise _not_found(self.ctx.settings, sid, rid)
+            raise _not_found(self.ctx, sid, rid)
         if req.pending:
             try:
                 req = await self.ctx.hub.extend(sid, rid, body.seconds, user_id=None)
@@ -183,7 +185,7 @@ class ExtendHandler(_AgentHandler):
             except NotPending:
                 req = self.ctx.hub.registry.get(sid, rid)  # it ended meanwhile: its result
                 if req is None:
-                    raise _not_found(self.ctx.settings, sid, rid) from None
+                    raise _not_found(self.ctx, sid, rid) from None
         self.send_json(self.ctx.receipts.result(req))
 
 
@@ -199,7 +201,7 @@ class _OnBehalfHandler(_AgentHandler):
         sid, rid = self.ids(session_id, request_id)
         body, _ = self.json_body(self.body)
         if await self.ctx.hub.lookup(sid, rid, fresh=True, agent=self.agent) is None:
-            raise _not_found(self.ctx.settings, sid, rid)
+            raise _not_found(self.ctx, sid, rid)
         req = await self.end(sid, rid, body)  # NotPending, InvalidAnswer: base.py's codes
         self.send_json(self.ctx.receipts.result(req))
 

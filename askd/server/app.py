@@ -26,7 +26,8 @@ from askd import __version__, state
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
 from askd.server import admin_api, agent_api, channels, link_page, tls, web
-from askd.server.base import Context, access_log
+from askd.server.base import access_log
+from askd.server.context import Context
 from askd.server.health import HealthHandler, NotFoundHandler, WrongHostHandler
 from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.from_settings import limits_from, next_steps, notify_policy

@@ -4,13 +4,11 @@ right role."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from askd.server.context import Context
 from askd.server.errors import ApiError
 from askd.tokens import Principal, TokenError, verify
-
-if TYPE_CHECKING:
-    from askd.server.base import Context
 
 
 def bearer_token(request: Any, allow_query: bool = False) -> str | None:

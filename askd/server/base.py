@@ -5,7 +5,6 @@ context."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
@@ -17,11 +16,10 @@ from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
 from askd.server.auth import authenticate
+from askd.server.context import Context
 from askd.server.errors import CODE_FOR_STATUS, ApiError
-from askd.server.hub import Hub
 from askd.server import door, logs
 from askd.server.logs import get_logger, redact_text
-from askd.server.pinger import Pinger
 from askd.store import StoreUnavailable
 from askd.tokens import Principal
 
@@ -37,22 +35,6 @@ def _buffered(connection: Any) -> int:
     (Tornado's read buffer): 0 when it cannot tell."""
     stream = getattr(connection, "stream", None)
     return int(getattr(stream, "_read_buffer_size", 0) or 0)
-
-
-@dataclass
-class Context:
-    """Everything handlers share, passed to each as ``initialize(ctx=...)``."""
-
-    hub: Hub
-    secret: str
-    settings: Any  # askd.config.Settings
-    version: str
-    pinger: Pinger  # keeps every WebSocket alive
-    ports: dict[str, int] = field(default_factory=dict)  # as bound (a port of 0 picks one)
-    public_origin: str | None = None  # the origin of settings.public_url
-    # auth.not_before, moved later (never earlier) by `askd token revoke-all`.
-    not_before: float = 0.0
-    receipts: Any = None  # askd.server.receipting.Receipts: signs ended results, publishes the JWKS
 
 
 def house_headers(handler: tornado.web.RequestHandler) -> None:

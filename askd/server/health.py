@@ -7,7 +7,8 @@ import time
 from typing import Any
 
 from askd.server.auth import bearer_token, revoked
-from askd.server.base import ApiError, ApiHandler, Context
+from askd.server.base import ApiError, ApiHandler
+from askd.server.context import Context
 from askd.tokens import TokenError, verify
 
 

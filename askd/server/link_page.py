@@ -22,7 +22,8 @@ import tornado.web
 from askd import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
-from askd.server.base import Context, house_headers
+from askd.server.base import house_headers
+from askd.server.context import Context
 from askd.server.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
 from askd.server.logs import get_logger
 from askd.server.revocation import not_before_now

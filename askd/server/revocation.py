@@ -8,7 +8,7 @@ still refuses what it revoked."""
 
 from __future__ import annotations
 
-from askd.server.base import Context
+from askd.server.context import Context
 from askd.store import StoreError, StoreUnavailable
 
 

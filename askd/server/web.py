@@ -10,7 +10,8 @@ import tornado.web
 from pydantic import BaseModel, ConfigDict, Field
 
 from askd import tokens
-from askd.server.base import ApiError, ApiHandler, Context, house_headers
+from askd.server.base import ApiError, ApiHandler, house_headers
+from askd.server.context import Context
 from askd.server.revocation import not_before_now
 from askd.store import StoreUnavailable
 

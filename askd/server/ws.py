@@ -26,7 +26,8 @@ from askd.core.frames import (
 )
 from askd.server import door
 from askd.server.auth import authenticate
-from askd.server.base import ApiError, Context, JsonErrors, house_headers
+from askd.server.base import ApiError, JsonErrors, house_headers
+from askd.server.context import Context
 from askd.server.logs import get_logger
 from askd.server.proxy import origin_of
 from askd.server.ws_peer import PeerSocket

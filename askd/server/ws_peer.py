@@ -10,7 +10,7 @@ from typing import Any
 import tornado.websocket
 from tornado.iostream import StreamClosedError
 
-from askd.server.base import Context
+from askd.server.context import Context
 from askd.server.logs import get_logger
 
 log = get_logger("askd.ws")
