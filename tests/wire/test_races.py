@@ -52,6 +52,18 @@ class Tab:
             {"type": "ask_user_questions_result", "sessionId": sid, "requestId": rid, "answers": {"Ship it?": answer}, "id": answer}
         )
 
+    async def subscribe(self, sid: str) -> list[dict[str, Any]]:
+        """Subscribe; the re-pushed questions. The frames before the ack may
+        also carry live events (on a shared store the ack waits for the
+        presence write): an end among them is noted like any other."""
+        frames = await self.client.subscribe(sid)
+        for frame in frames:
+            if frame["type"] == "ask_user_questions_cancelled":
+                ended = frame["payload"]["requestId"]
+                assert ended not in self.ended, f"{ended} ended twice on one tab"
+                self.ended[ended] = frame["payload"]["reason"]
+        return [f for f in frames if f["type"] == "ask_user_questions" and f["payload"]["requestId"] not in self.ended]
+
     async def ack(self, id_: str) -> dict[str, Any]:
         """The reply to the frame with ``id_``, noting any end read on the way."""
         while True:
@@ -168,8 +180,8 @@ async def test_answer_then_abort_then_resend_after_reconnect(daemon: RunningDaem
         else:
             await daemon.admin("POST", "/admin/v1/disconnect", json={"connectionId": tab.conn_id, "mode": "abort"})
         fresh = Tab(await daemon.connect(user))
-        replay = await fresh.client.subscribe(user)
-        still_pending = rid in [f["payload"]["requestId"] for f in replay if f["type"] == "ask_user_questions"]
+        replay = await fresh.subscribe(user)
+        still_pending = rid in [f["payload"]["requestId"] for f in replay]
         await fresh.answer_frame(user, rid, "yes")
         ack = await fresh.ack("yes")
         if not still_pending:  # the first send was taken before the replay: the resend must not be
