@@ -16,6 +16,29 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
     if isinstance(change, Asked):
         req, parent = change.request, change.parent_session_id
         assert req.frame is not None
+        # A request id kept already does not take effect (as on every store),
+        # quietly: a constraint error would fail the whole batch. Its row
+        # first, so its sessions are written only when it takes.
+        cur = db.execute(
+            "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
+            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
+            (
+                req.request_id,
+                req.session_id,
+                req.user_id,
+                req.created_at,
+                req.expires_at,
+                req.idempotency_key,
+                req.frame,
+                req.agent,
+                req.max_extension,
+                None if req.on_timeout is None else encode(req.on_timeout),
+                steps_to_json(req.escalate),
+            ),
+        )
+        if cur.rowcount != 1:
+            return False
         # The session before its parent, as the registry makes them: rowid
         # order is the order a restart restores, lists and re-pushes them in.
         # A session the registry knew with this parent is stored as it is
@@ -35,24 +58,6 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                     "INSERT OR IGNORE INTO sessions (session_id, owner, parent_session_id, agent) VALUES (?, ?, NULL, ?)",
                     (parent, req.user_id, req.agent),
                 )
-        db.execute(
-            "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-            (
-                req.request_id,
-                req.session_id,
-                req.user_id,
-                req.created_at,
-                req.expires_at,
-                req.idempotency_key,
-                req.frame,
-                req.agent,
-                req.max_extension,
-                None if req.on_timeout is None else encode(req.on_timeout),
-                steps_to_json(req.escalate),
-            ),
-        )
         return True
     if isinstance(change, Ended):
         cur = db.execute(
