@@ -1,6 +1,6 @@
 """"Would this change take effect?" is a pure function of the core
-(``Registry.taking``, what the memory store reports); SQLite and Redis
-decide it from what they hold. Batches with every kind of change, racing
+(``Registry.taking``); each store decides it from what it holds (the
+memory store from the few fields it keeps). Batches with every kind of change, racing
 each other inside one batch, must get the same answer from all three."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ async def loaded(kind: str, tmp_path: Path, clock: Callable[[], float] = time.ti
             server.stop()
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "memory"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     async with loaded(request.param, tmp_path) as opened:
         yield opened
