@@ -17,7 +17,6 @@ NOT_BEFORE = P + "not_before"
 #: Claims (``store.claims``): ``CLAIMS + key``, each set NX with its expiry.
 #: (The name once-only claims had, so a code used before an upgrade stays used.)
 CLAIMS = P + "once:"
-ONCE = CLAIMS
 #: Users' e-mail addresses (a hash: user id -> address), read when mailing;
 #: every other user setting has its own hash (``user_setting``).
 USER_EMAILS = P + "user_emails"

@@ -228,7 +228,7 @@ class RedisStore(OldCalls):
             await self._redis.eval(KEEP_LATER, 1, NOT_BEFORE, repr(at))
         except (RedisError, OSError) as err:
             raise await self._failed("refused a write", err) from None
-        await self.command({"notBefore": at})
+        await self.cluster.command({"notBefore": at})
 
     async def probe(self) -> None:
         try:
