@@ -125,3 +125,19 @@ async def test_claims_are_one_kind_of_key(kind: str, tmp_path: Path) -> None:
         assert await store.claims.claim(notify_key(r.request_id, 1), later)
         assert await store.claim_once(open_key("j1"), later)
         assert not await store.claims.claim(open_key("j1"), later)
+
+
+async def test_the_directory_keeps_settings_by_name(store: Store) -> None:
+    """``user_emails`` and ``set_user_email`` are the directory's ``email``
+    setting; a setting it does not know is a caller's bug, refused."""
+    await store.directory.set("email", "alice", "alice@example.com")
+    assert await store.user_emails(["alice"]) == {"alice": "alice@example.com"}
+    await store.set_user_email("bob", "bob@example.com")
+    assert await store.directory.get("email", ["alice", "bob", "carol"]) == {
+        "alice": "alice@example.com",
+        "bob": "bob@example.com",
+    }
+    with pytest.raises(ValueError):
+        await store.directory.get("slack", ["alice"])
+    with pytest.raises(ValueError):
+        await store.directory.set("slack", "alice", "U123")
