@@ -9,6 +9,7 @@ engine.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -46,10 +47,19 @@ class Loaded:
 def restore(loaded: Loaded, registry: Registry) -> int:
     """Restore ``loaded`` into a fresh ``registry``, with no events; returns
     how many questions it holds."""
-    for name, members in loaded.groups.items():
-        registry.restore_group(name, members)
-    for row in loaded.sessions:
-        registry.restore_session(row.session_id, row.owner, row.parent_session_id, row.agent)
-    for req in loaded.requests:
-        registry.restore(req)
+    # The restore makes objects and keeps them all, with no cycle among
+    # them: the cyclic collector would only walk the growing heap again and
+    # again (docs/performance.md, B5), so it waits, as during the store's read.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for name, members in loaded.groups.items():
+            registry.restore_group(name, members)
+        for row in loaded.sessions:
+            registry.restore_session(row.session_id, row.owner, row.parent_session_id, row.agent)
+        for req in loaded.requests:
+            registry.restore(req)
+    finally:
+        if collecting:
+            gc.enable()
     return len(loaded.requests)
