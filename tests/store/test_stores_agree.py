@@ -5,6 +5,7 @@ claims and addresses kept before the claims part."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -78,3 +79,12 @@ def test_migration_9_moves_the_claims_and_addresses_kept_before(tmp_path: Path) 
         assert not tables & {"mail_claims", "once_claims", "users"}
     finally:
         store.close()
+
+
+async def test_a_claim_already_over_still_loses_to_a_live_one(store: Store) -> None:
+    """Redis answered "won" for a claim whose instant had passed, without
+    asking Redis, even of a key another held."""
+    now = time.time()
+    assert await store.claims.claim("open:a", now + 60)
+    assert not await store.claims.claim("open:a", now - 1)
+    assert await store.claims.claim("open:b", now - 1)

@@ -24,9 +24,10 @@ class RedisClaims:
         """Of ``keys``, those this call is the first to claim (one round trip;
         each key's claim is atomic on its own)."""
         wanted = list(dict.fromkeys(keys))
-        ms = math.ceil((until - self._now()) * 1000)
-        if ms <= 0 or not wanted:
-            return wanted  # already over: nothing to keep, the key is free
+        if not wanted:
+            return []
+        # A claim already over still loses to a live one: kept a millisecond.
+        ms = max(1, math.ceil((until - self._now()) * 1000))
         try:
             pipe = self._redis.pipeline(transaction=False)
             for key in wanted:
