@@ -1,47 +1,77 @@
-"""Wire models of the frames the daemon sends on ``/ws`` (spec section 3).
+"""The frames the daemon sends on ``/ws`` (spec section 3), one
+``TypedDict`` each, with their type names.
 
-The daemon builds its frames itself (``events.py``); these models describe
-them for clients: ``askd schema`` puts them in the wire's JSON Schema, from
-which the JavaScript client's types are generated. Newer daemons may add
-fields. The envelope is ``{"type", "sessionId"?, "payload"?, "id"?}``;
-``"id"`` only in a reply to a client frame that carried one.
+The core builds them as plain dicts of these shapes (``askd.core.events``,
+``Request.end_payload``, the registry); ``askd schema`` puts them in the
+wire's JSON Schema, from which the JavaScript client's types are generated;
+``askd.client.UserClient`` parses them (``askd.protocol.adapter``). Newer
+daemons may add fields. The envelope is ``{"type", "sessionId"?,
+"payload"?, "id"?}``; ``"id"`` only in a reply to a client frame that
+carried one. A key that may be absent is ``NotRequired``; its
+``Field(default=None)`` is what the schema says and what a parse fills in.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, StrictStr
+from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictStr, with_config
+from typing_extensions import NotRequired, TypedDict
 
-from askd.core.models import Answers, ErrorDetail, Id, Question
+from askd.protocol.ids import Id
+from askd.protocol.models import Answers, Question
+from askd.protocol.results import ErrorDetail
+
+#: Each frame's ``type``.
+ASK = "ask_user_questions"
+CANCELLED = "ask_user_questions_cancelled"
+EXTENDED = "ask_user_questions_extended"
+ESCALATED = "ask_user_questions_escalated"
+SNAPSHOT = "session_snapshot"
+ACK = "ack"
+ERROR = "error"
+PONG = "pong"
 
 
-class AskedPayload(BaseModel):
-    model_config = ConfigDict(extra="allow")
+# The ``id`` a reply echoes: absent when the client frame carried none.
+_FrameIdOrNone = Annotated[StrictStr | int | None, Field(default=None)]
 
+
+@with_config(ConfigDict(extra="allow"))
+class AskedPayload(TypedDict):
     requestId: Id
-    questions: list[Question] = Field(description="As the agent sent them, unknown fields included.")
+    questions: Annotated[list[Question], Field(description="As the agent sent them, unknown fields included.")]
     metadata: dict[str, Any]
     createdAt: StrictStr
     expiresAt: StrictStr
-    to: list[StrictStr] | None = Field(
-        default=None,
-        description="Whom it is asked of now (users and group:G), for a team question or one with escalation steps; "
-        "absent: asked of this user alone.",
-    )
-    escalations: int | None = Field(default=None, description="Escalation steps taken so far (asked with escalate only).")
-    escalatedTo: list[StrictStr] | None = Field(
-        default=None, description="The entries the steps taken added: the tail of to (asked with escalate only)."
-    )
-    maxExtensionSeconds: float | None = Field(
-        default=None, description="The time the person may add in all (only when the ask allows some)."
-    )
-    extensionLeftSeconds: float | None = Field(
-        default=None, description="What is left of that allowance (only when the ask allows some)."
-    )
+    to: NotRequired[
+        Annotated[
+            list[StrictStr] | None,
+            Field(
+                default=None,
+                description="Whom it is asked of now (users and group:G), for a team question or one with escalation steps; "
+                "absent: asked of this user alone.",
+            ),
+        ]
+    ]
+    escalations: NotRequired[
+        Annotated[int | None, Field(default=None, description="Escalation steps taken so far (asked with escalate only).")]
+    ]
+    escalatedTo: NotRequired[
+        Annotated[
+            list[StrictStr] | None,
+            Field(default=None, description="The entries the steps taken added: the tail of to (asked with escalate only)."),
+        ]
+    ]
+    maxExtensionSeconds: NotRequired[
+        Annotated[float | None, Field(default=None, description="The time the person may add in all (only when the ask allows some).")]
+    ]
+    extensionLeftSeconds: NotRequired[
+        Annotated[float | None, Field(default=None, description="What is left of that allowance (only when the ask allows some).")]
+    ]
 
 
-class AskedEvent(BaseModel):
+class AskedEvent(TypedDict):
     """``ask_user_questions``: a question for this user, live or re-pushed by a subscribe."""
 
     type: Literal["ask_user_questions"]
@@ -49,25 +79,33 @@ class AskedEvent(BaseModel):
     payload: AskedPayload
 
 
-class CancelledPayload(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+@with_config(ConfigDict(extra="allow"))
+class CancelledPayload(TypedDict):
     requestId: Id
-    reason: StrictStr = Field(
-        description="How the question ended: answered, timeout, cancelled, declined, reassigned (no longer yours)."
-    )
-    answeredBy: StrictStr | None = Field(
-        default=None, description="Who answered or declined (answered, declined); null: an admin without a name."
-    )
-    via: StrictStr | None = Field(default=None, description="How: ws, link, mcp or admin (answered, declined).")
-    declineReason: StrictStr | None = Field(default=None, description="The reason given with a decline, if any.")
-    answers: Answers | None = Field(
-        default=None, description="For a timeout that took the ask's onTimeout default: the answers it ended with."
-    )
-    defaulted: StrictBool | None = Field(default=None, description="true with those answers (timeout only).")
+    reason: Annotated[
+        StrictStr,
+        Field(description="How the question ended: answered, timeout, cancelled, declined, reassigned (no longer yours)."),
+    ]
+    answeredBy: NotRequired[
+        Annotated[
+            StrictStr | None,
+            Field(default=None, description="Who answered or declined (answered, declined); null: an admin without a name."),
+        ]
+    ]
+    via: NotRequired[Annotated[StrictStr | None, Field(default=None, description="How: ws, link, mcp or admin (answered, declined).")]]
+    declineReason: NotRequired[
+        Annotated[StrictStr | None, Field(default=None, description="The reason given with a decline, if any.")]
+    ]
+    answers: NotRequired[
+        Annotated[
+            Answers | None,
+            Field(default=None, description="For a timeout that took the ask's onTimeout default: the answers it ended with."),
+        ]
+    ]
+    defaulted: NotRequired[Annotated[StrictBool | None, Field(default=None, description="true with those answers (timeout only).")]]
 
 
-class CancelledEvent(BaseModel):
+class CancelledEvent(TypedDict):
     """``ask_user_questions_cancelled``: the question ended."""
 
     type: Literal["ask_user_questions_cancelled"]
@@ -75,18 +113,20 @@ class CancelledEvent(BaseModel):
     payload: CancelledPayload
 
 
-class ExtendedPayload(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+@with_config(ConfigDict(extra="allow"))
+class ExtendedPayload(TypedDict):
     requestId: Id
     expiresAt: StrictStr
-    maxExtensionSeconds: float | None = Field(default=None, description="As in ask_user_questions.")
-    extensionLeftSeconds: float | None = Field(
-        default=None, description="What is left of the person's allowance now (only when the ask allows some)."
-    )
+    maxExtensionSeconds: NotRequired[Annotated[float | None, Field(default=None, description="As in ask_user_questions.")]]
+    extensionLeftSeconds: NotRequired[
+        Annotated[
+            float | None,
+            Field(default=None, description="What is left of the person's allowance now (only when the ask allows some)."),
+        ]
+    ]
 
 
-class ExtendedEvent(BaseModel):
+class ExtendedEvent(TypedDict):
     """``ask_user_questions_extended``: the question's deadline moved."""
 
     type: Literal["ask_user_questions_extended"]
@@ -94,16 +134,15 @@ class ExtendedEvent(BaseModel):
     payload: ExtendedPayload
 
 
-class EscalatedPayload(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+@with_config(ConfigDict(extra="allow"))
+class EscalatedPayload(TypedDict):
     requestId: Id
-    to: list[StrictStr] = Field(description="Whom it is asked of now, as in ask_user_questions.")
-    escalations: int = Field(description="Escalation steps taken so far.")
-    escalatedTo: list[StrictStr] = Field(description="The entries the steps taken added: the tail of to.")
+    to: Annotated[list[StrictStr], Field(description="Whom it is asked of now, as in ask_user_questions.")]
+    escalations: Annotated[int, Field(description="Escalation steps taken so far.")]
+    escalatedTo: Annotated[list[StrictStr], Field(description="The entries the steps taken added: the tail of to.")]
 
 
-class EscalatedEvent(BaseModel):
+class EscalatedEvent(TypedDict):
     """``ask_user_questions_escalated``: an escalation step widened the
     audience of a question this user already has (new members get
     ``ask_user_questions`` instead)."""
@@ -113,58 +152,70 @@ class EscalatedEvent(BaseModel):
     payload: EscalatedPayload
 
 
-class SnapshotPayload(BaseModel):
+class SnapshotPayload(TypedDict):
     active: StrictBool
     pending: int
 
 
-class SnapshotEvent(BaseModel):
+class SnapshotEvent(TypedDict):
     """``session_snapshot``: sent on subscribe, before the re-pushed questions."""
 
     type: Literal["session_snapshot"]
     sessionId: Id
     payload: SnapshotPayload
-    id: StrictStr | int | None = None
+    id: NotRequired[_FrameIdOrNone]
 
 
-class AckPayload(BaseModel):
+@with_config(ConfigDict(extra="allow"))
+class AckPayload(TypedDict):
     """One of ``{"accepted", "reason"?}`` (answer, decline), ``{"repushed",
     "sessionId"}`` (subscribe), ``{"extended", "expiresAt"?, "reason"?}``
     (extend), ``{}`` (unsubscribe)."""
 
-    model_config = ConfigDict(extra="allow")
-
-    accepted: StrictBool | None = None
-    extended: StrictBool | None = None
-    reason: StrictStr | None = Field(default=None, description="Why not: not_pending, not_allowed.")
-    expiresAt: StrictStr | None = None
-    repushed: int | None = None
-    sessionId: StrictStr | None = None
+    accepted: NotRequired[Annotated[StrictBool | None, Field(default=None)]]
+    extended: NotRequired[Annotated[StrictBool | None, Field(default=None)]]
+    reason: NotRequired[Annotated[StrictStr | None, Field(default=None, description="Why not: not_pending, not_allowed.")]]
+    expiresAt: NotRequired[Annotated[StrictStr | None, Field(default=None)]]
+    repushed: NotRequired[Annotated[int | None, Field(default=None)]]
+    sessionId: NotRequired[Annotated[StrictStr | None, Field(default=None)]]
 
 
-class AckEvent(BaseModel):
+class AckEvent(TypedDict):
     type: Literal["ack"]
     payload: AckPayload
-    id: StrictStr | int | None = None
-    sessionId: StrictStr | None = None
+    id: NotRequired[_FrameIdOrNone]
+    sessionId: NotRequired[Annotated[StrictStr | None, Field(default=None)]]
 
 
-class ErrorPayload(BaseModel):
+class ErrorPayload(TypedDict):
     code: StrictStr
     message: StrictStr
-    details: list[ErrorDetail] | None = None
+    details: NotRequired[Annotated[list[ErrorDetail] | None, Field(default=None)]]
 
 
-class ErrorEvent(BaseModel):
+class ErrorEvent(TypedDict):
     type: Literal["error"]
     payload: ErrorPayload
-    id: StrictStr | int | None = None
-    sessionId: StrictStr | None = None
+    id: NotRequired[_FrameIdOrNone]
+    sessionId: NotRequired[Annotated[StrictStr | None, Field(default=None)]]
 
 
-class PongEvent(BaseModel):
+class PongEvent(TypedDict):
     type: Literal["pong"]
-    id: StrictStr | int | None = None
+    id: NotRequired[_FrameIdOrNone]
+
+
+#: Each frame's type, by its ``type``: what a client parses a frame it got as.
+EVENT_TYPES: dict[str, type[Any]] = {
+    ASK: AskedEvent,
+    CANCELLED: CancelledEvent,
+    EXTENDED: ExtendedEvent,
+    ESCALATED: EscalatedEvent,
+    SNAPSHOT: SnapshotEvent,
+    ACK: AckEvent,
+    ERROR: ErrorEvent,
+    PONG: PongEvent,
+}
 
 
 class ServerEvent(

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 
-from askd.core import codec
-from askd.core.models import Id, json_number
-
-FrameId = Union[StrictStr, StrictInt, None]
+from askd.protocol import codec
+from askd.protocol.ids import FrameId, Id
+from askd.protocol.models import json_number
 
 
 class FrameError(Exception):

@@ -1,7 +1,8 @@
-"""Wire models of questions, asks and answers (spec sections 4 and 5).
+"""Wire models of questions, asks and answers (spec sections 4 and 5): what
+peers send the daemon.
 
 One definition, used by the daemon to validate and by ``askd.client`` to
-build requests. Questions are validated with these models but stored and
+build requests (what the daemon sends back is ``results`` and ``events``). Questions are validated with these models but stored and
 re-pushed exactly as the agent sent them, so unknown fields pass through
 untouched and nothing is added.
 """
@@ -27,11 +28,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from askd.addresses import EmailAddress
-from askd.core.lifecycle import Status, Via
-
-# Ids name sessions in URLs and frames: printable, bounded.
-Id = Annotated[StrictStr, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
-NonEmpty = Annotated[StrictStr, Field(min_length=1)]
+from askd.protocol.ids import Id, NonEmpty
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
 MAX_PREVIEW_CHARS = 100_000
@@ -261,61 +258,12 @@ class AskBody(AskFields):
         return self
 
 
-class QuestionResult(BaseModel):
-    """A question's state as the agent API reports it (``GET
-    .../questions/{R}``): ``answers`` once answered, ``error`` once it timed
-    out or was cancelled. The MCP tools' output schema is generated from it."""
-
-    requestId: Id
-    sessionId: Id
-    status: Status
-    answers: Answers | None = Field(default=None, description="Keyed by question text; a list for multiSelect.")
-    error: StrictStr | None = None
-    expiresAt: StrictStr | None = Field(default=None, description="While pending: the deadline, as extensions moved it.")
-    defaulted: StrictBool | None = Field(default=None, description="True: timed out, answers are the ask's onTimeout default.")
-    answeredBy: StrictStr | None = Field(
-        default=None, description="Answered or declined: the user who did (null for an admin without a sub)."
-    )
-    via: Via | None = Field(default=None, description="Answered or declined: how.")
-    reason: StrictStr | None = Field(default=None, description="Declined: the reason the person gave, if any.")
-    escalations: int | None = Field(default=None, description="Escalation steps taken so far (asked with escalate).")
-    receipt: StrictStr | None = Field(
-        default=None, description="Once ended: a compact JWS (EdDSA) askd signed over the result; check it with /.well-known/jwks.json."
-    )
-
-
 class DeclineBody(BaseModel):
     """``POST /admin/v1/sessions/{S}/questions/{R}/decline``."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     reason: StrictStr | None = Field(default=None, max_length=1000)
-
-
-class PendingBody(BaseModel):
-    """The ``201`` reply to an ask: the question is pending."""
-
-    requestId: Id
-    sessionId: Id
-    status: Literal["pending"]
-    createdAt: StrictStr
-    expiresAt: StrictStr
-
-
-class PendingQuestion(BaseModel):
-    """A pending question as listings show it (``GET .../questions``, admin ``pending``)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    sessionId: Id
-    userId: Id | None = Field(default=None, description="Only for a question asked of one user.")
-    to: list[StrictStr] = Field(description="Whom it is asked of now: user ids and group:NAME entries.")
-    escalations: int | None = None
-    requestId: Id
-    questions: list[Question]
-    metadata: dict[str, Any]
-    createdAt: StrictStr
-    expiresAt: StrictStr
 
 
 class ExtendBody(BaseModel):
@@ -327,23 +275,6 @@ class ExtendBody(BaseModel):
     seconds: float = Field(gt=0, le=86400)
 
     _number = field_validator("seconds", mode="before")(json_number)
-
-
-class ErrorDetail(BaseModel):
-    loc: StrictStr = Field(description="The dotted path of the field at fault; empty for the whole request.")
-    msg: StrictStr
-
-
-class ApiError(BaseModel):
-    code: StrictStr
-    message: StrictStr
-    details: list[ErrorDetail] | None = None
-
-
-class ErrorBody(BaseModel):
-    """Every HTTP error: ``{"error": {"code", "message", "details"?}}``."""
-
-    error: ApiError
 
 
 class AnswerBody(BaseModel):

@@ -1,34 +1,35 @@
 """The JSON Schema of askd's wire: the frames each side of ``/ws`` sends
-(``frames.py``, ``event_models.py``), the agent API's bodies and results
-(``models.py``). ``askd schema`` prints it, and the
-JavaScript client's types are generated from it (clients/js), so the models
+(``frames.py``, ``events.py``), the agent API's bodies (``models.py``) and
+its results (``results.py``). ``askd schema`` prints it, and the
+JavaScript client's types are generated from it (clients/js), so the shapes
 here stay the one definition."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, models_json_schema
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
 
-from askd.core import event_models, frames, models
+from askd.protocol import events, frames, models, results
 
 # In the order a reader meets them: what a tab sends, what it gets, what an agent sends and gets.
-MODELS: tuple[type[BaseModel], ...] = (
+# Models (what the daemon validates) and TypedDicts (what it sends) alike.
+MODELS: tuple[Any, ...] = (
     frames.Subscribe,
     frames.Unsubscribe,
     frames.AnswerFrame,
     frames.ExtendFrame,
     frames.DeclineFrame,
     frames.Ping,
-    event_models.ServerEvent,
+    events.ServerEvent,
     models.AskBody,
-    models.PendingBody,
-    models.QuestionResult,
-    models.PendingQuestion,
+    results.PendingBody,
+    results.QuestionResult,
+    results.PendingQuestion,
     models.ExtendBody,
     models.AnswerBody,
-    models.ErrorBody,
+    results.ErrorBody,
 )
 
 
@@ -41,7 +42,7 @@ class _ModelTitlesOnly(GenerateJsonSchema):
 
 def protocol_schema() -> dict[str, Any]:
     """One JSON Schema document whose ``$defs`` name every model above."""
-    _, schema = models_json_schema(
-        [(m, "validation") for m in MODELS], title="askd", schema_generator=_ModelTitlesOnly
+    _, schema = TypeAdapter.json_schemas(
+        [(m, "validation", TypeAdapter(m)) for m in MODELS], title="askd", schema_generator=_ModelTitlesOnly
     )
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
