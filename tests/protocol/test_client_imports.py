@@ -15,6 +15,7 @@ import pytest
 DAEMON = ("askd.core", "askd.server", "askd.config", "askd.mail", "askd.store", "tornado")
 
 MAKE = {
+    "the wire alone": "import askd.protocol.schema, askd.protocol.frames, askd.protocol.parse",
     "import": "import askd.client",
     "agent": "from askd.client import AgentClient; AgentClient(url='http://127.0.0.1:9', token='t')",
     "async agent": "from askd.client import AsyncAgentClient; AsyncAgentClient(url='http://127.0.0.1:9', token='t')",
