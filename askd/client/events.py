@@ -106,7 +106,7 @@ class EscalatedEvent:
 Event = QuestionEvent | CancelledEvent | ExtendedEvent | EscalatedEvent | SnapshotEvent
 
 
-def read_frame(text: str | bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def read_frame(text: str | bytes) -> tuple[dict[str, Any], Any] | None:
     """A frame askd sent on ``/ws``: as sent, and checked against its type's
     shape (``askd.protocol.events``: absent optional keys read as None).
     None, and nothing to do, for a type this client does not know (a newer
@@ -120,7 +120,7 @@ def read_frame(text: str | bytes) -> tuple[dict[str, Any], dict[str, Any]] | Non
     if shape is None:
         return None
     try:
-        parsed: dict[str, Any] = parse(shape, frame)
+        parsed = parse(shape, frame)
     except ValidationError as err:
         log.warning("askd sent a %s frame this client cannot read (%s); ignored", frame["type"], err.errors()[0]["msg"])
         return None

@@ -402,7 +402,7 @@ class UserClient:
         sent, frame = read
         kind, payload = frame["type"], frame.get("payload") or {}
         if kind == ev.ASK:
-            self._question(QuestionEvent.of(frame, sent["payload"]))  # type: ignore[arg-type]
+            self._question(QuestionEvent.of(frame, sent["payload"]))
         elif kind == ev.CANCELLED:
             self._end(payload["requestId"], payload["reason"], payload["answeredBy"], payload["via"], payload["declineReason"])
         elif kind == ev.EXTENDED:
