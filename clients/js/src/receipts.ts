@@ -113,31 +113,39 @@ export class ReceiptKeys {
   readonly url: string;
   private readonly fetch: typeof fetch;
   private copy: Promise<Jwks> | null = null;
+  private loading = false;
 
   constructor(url: string, { fetch: f }: ReceiptKeysOptions = {}) {
     this.url = new URL(JWKS_PATH, baseUrl(url)).href;
     this.fetch = f ?? globalThis.fetch.bind(globalThis);
   }
 
-  /** The JWKS: the kept copy, or a fresh one with `{refresh: true}`. */
+  /**
+   * The JWKS: the kept copy, or a fresh one with `{refresh: true}` (one
+   * fetch for every caller that asks while it runs). `signal` gives up
+   * waiting; the fetch itself goes on for the others.
+   */
   async jwks({ refresh = false, signal }: { refresh?: boolean; signal?: AbortSignal } = {}): Promise<Jwks> {
-    if (refresh || this.copy === null) {
-      const fetched = this.load(signal);
+    if (this.copy === null || (refresh && !this.loading)) {
+      const fetched = this.load();
       this.copy = fetched;
-      fetched.catch(() => {
-        if (this.copy === fetched) this.copy = null; // a failed fetch is not kept
-      });
+      this.loading = true;
+      fetched.then(
+        () => (this.loading = false),
+        () => {
+          this.loading = false;
+          if (this.copy === fetched) this.copy = null; // a failed fetch is not kept
+        },
+      );
     }
-    return this.copy;
+    return abortable(this.copy, signal);
   }
 
-  private async load(signal?: AbortSignal): Promise<Jwks> {
-    const timeout = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+  private async load(): Promise<Jwks> {
     let response: Response;
     try {
-      response = await this.fetch(this.url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      response = await this.fetch(this.url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     } catch (err) {
-      if (signal?.aborted) throw signal.reason;
       throw new AskdUnavailable(this.url, err instanceof Error ? err.message : String(err));
     }
     if (!response.ok) {
@@ -167,7 +175,7 @@ export interface VerifyReceiptOptions {
   questions?: readonly unknown[];
   /** With `questions`: the answers the result carries (absent or `null`: none). */
   answers?: unknown;
-  /** Cancels a fetch of `ReceiptKeys`. */
+  /** Gives up waiting for `ReceiptKeys`' fetch. */
   signal?: AbortSignal;
 }
 
@@ -289,7 +297,7 @@ function parse(receipt: string): Parsed {
 
 async function keyFor(kid: string, jwks: Jwks | ReceiptKeys, signal?: AbortSignal): Promise<CryptoKey> {
   let jwk: Jwk | undefined;
-  if (jwks instanceof ReceiptKeys) {
+  if (isKeys(jwks)) {
     jwk = find(await jwks.jwks({ signal }), kid);
     if (jwk === undefined) jwk = find(await jwks.jwks({ refresh: true, signal }), kid);
   } else {
@@ -306,6 +314,21 @@ async function keyFor(kid: string, jwks: Jwks | ReceiptKeys, signal?: AbortSigna
   } catch {
     throw new ReceiptError('bad_key', `key ${kid} in the JWKS is malformed`);
   }
+}
+
+/** ReceiptKeys, also from another copy of this package (so not by instanceof). */
+function isKeys(jwks: Jwks | ReceiptKeys): jwks is ReceiptKeys {
+  return typeof (jwks as Partial<ReceiptKeys> | null)?.jwks === 'function';
+}
+
+function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function find(jwks: Jwks, kid: string): Jwk | undefined {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { Agent, Inbox, ReceiptError, ReceiptKeys, receiptDigest, verifyReceipt } from '../dist/index.js';
+import { Agent, AskdError, AskdUnavailable, Inbox, ReceiptError, ReceiptKeys, receiptDigest, verifyReceipt } from '../dist/index.js';
 import { Askd, next } from './askd.js';
 
 // askd's JWKS for test/askd.js's secret (the key derives from it), and
@@ -145,6 +145,46 @@ describe('approval receipts askd signed', () => {
     await refused(verifyReceipt(tampered(APPROVED, { header: (h) => ({ ...h, crit: ['exp'] }) }), JWKS), 'malformed', /crit/);
     // Surrounding whitespace (a receipt read from a file) is no matter.
     assert.equal((await verifyReceipt(`  ${APPROVED}\n`, JWKS)).rid, 'r-approve');
+  });
+});
+
+describe('ReceiptKeys', () => {
+  test('fetch <url>/.well-known/jwks.json once for callers together, and keep no failed fetch', async () => {
+    let fetched = 0;
+    let failing = true;
+    const keys = new ReceiptKeys('https://askd.test/prefix', {
+      fetch: async (url) => {
+        fetched++;
+        assert.equal(String(url), 'https://askd.test/prefix/.well-known/jwks.json');
+        if (failing) {
+          failing = false;
+          throw new TypeError('fetch failed');
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return Response.json(JWKS);
+      },
+    });
+    await assert.rejects(verifyReceipt(APPROVED, keys), AskdUnavailable);
+    const both = await Promise.all([verifyReceipt(APPROVED, keys, { action: ACTION }), verifyReceipt(DENIED, keys)]);
+    assert.deepEqual(both.map((c) => c.status), ['answered', 'declined']);
+    assert.equal(fetched, 2, 'one fetch after the failed one, for both');
+  });
+
+  test('askd refusing the fetch is an AskdError; what is not a JWKS is bad_jwks', async () => {
+    const notFound = new ReceiptKeys('https://askd.test', { fetch: async () => new Response('no', { status: 404 }) });
+    await assert.rejects(verifyReceipt(APPROVED, notFound), (err) => err instanceof AskdError && err.status === 404);
+    const html = new ReceiptKeys('https://askd.test', { fetch: async () => new Response('<html>') });
+    await refused(verifyReceipt(APPROVED, html), 'bad_jwks');
+    const other = new ReceiptKeys('https://askd.test', { fetch: async () => Response.json({ keys: 'none' }) });
+    await refused(verifyReceipt(APPROVED, other), 'bad_jwks');
+  });
+
+  test('a signal gives up waiting for the fetch', async () => {
+    const keys = new ReceiptKeys('https://askd.test', { fetch: () => new Promise(() => {}) });
+    const controller = new AbortController();
+    const waiting = verifyReceipt(APPROVED, keys, { signal: controller.signal });
+    controller.abort(new Error('no longer needed'));
+    await assert.rejects(waiting, /no longer needed/);
   });
 });
 

@@ -36,31 +36,35 @@ export class ReceiptKeys {
     url;
     fetch;
     copy = null;
+    loading = false;
     constructor(url, { fetch: f } = {}) {
         this.url = new URL(JWKS_PATH, baseUrl(url)).href;
         this.fetch = f ?? globalThis.fetch.bind(globalThis);
     }
-    /** The JWKS: the kept copy, or a fresh one with `{refresh: true}`. */
+    /**
+     * The JWKS: the kept copy, or a fresh one with `{refresh: true}` (one
+     * fetch for every caller that asks while it runs). `signal` gives up
+     * waiting; the fetch itself goes on for the others.
+     */
     async jwks({ refresh = false, signal } = {}) {
-        if (refresh || this.copy === null) {
-            const fetched = this.load(signal);
+        if (this.copy === null || (refresh && !this.loading)) {
+            const fetched = this.load();
             this.copy = fetched;
-            fetched.catch(() => {
+            this.loading = true;
+            fetched.then(() => (this.loading = false), () => {
+                this.loading = false;
                 if (this.copy === fetched)
                     this.copy = null; // a failed fetch is not kept
             });
         }
-        return this.copy;
+        return abortable(this.copy, signal);
     }
-    async load(signal) {
-        const timeout = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+    async load() {
         let response;
         try {
-            response = await this.fetch(this.url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+            response = await this.fetch(this.url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
         }
         catch (err) {
-            if (signal?.aborted)
-                throw signal.reason;
             throw new AskdUnavailable(this.url, err instanceof Error ? err.message : String(err));
         }
         if (!response.ok) {
@@ -187,7 +191,7 @@ function parse(receipt) {
 }
 async function keyFor(kid, jwks, signal) {
     let jwk;
-    if (jwks instanceof ReceiptKeys) {
+    if (isKeys(jwks)) {
         jwk = find(await jwks.jwks({ signal }), kid);
         if (jwk === undefined)
             jwk = find(await jwks.jwks({ refresh: true, signal }), kid);
@@ -209,6 +213,21 @@ async function keyFor(kid, jwks, signal) {
     catch {
         throw new ReceiptError('bad_key', `key ${kid} in the JWKS is malformed`);
     }
+}
+/** ReceiptKeys, also from another copy of this package (so not by instanceof). */
+function isKeys(jwks) {
+    return typeof jwks?.jwks === 'function';
+}
+function abortable(promise, signal) {
+    if (!signal)
+        return promise;
+    if (signal.aborted)
+        return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
 }
 function find(jwks, kid) {
     return jwks.keys.find((k) => isObject(k) && k.kid === kid);
