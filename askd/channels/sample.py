@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from askd import links, mail, webhook
+from askd.channels import links, mail, webhook
 from askd.core import AskInput, Limits, Request
 from askd.core.registry import Registry
 
