@@ -1,0 +1,28 @@
+"""The one place a delivery is claimed in the store.
+
+A delivery is claimed once, before its first attempt: the node whose claim
+wins sends it, and no other node, nor this one after a restart, sends it
+again (a crash between the claim and the send loses it rather than sending
+it twice). Keys name what is claimed (``Claim.key``): ``notify:<rid>:<step>``
+for a question's webhook at an escalation step, ``mail:<rid>:<step>:<user>``
+for one person's mail about it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from askd.channels.channel import Claim
+    from askd.store import Store
+
+
+async def claim(store: Store, c: Claim) -> bool:
+    """Whether this call is the first to claim ``c``. Raises the store's
+    ``StoreUnavailable``, having claimed nothing.
+
+    Today's store methods; once stores have ``claims.claim(key, until)``
+    this becomes ``await store.claims.claim(c.key, c.until)``."""
+    if c.user is None:
+        return await store.claim_notify(c.req)
+    return c.user in await store.claim_mails(c.req, c.step, [c.user])
