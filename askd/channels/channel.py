@@ -18,7 +18,7 @@ from ``prepare``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from askd.channels.retry import Retry
@@ -83,8 +83,6 @@ class Delivery:
     payload: Any  # the channel's: a body to POST, a mail to send
     claim: Claim | None = None  # None: nothing to claim
     attempts: int = 0
-    channel: Channel | None = field(default=None, repr=False)  # set by the worker
-    notice_id: int = 0  # the notice it came from (set by the worker)
 
 
 class Runner(Protocol):
@@ -98,7 +96,7 @@ class Runner(Protocol):
 
 
 class Channel(ABC):
-    """A place notices go. ``name`` is for the worker's own log lines."""
+    """A place notices go; ``name`` says which (``webhook``, ``email``)."""
 
     name: ClassVar[str]
     #: Attempts of this channel at once (None: as many as are held).

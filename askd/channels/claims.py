@@ -21,8 +21,12 @@ async def claim(store: Store, c: Claim) -> bool:
     """Whether this call is the first to claim ``c``. Raises the store's
     ``StoreUnavailable``, having claimed nothing.
 
-    Today's store methods; once stores have ``claims.claim(key, until)``
-    this becomes ``await store.claims.claim(c.key, c.until)``."""
-    if c.user is None:
+    Today's store methods, which know two kinds; once stores have
+    ``claims.claim(key, until)`` this becomes
+    ``await store.claims.claim(c.key, c.until)``, for any kind."""
+    kind = c.key.partition(":")[0]
+    if kind == "notify":
         return await store.claim_notify(c.req)
-    return c.user in await store.claim_mails(c.req, c.step, [c.user])
+    if kind == "mail" and c.user is not None:
+        return c.user in await store.claim_mails(c.req, c.step, [c.user])
+    raise ValueError(f"no store claim for {c.key!r} yet")

@@ -101,7 +101,6 @@ class Worker:
         if not made:
             self._held[channel].discard(h)
         for d in made:
-            d.channel = channel
             self._spawn(h, self._run(channel, h, d))
 
     async def _run(self, channel: Channel, h: _Held, d: Delivery) -> None:
