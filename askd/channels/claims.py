@@ -23,7 +23,10 @@ async def claim(store: Store, c: Claim) -> bool:
 
     Today's store methods, which know two kinds; once stores have
     ``claims.claim(key, until)`` this becomes
-    ``await store.claims.claim(c.key, c.until)``, for any kind."""
+    ``await store.claims.claim(c.key, c.until)``, for any kind, except
+    that a webhook's claim is the cluster's only: on a store one daemon
+    owns it always wins, so a webhook not delivered before a restart is
+    sent after it (its success is the ``Notified`` record)."""
     kind = c.key.partition(":")[0]
     if kind == "notify":
         return await store.claim_notify(c.req)
