@@ -1,6 +1,6 @@
 """The Python client loads the wire (askd.protocol) and nothing of the
 daemon (issue 31): neither the engine (askd.core, askd.server) nor the
-daemon's settings (askd.config, which brings askd.mail), on import or when
+daemon's settings (askd.config, which brings the mail channel), on import or when
 a client is made with its URL and token. Each check runs in a fresh
 interpreter, so nothing another test imported counts."""
 
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-DAEMON = ("askd.core", "askd.server", "askd.config", "askd.mail", "askd.store", "tornado")
+DAEMON = ("askd.core", "askd.server", "askd.config", "askd.channels", "askd.store", "tornado")
 
 MAKE = {
     "the wire alone": "import askd.protocol.schema, askd.protocol.frames, askd.protocol.parse",
