@@ -85,8 +85,10 @@ class Daemon:
             raise ConfigError(f"invalid setting {err.setting} ({env}): {err.detail}") from None
         node_id = settings.node_id or f"{socket.gethostname().split('.')[0]}-{secrets.token_hex(3)}"
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
-        store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
-        self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
+        self.store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
+        self.hub = Hub(
+            limits_from(settings), self.store, node_id=node_id, notify=notify_policy(settings), on_revoked=self._revoke_before
+        )
         self.notifier: Notifier | None = None
         self.mailer: Mailer | None = None
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
@@ -164,11 +166,10 @@ class Daemon:
         loaded = await self.hub.load()
         # What came back, as people count it: questions still waiting (those
         # overdue end as the timer starts) and results kept for agents.
-        pending = self.hub.registry.stats()["pending"]
+        pending = self.hub.counts()["pending"]
         kept = {"pending": pending, "results": loaded - pending}
         # The later of the configured auth.not_before and the last revoke-all.
-        self.ctx.not_before = max(self.settings.auth.not_before, await self.hub.store.load_not_before())
-        self.hub.admin.on_not_before = self._revoke_before
+        self.ctx.not_before = max(self.settings.auth.not_before, await self.store.load_not_before())
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port, self.caps)
@@ -190,7 +191,7 @@ class Daemon:
             "version": __version__,
             "started_at": time.time(),
             "node": self.hub.node_id,
-            "store": self.hub.store.kind,
+            "store": self.store.kind,
         }
         if s.public_url is not None:
             runtime["public_url"] = str(s.public_url)  # for `askd open` run without the daemon's config
@@ -205,7 +206,7 @@ class Daemon:
             version=__version__,
             pid=os.getpid(),
             node=self.hub.node_id,
-            store=self.hub.store.kind,
+            store=self.store.kind,
             **kept,
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
@@ -227,7 +228,7 @@ class Daemon:
 
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""
-        log.info("stopping", pending=self.hub.registry.stats()["pending"])
+        log.info("stopping", pending=self.hub.counts()["pending"])
         for server in self._servers:
             server.stop()
         if self.notifier is not None:
@@ -238,7 +239,7 @@ class Daemon:
         self.ctx.pinger.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         # Let woken agents get their 503 and tabs finish the close handshake.
-        while (self.hub.registry.connections() or self.hub.waiting()) and time.monotonic() < deadline:
+        while (self.hub.counts()["connections"] or self.hub.waiting()) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         for server in self._servers:
             try:
@@ -246,7 +247,7 @@ class Daemon:
             except asyncio.TimeoutError:
                 pass
         state.remove_runtime(self.settings.state_dir, os.getpid())
-        await self.hub.store.aclose()
+        await self.store.aclose()
         log.info("stopped")
 
 

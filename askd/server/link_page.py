@@ -119,7 +119,7 @@ class LinkPageHandler(tornado.web.RequestHandler):
         if req.pending:
             # A recipient taken out of the audience (a group changed) holds a
             # link to nothing; a one-tap option must still exist.
-            if claim.user_id is not None and claim.user_id not in self.ctx.hub.registry.audiences.of(req):
+            if claim.user_id is not None and claim.user_id not in self.ctx.hub.audience(req):
                 return None
             if claim.option is not None and claim.option >= len(links.one_tap_labels(req.questions)):
                 return None

@@ -88,7 +88,7 @@ class OpenCodeHandler(ApiHandler):
         try:
             if code.iat < await not_before_now(self.ctx):
                 raise ApiError("unauthorized", "this link was made before its tokens were revoked; run `askd open` again")
-            first = await self.ctx.hub.store.claim_once(OPEN_CLAIM + code.jti, code.exp + CLOCK_SLACK_SECONDS)
+            first = await self.ctx.hub.claim_once(OPEN_CLAIM + code.jti, code.exp + CLOCK_SLACK_SECONDS)
         except StoreUnavailable:
             # The page has already taken the code out of its address: a
             # retry needs a fresh link.
