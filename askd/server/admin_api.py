@@ -87,7 +87,7 @@ class DisconnectHandler(_AdminHandler):
         if not (body.all or body.userId or body.sessionId or body.connectionId):
             raise ApiError("invalid_request", "name userId, sessionId or connectionId, or set all: true")
         if body.sessionId is not None:
-            self.session_id(body.sessionId)  # refuses the wildcard
+            self.no_wildcard(body.sessionId)  # an Id already (DisconnectBody)
         selector = body.model_dump(exclude={"mode"}, exclude_none=True)
         self.send_json({"disconnected": await self.ctx.hub.disconnect_matching(selector, body.mode)})
 

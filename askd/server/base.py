@@ -201,7 +201,11 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
 
     def session_id(self, value: str) -> str:
         """A session named in a path or query: never subscribe's wildcard."""
-        sid = self.path_id(value, "sessionId")
+        return self.no_wildcard(self.path_id(value, "sessionId"))
+
+    @staticmethod
+    def no_wildcard(sid: str) -> str:
+        """A session id already valid (``Id``) that must name one session."""
         if sid == ALL_SESSIONS:
             raise ApiError("invalid_request", f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         return sid

@@ -18,10 +18,12 @@ from typing import Any
 import structlog
 import tornado.template
 import tornado.web
+from pydantic import BaseModel
 
 from askd import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
+from askd.core.models import DeclineBody
 from askd.server.base import house_headers
 from askd.server.context import Context
 from askd.server.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
@@ -40,7 +42,14 @@ CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-MAX_REASON = 1000  # as a decline's reason anywhere else (DeclineBody)
+
+
+def _max_length(model: type[BaseModel], name: str) -> int:
+    """A field's ``max_length``, as the model defines it (read, not repeated)."""
+    return next(int(m.max_length) for m in model.model_fields[name].metadata if getattr(m, "max_length", None) is not None)
+
+
+MAX_REASON = _max_length(DeclineBody, "reason")  # a decline's reason, as everywhere else
 
 
 @cache
