@@ -25,22 +25,24 @@ import tornado.web
 from askd import __version__, state
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
-from askd.server import admin_api, agent_api, channels, link_page, tls, web
-from askd.server.base import access_log
+from askd.server import channels
 from askd.server.context import Context
-from askd.server.health import HealthHandler, NotFoundHandler, WrongHostHandler
-from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
+from askd.server.door import tls
+from askd.server.door.door import CappedHTTPServer, ConnectionCaps, HostRule
+from askd.server.door.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.from_settings import limits_from, next_steps, notify_policy
 from askd.server.gc_tuning import settle_gc
-from askd.server.hub import Hub
-from askd.server.jwks import JwksHandler
+from askd.server.http import admin_api, agent_api, link_page, web
+from askd.server.http.base import access_log
+from askd.server.http.health import HealthHandler, NotFoundHandler, WrongHostHandler
+from askd.server.http.jwks import JwksHandler
+from askd.server.http.receipting import Receipts
+from askd.server.hub.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.mailer import Mailer
 from askd.server.notify import Notifier
-from askd.server.pinger import Pinger
-from askd.server.proxy import Application, origin_of, parse_ip, public_base
-from askd.server.receipting import Receipts
-from askd.server.ws import WsHandler
+from askd.server.ws.pinger import Pinger
+from askd.server.ws.ws import WsHandler
 from askd.store import open_store
 
 log = get_logger("askd.daemon")

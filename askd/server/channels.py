@@ -10,7 +10,7 @@ from typing import Any
 
 from askd import links
 from askd.core import Request
-from askd.server.hub import Hub
+from askd.server.hub.hub import Hub
 from askd.server.logs import get_logger
 from askd.server.mailer import Mailer
 from askd.server.notify import Notifier

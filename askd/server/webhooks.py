@@ -14,9 +14,9 @@ from collections.abc import Callable
 from askd.core import Request
 from askd.core.registry import Registry
 from askd.core.changes import Notified
-from askd.server.commits import Commits
-from askd.server.connections import Connections
-from askd.server.tasks import Tasks
+from askd.server.hub.commits import Commits
+from askd.server.hub.connections import Connections
+from askd.server.hub.tasks import Tasks
 from askd.store import Store, StoreUnavailable
 
 

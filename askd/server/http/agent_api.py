@@ -12,11 +12,11 @@ import structlog
 from askd.core import AskInput, NotPending, Request
 from askd.core.events import isotime
 from askd.core.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
-from askd.server.base import ApiError, ApiHandler
+from askd.server.http.base import ApiError, ApiHandler
 from askd.server.context import Context
-from askd.server.auth import revoked
-from askd.server.hub import ShuttingDown
-from askd.server.waiters import Revoked
+from askd.server.door.auth import revoked
+from askd.server.hub.hub import ShuttingDown
+from askd.server.hub.waiters import Revoked
 
 IDEMPOTENCY_KEY_MAX = 256
 REVOKED_WHILE_WAITING = "token was revoked (askd token revoke-all) while waiting; get a new one"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from askd.server.auth import bearer_token, revoked
-from askd.server.base import ApiError, ApiHandler
+from askd.server.door.auth import bearer_token, revoked
+from askd.server.http.base import ApiError, ApiHandler
 from askd.server.context import Context
 from askd.tokens import TokenError, verify
 

@@ -11,9 +11,9 @@ from typing import Any
 from askd.core import NotFound
 from askd.core.registry import Registry
 from askd.core.selectors import Selector
-from askd.server.commits import Commits
-from askd.server.connections import Connections
-from askd.server.waiters import Waiters
+from askd.server.hub.commits import Commits
+from askd.server.hub.connections import Connections
+from askd.server.hub.waiters import Waiters
 from askd.store import Store, StoreError, StoreUnavailable
 
 

@@ -9,9 +9,9 @@ due) comes out in the flush. A new kind of deadline needs nothing here.
 from __future__ import annotations
 
 from askd.core.registry import Registry
-from askd.server.commits import Commits
-from askd.server.flush import Flush
-from askd.server.timer import DeadlineTimer
+from askd.server.hub.commits import Commits
+from askd.server.hub.flush import Flush
+from askd.server.hub.timer import DeadlineTimer
 
 
 class DeadlineClock:

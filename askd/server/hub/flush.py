@@ -18,14 +18,14 @@ from typing import Protocol
 
 from askd.core import Outbox, Request, Status
 from askd.core.registry import Registry
-from askd.server.connections import Connections
+from askd.server.hub.connections import Connections
 from askd.server.metrics import Metrics
-from askd.server.timer import DeadlineTimer
-from askd.server.waiters import Waiters
+from askd.server.hub.timer import DeadlineTimer
+from askd.server.hub.waiters import Waiters
 
 
 class Due(Protocol):
-    """Where questions due for a notification go (``webhooks.py``)."""
+    """Where questions due for a notification go (``askd/server/webhooks.py``)."""
 
     def due(self, reqs: list[Request]) -> None: ...
 

@@ -25,16 +25,16 @@ from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight
-from askd.server.admin_ops import AdminOps
-from askd.server.clock import DeadlineClock
-from askd.server.commits import Commits
-from askd.server.connections import Connections, Peer
-from askd.server.flush import Flush
+from askd.server.hub.admin_ops import AdminOps
+from askd.server.hub.clock import DeadlineClock
+from askd.server.hub.commits import Commits
+from askd.server.hub.connections import Connections, Peer
+from askd.server.hub.flush import Flush
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
-from askd.server.tasks import Tasks
-from askd.server.timer import DeadlineTimer
-from askd.server.waiters import ShuttingDown, Waiters
+from askd.server.hub.tasks import Tasks
+from askd.server.hub.timer import DeadlineTimer
+from askd.server.hub.waiters import ShuttingDown, Waiters
 from askd.server.webhooks import Webhooks
 from askd.store import Store, StoreUnavailable
 from askd.store.memory import MemoryStore

@@ -24,13 +24,13 @@ from askd.core.frames import (
     Unsubscribe,
     parse_frame,
 )
-from askd.server import door
-from askd.server.auth import authenticate
-from askd.server.base import ApiError, JsonErrors, house_headers
+from askd.server.door import door
+from askd.server.door.auth import authenticate
+from askd.server.http.base import ApiError, JsonErrors, house_headers
 from askd.server.context import Context
 from askd.server.logs import get_logger
-from askd.server.proxy import origin_of
-from askd.server.ws_peer import PeerSocket
+from askd.server.door.proxy import origin_of
+from askd.server.ws.ws_peer import PeerSocket
 from askd.store import StoreUnavailable
 
 log = get_logger("askd.ws")
