@@ -98,10 +98,15 @@ class Daemon:
         # (websocket_ping_interval): docs/performance.md, B3.
         pinger = Pinger(settings.ws.ping_interval_seconds, min(settings.ws.ping_timeout_seconds, settings.ws.ping_interval_seconds))
         self.ctx = Context(
-            hub=self.hub, secret=secret, settings=settings, version=__version__, pinger=pinger, public_origin=public_origin
+            hub=self.hub,
+            secret=secret,
+            settings=settings,
+            version=__version__,
+            pinger=pinger,
+            public_origin=public_origin,
+            not_before=settings.auth.not_before,
+            receipts=Receipts(keys, str(settings.public_url) if settings.public_url else None),
         )
-        self.ctx.not_before = settings.auth.not_before
-        self.ctx.receipts = Receipts(keys, str(settings.public_url) if settings.public_url else None)
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
         # Each listener its own pool: a flood of the public port never
