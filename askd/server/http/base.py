@@ -15,11 +15,11 @@ from askd.core import ALL_SESSIONS, AskdError, codec
 from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
-from askd.server.door.auth import authenticate
-from askd.server.context import Context
-from askd.server.http.errors import CODE_FOR_STATUS, ApiError
 from askd.server import logs
+from askd.server.context import Context
 from askd.server.door import door
+from askd.server.door.auth import authenticate
+from askd.server.http.errors import CODE_FOR_STATUS, ApiError
 from askd.server.logs import get_logger, redact_text
 from askd.store import StoreUnavailable
 from askd.tokens import Principal

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from askd.server.context import Context
 from askd.server.door.auth import bearer_token, revoked
 from askd.server.http.base import ApiError, ApiHandler
-from askd.server.context import Context
 from askd.tokens import TokenError, verify
 
 

@@ -24,12 +24,12 @@ from askd import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
 from askd.core.models import DeclineBody
-from askd.server.http.base import house_headers
 from askd.server.context import Context
-from askd.server.http.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
-from askd.server.logs import get_logger
 from askd.server.door.revocation import not_before_now
+from askd.server.http.base import house_headers
+from askd.server.http.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
 from askd.server.http.web import SECURITY_HEADERS
+from askd.server.logs import get_logger
 from askd.store import StoreUnavailable
 from askd.web.languages import from_accept_language
 from askd.web import STATIC_DIR

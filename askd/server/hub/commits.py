@@ -19,8 +19,8 @@ from askd.core.registry import Registry
 from askd.core.changes import Asked, Change, Ended, Escalated
 from askd.core.records import audience_entries, is_team
 from askd.server.hub.flush import Flush
-from askd.server.logs import get_logger
 from askd.server.hub.tasks import Tasks
+from askd.server.logs import get_logger
 from askd.store import Store, StoreUnavailable
 
 log = get_logger("askd.hub")

@@ -19,9 +19,9 @@ from typing import Protocol
 from askd.core import Outbox, Request, Status
 from askd.core.registry import Registry
 from askd.server.hub.connections import Connections
-from askd.server.metrics import Metrics
 from askd.server.hub.timer import DeadlineTimer
 from askd.server.hub.waiters import Waiters
+from askd.server.metrics import Metrics
 
 
 class Due(Protocol):

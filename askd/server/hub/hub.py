@@ -30,11 +30,11 @@ from askd.server.hub.clock import DeadlineClock
 from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections, Peer
 from askd.server.hub.flush import Flush
-from askd.server.logs import get_logger
-from askd.server.metrics import Metrics
 from askd.server.hub.tasks import Tasks
 from askd.server.hub.timer import DeadlineTimer
 from askd.server.hub.waiters import ShuttingDown, Waiters
+from askd.server.logs import get_logger
+from askd.server.metrics import Metrics
 from askd.server.webhooks import Webhooks
 from askd.store import Store, StoreUnavailable
 from askd.store.memory import MemoryStore
