@@ -23,9 +23,11 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
+from askd.channels import setup as channels_setup
+from askd.channels.mail_channel import MailChannel
+from askd.channels.webhook_channel import WebhookChannel
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
-from askd.server import channels
 from askd.server.context import Context
 from askd.server.door import tls
 from askd.server.door.door import CappedHTTPServer, ConnectionCaps, HostRule
@@ -39,8 +41,6 @@ from askd.server.http.jwks import JwksHandler
 from askd.server.http.receipting import Receipts
 from askd.server.hub.hub import Hub
 from askd.server.logs import get_logger
-from askd.server.mailer import Mailer
-from askd.server.notify import Notifier
 from askd.server.ws.pinger import Pinger
 from askd.server.ws.ws import WsHandler
 from askd.store import open_store
@@ -91,8 +91,8 @@ class Daemon:
         self.hub = Hub(
             limits_from(settings), self.store, node_id=node_id, notify=notify_policy(settings), on_revoked=self._revoke_before
         )
-        self.notifier: Notifier | None = None
-        self.mailer: Mailer | None = None
+        self.notifier: WebhookChannel | None = None
+        self.mailer: MailChannel | None = None
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
         # One timer pings every WebSocket, not Tornado's task per connection
         # (websocket_ping_interval): docs/performance.md, B3.
@@ -231,7 +231,7 @@ class Daemon:
 
     def _start_notifier(self) -> None:
         base = public_base(self.settings, self.scheme, self.port)
-        self.notifier, self.mailer = channels.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
+        self.notifier, self.mailer = channels_setup.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
 
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""

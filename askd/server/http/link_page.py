@@ -1,4 +1,4 @@
-"""``{public_url}/a/{T}``: the answer link page (askd.links mints ``T``).
+"""``{public_url}/a/{T}``: the answer link page (askd.channels.links mints ``T``).
 
 Server-rendered, no script, one column. ``GET`` and ``HEAD`` only read
 (chat apps and mail scanners fetch links to preview them); ``POST`` answers
@@ -20,7 +20,7 @@ import tornado.template
 import tornado.web
 from pydantic import BaseModel
 
-from askd import links
+from askd.channels import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
 from askd.core.models import DeclineBody

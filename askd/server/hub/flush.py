@@ -1,15 +1,16 @@
 """The flush: what the registry queued, handed on once a change is stored.
 
 Each event's frame goes to its connections, waiting agents are woken,
-questions due for a notification go to the webhooks, and the deadline timer
-is moved to the registry's next deadline. The commit path (after a store
+questions due for a notification go to the notification pipeline, and the
+deadline timer is moved to the registry's next deadline. The commit path (after a store
 step), the clock (when it fires with nothing to store) and the hub (a
 subscribe's re-push) call it; it calls none of them back. It is the only
 reader of ``Registry.drain``.
 
-The webhooks commit what they deliver (a ``Notified`` change), so they are
-made after the commit path, which is made with the flush: they attach to
-it (as a store's listener does), and the flush knows them only as ``Due``.
+The pipeline (``askd/channels/pipeline.py``) commits what was delivered (a
+``Notified`` change), so it is made after the commit path, which is made
+with the flush: it attaches to the flush (as a store's listener does), and
+the flush knows it only as ``Due``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from askd.server.metrics import Metrics
 
 
 class Due(Protocol):
-    """Where questions due for a notification go (``askd/server/webhooks.py``)."""
+    """Where questions due for a notification go (``askd.channels.pipeline.Pipeline``)."""
 
     def due(self, reqs: list[Request]) -> None: ...
 

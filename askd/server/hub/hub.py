@@ -3,7 +3,8 @@
 The parts, each made with those below it that it calls: the flush
 (``flush.py``), the commit path (``commits.py``), the deadline timer and
 clock (``timer.py``, ``clock.py``), the connections, the waiting agents, the
-webhooks and the admin's changes (``admin_ops.py``). For an event that
+notification pipeline (``askd/channels/pipeline.py``) and the admin's changes
+(``admin_ops.py``). For an event that
 changes a question the registry decides the change and the commit path
 stores, applies and flushes it. Handlers call the methods below, never a
 part (tests may). It never asks which store it has. All of it runs on the
@@ -20,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from askd.channels.pipeline import Pipeline
 from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Request
 from askd.core.registry import Registry
 from askd.core import events as ev
@@ -35,7 +37,6 @@ from askd.server.hub.timer import DeadlineTimer
 from askd.server.hub.waiters import ShuttingDown, Waiters
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
-from askd.server.webhooks import Webhooks
 from askd.store import Store, StoreUnavailable
 from askd.store.memory import MemoryStore
 
@@ -73,7 +74,9 @@ class Hub:
         self.flush = Flush(self.registry, self.connections, self.waiters, self.metrics, timer)
         self.commits = Commits(self.store, self.registry, self.tasks, self.flush)
         self.clock = DeadlineClock(self.registry, self.commits, self.flush, timer)
-        self.webhooks = Webhooks(self.registry, self.store, self.commits, self.connections, self.tasks)
+        self.webhooks = Pipeline(
+            self.registry, online_elsewhere=self.connections.online_elsewhere, defer=self.commits.defer, spawn=self.tasks.spawn
+        )
         self.flush.attach(self.webhooks)
         self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters, on_revoked)
 
@@ -330,13 +333,6 @@ class Hub:
         return await self.store.claim_once(key, expires_at)
 
     # ---- the admin's ----------------------------------------------------
-
-    def still_pending(self, session_id: str, request_id: str) -> bool:
-        return self.webhooks.still_pending(session_id, request_id)
-
-    def mark_notified(self, session_id: str, request_id: str) -> None:
-        """A webhook delivery succeeded: never send this question again."""
-        self.webhooks.delivered(session_id, request_id)
 
     async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
         return await self.connections.listing(user_id)
