@@ -10,7 +10,7 @@ secret for links only, so whoever sees a link (a chat channel, a forwarded
 mail, a proxy's log) reads none of those ids, and nothing but askd can
 make one: a link is never a JWT and a JWT is never a link.
 
-Shared by the daemon's page (``askd.server.link_page``) and every channel
+Shared by the daemon's page (``askd.server.http.link_page``) and every channel
 that hands links out (webhooks, e-mail).
 """
 

@@ -17,7 +17,7 @@ from askd.channels.webhook_channel import WebhookChannel
 from askd.channels.worker import Worker
 
 if TYPE_CHECKING:
-    from askd.server.hub import Hub
+    from askd.server.hub.hub import Hub
 
 log = structlog.get_logger("askd.daemon")
 

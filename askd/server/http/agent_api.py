@@ -9,14 +9,14 @@ from urllib.parse import quote
 
 import structlog
 
-from askd.core import AskInput, NotAllowed, NotPending, Request
+from askd.core import AskInput, NotPending, Request
 from askd.core.events import isotime
 from askd.core.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
-from askd.server.base import ApiError, ApiHandler
 from askd.server.context import Context
-from askd.server.auth import revoked
-from askd.server.hub import ShuttingDown
-from askd.server.waiters import Revoked
+from askd.server.door.auth import revoked
+from askd.server.http.base import ApiError, ApiHandler
+from askd.server.hub.hub import ShuttingDown
+from askd.server.hub.waiters import Revoked
 
 IDEMPOTENCY_KEY_MAX = 256
 REVOKED_WHILE_WAITING = "token was revoked (askd token revoke-all) while waiting; get a new one"
@@ -56,7 +56,7 @@ class _AgentHandler(ApiHandler):
         except Revoked:
             raise ApiError("unauthorized", REVOKED_WHILE_WAITING) from None
         except ShuttingDown:
-            if not self.ctx.hub.store.durable:
+            if not self.ctx.hub.durable:
                 fate = "the question is lost (store = memory keeps nothing across a restart)"
             else:
                 # The exact call: a second POST would ask twice (without an Idempotency-Key).
@@ -140,7 +140,7 @@ def _not_found(ctx: Context, sid: str, rid: str) -> ApiError:
     # Only the guesses that can be true of this daemon: a store that does not
     # survive the process forgets every question when askd restarts.
     why = f"it was never asked there, or it ended more than {ctx.settings.result_ttl_seconds:g} s ago and its result was forgotten"
-    if not ctx.hub.store.durable:
+    if not ctx.hub.durable:
         why += ", or askd restarted since (store = memory keeps nothing)"
     return ApiError("not_found", f"unknown question {rid} in session {sid}: {why}")
 
@@ -179,11 +179,9 @@ class ExtendHandler(_AgentHandler):
             raise _not_found(self.ctx, sid, rid)
         if req.pending:
             try:
-                req = await self.ctx.hub.extend(sid, rid, body.seconds, user_id=None)
-            except NotAllowed as err:
-                raise ApiError("not_allowed", err.message) from None
+                req = await self.ctx.hub.extend(sid, rid, body.seconds, user_id=None)  # NotAllowed: base.py's code
             except NotPending:
-                req = self.ctx.hub.registry.get(sid, rid)  # it ended meanwhile: its result
+                req = self.ctx.hub.get(sid, rid)  # it ended meanwhile: its result
                 if req is None:
                     raise _not_found(self.ctx, sid, rid) from None
         self.send_json(self.ctx.receipts.result(req))

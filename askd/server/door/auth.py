@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from askd.server.context import Context
-from askd.server.errors import ApiError
+from askd.server.http.errors import ApiError
 from askd.tokens import Principal, TokenError, verify
 
 

@@ -4,7 +4,7 @@ secret, and an executor checking a receipt may hold no askd token."""
 
 from __future__ import annotations
 
-from askd.server.base import ApiHandler
+from askd.server.http.base import ApiHandler
 
 # Keys change only when askd restarts with other receipts settings; a
 # verifier that meets an unknown kid fetches again (docs/protocol.md, section 16).

@@ -1,4 +1,4 @@
-"""What every HTTP handler shares: the token check (``auth.py``), JSON in
+"""What every HTTP handler shares: the token check (``door/auth.py``), JSON in
 and out, the spec's error envelope (``errors.py``), and request-scoped log
 context."""
 
@@ -15,10 +15,11 @@ from askd.core import ALL_SESSIONS, AskdError, codec
 from askd.core.events import encode
 from askd.core.frames import validation_details
 from askd.core.models import Id
-from askd.server.auth import authenticate
+from askd.server import logs
 from askd.server.context import Context
-from askd.server.errors import CODE_FOR_STATUS, ApiError
-from askd.server import door, logs
+from askd.server.door import door
+from askd.server.door.auth import authenticate
+from askd.server.http.errors import CODE_FOR_STATUS, ApiError
 from askd.server.logs import get_logger, redact_text
 from askd.store import StoreUnavailable
 from askd.tokens import Principal
@@ -201,7 +202,11 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
 
     def session_id(self, value: str) -> str:
         """A session named in a path or query: never subscribe's wildcard."""
-        sid = self.path_id(value, "sessionId")
+        return self.no_wildcard(self.path_id(value, "sessionId"))
+
+    @staticmethod
+    def no_wildcard(sid: str) -> str:
+        """A session id already valid (``Id``) that must name one session."""
         if sid == ALL_SESSIONS:
             raise ApiError("invalid_request", f"{ALL_SESSIONS!r} is subscribe's wildcard, never a session id")
         return sid

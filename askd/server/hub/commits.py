@@ -18,8 +18,9 @@ from askd.core import Status
 from askd.core.registry import Registry
 from askd.core.changes import Asked, Change, Ended, Escalated
 from askd.core.records import audience_entries, is_team
+from askd.server.hub.flush import Flush
+from askd.server.hub.tasks import Tasks
 from askd.server.logs import get_logger
-from askd.server.tasks import Tasks
 from askd.store import Store, StoreUnavailable
 
 log = get_logger("askd.hub")
@@ -39,13 +40,17 @@ _END_EVENT = {
 
 
 class Commits:
-    def __init__(self, store: Store, registry: Registry, tasks: Tasks, flush: Callable[[], None]) -> None:
+    def __init__(self, store: Store, registry: Registry, tasks: Tasks, flush: Flush) -> None:
         self.store, self.registry = store, registry
         self.degraded: str | None = None  # why the store fails, while it does
         self._tasks = tasks
-        self._flush = flush  # the hub's: pushes, wake-ups, the timer
+        self._flush = flush  # pushes, wake-ups, the timer
         self._backlog: list[Change] = []  # the clock's changes the store has not taken yet
         self._replies: dict[int, Callable[[], None]] = {}  # id(change) -> what runs when it applies
+        # id() of the changes the store is writing now and no one applied yet:
+        # a shared store's follower applies this node's own (the very
+        # objects) before the commit returns, and they are not applied again.
+        self._unapplied: set[int] = set()
         self._probe: asyncio.TimerHandle | None = None
         self._closed = False
         self._queue: list[_Commit] = []  # commits asked for, not yet in a batch
@@ -112,9 +117,12 @@ class Commits:
             if replies:
                 self._replies.update(replies)
         backlog, self._backlog = self._backlog, []
+        writing = backlog + changes if backlog else changes
+        self._unapplied = {id(c) for c in writing}
         try:
-            done = await self.store.commit(backlog + changes if backlog else changes)
+            done = await self.store.commit(writing)
         except BaseException as err:
+            self._unapplied = set()
             self._backlog = backlog + self._backlog
             self._settle(batch, changes)
             if isinstance(err, StoreUnavailable):
@@ -125,8 +133,12 @@ class Commits:
             if not isinstance(err, Exception):
                 raise
             return
+        # What the follower did not already apply (all of it on a store
+        # one daemon owns): each change is applied, and flushed, once.
+        fresh = [c for c in done if id(c) in self._unapplied]
+        self._unapplied = set()
         self.ok()
-        self.apply(done)
+        self.apply(fresh)
         for change in done:
             if type(change) is Ended:
                 self._log_end(change)
@@ -138,8 +150,10 @@ class Commits:
             if not fut.done():
                 fut.set_result(sum(1 for c in entry_changes if id(c) in taken))
         # Pushes and wake-ups now, not when a caller resumes: a caller may
-        # never resume (its WebSocket went away mid-answer).
-        self._flush()
+        # never resume (its WebSocket went away mid-answer). When the
+        # follower applied all that took effect it flushed it then.
+        if fresh or not done:
+            self._flush()
 
     def _settle(self, batch: list[_Commit], changes: list[Change]) -> None:
         """The batch's step is over: replies not run are dropped (their change
@@ -151,10 +165,16 @@ class Commits:
             if type(change) is Asked:
                 self.registry.release(change)
 
+    def followed(self, changes: list[Change]) -> None:
+        """A shared store's follower: the cluster's changes, in its order
+        (this node's own among them), applied and flushed."""
+        self.apply(changes)
+        self._flush()
+
     def apply(self, changes: list[Change]) -> None:
-        """Apply stored changes (again, harmlessly, if a shared store's
-        follower already did) and run the replies waiting on them."""
+        """Apply stored changes and run the replies waiting on them."""
         for change in changes:
+            self._unapplied.discard(id(change))
             self.registry.apply(change)
             reply = self._replies.pop(id(change), None)
             if reply is not None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from askd.server.auth import bearer_token, revoked
-from askd.server.base import ApiError, ApiHandler
 from askd.server.context import Context
+from askd.server.door.auth import bearer_token, revoked
+from askd.server.http.base import ApiError, ApiHandler
 from askd.tokens import TokenError, verify
 
 
@@ -49,7 +49,7 @@ class HealthHandler(ApiHandler):
         hub = self.ctx.hub
         body: dict[str, Any] = {"status": "degraded" if hub.degraded else "ok"}
         if self._may_see_details():
-            body.update(version=self.ctx.version, time=time.time(), store=hub.store.kind, node=hub.node_id)
+            body.update(version=self.ctx.version, time=time.time(), store=hub.store_kind, node=hub.node_id)
             if hub.degraded:
                 body["reason"] = "the store refuses writes"
         self.send_json(body, 503 if hub.degraded else 200)

@@ -3,19 +3,18 @@ with strict security headers (no inline script, no framing, no referrer)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import tornado.web
 from pydantic import BaseModel, ConfigDict, Field
 
 from askd import tokens
-from askd.server.base import ApiError, ApiHandler, house_headers
+from askd.web import STATIC_DIR
 from askd.server.context import Context
-from askd.server.revocation import not_before_now
+from askd.server.door.revocation import not_before_now
+from askd.server.http.base import ApiError, ApiHandler, house_headers
 from askd.store import StoreUnavailable
 
-STATIC_DIR = Path(__file__).resolve().parent.parent / "web" / "static"
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -88,7 +87,7 @@ class OpenCodeHandler(ApiHandler):
         try:
             if code.iat < await not_before_now(self.ctx):
                 raise ApiError("unauthorized", "this link was made before its tokens were revoked; run `askd open` again")
-            first = await self.ctx.hub.store.claim_once(OPEN_CLAIM + code.jti, code.exp + CLOCK_SLACK_SECONDS)
+            first = await self.ctx.hub.claim_once(OPEN_CLAIM + code.jti, code.exp + CLOCK_SLACK_SECONDS)
         except StoreUnavailable:
             # The page has already taken the code out of its address: a
             # retry needs a fresh link.

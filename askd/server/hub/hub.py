@@ -1,41 +1,42 @@
-"""The hub: what the handlers call. It composes the parts and routes.
+"""The hub: the one door the handlers use; it composes the parts and routes.
 
-The parts: the commit path (``commits.py``: commit, then apply, then
-replies; the backlog and the probe while the store fails), one clock for
-every deadline kind (``clock.py``), the connections (``connections.py``:
-presence, pushes, the admin's listings and disconnects), the waiting agents
-(``waiters.py``), the notification pipeline (``askd/channels/pipeline.py``)
-and the admin's changes
-(``admin_ops.py``: revocations, groups). For an event that
-changes a question the hub has the registry decide the change and hands it
-to the commit path, which flushes what the registry asks for once stored. It never
-asks which store it has. All of it runs on the event loop thread: no locks.
+The parts, each made with those below it that it calls: the flush
+(``flush.py``), the commit path (``commits.py``), the deadline timer and
+clock (``timer.py``, ``clock.py``), the connections, the waiting agents, the
+notification pipeline (``askd/channels/pipeline.py``) and the admin's changes
+(``admin_ops.py``). For an event that
+changes a question the registry decides the change and the commit path
+stores, applies and flushes it. Handlers call the methods below, never a
+part (tests may). It never asks which store it has. All of it runs on the
+event loop thread: no locks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import structlog
 
-from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Outbox, Request, Status
+from askd.channels.pipeline import Pipeline
+from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Request
 from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight
-from askd.channels.pipeline import Pipeline
-from askd.server.admin_ops import AdminOps
-from askd.server.clock import DeadlineClock
-from askd.server.commits import Commits
-from askd.server.connections import Connections, Peer
+from askd.server.hub.admin_ops import AdminOps
+from askd.server.hub.clock import DeadlineClock
+from askd.server.hub.commits import Commits
+from askd.server.hub.connections import Connections, Peer
+from askd.server.hub.flush import Flush
+from askd.server.hub.tasks import Tasks
+from askd.server.hub.timer import DeadlineTimer
+from askd.server.hub.waiters import ShuttingDown, Waiters
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
-from askd.server.tasks import Tasks
-from askd.server.waiters import ShuttingDown, Waiters
 from askd.store import Store, StoreUnavailable
 from askd.store.memory import MemoryStore
 
@@ -56,38 +57,43 @@ class Hub:
         node_id: str = "local",
         clock: Callable[[], float] = time.time,
         notify: NotifyPolicy | None = None,
+        on_revoked: Callable[[float], None] | None = None,
     ) -> None:
+        # on_revoked: each revocation instant that reaches this node.
         self.registry = Registry(limits, clock=clock, notify=notify)
         self.store: Store = store or MemoryStore()
         self.node_id = node_id
         self.metrics = Metrics(self.registry)
         self.started_at = clock()
         self.stopping = False
+        # Bottom up: each part is made with the parts it calls.
         self.tasks = Tasks()
-        self.commits = Commits(self.store, self.registry, self.tasks, self._flush)
-        self.clock = DeadlineClock(self.registry, self.commits, clock, self._flush)
-        self.connections = Connections(self.registry, self.store, node_id)
         self.waiters = Waiters()
+        self.connections = Connections(self.registry, self.store, node_id)
+        timer = DeadlineTimer(self.registry, clock)
+        self.flush = Flush(self.registry, self.connections, self.waiters, self.metrics, timer)
+        self.commits = Commits(self.store, self.registry, self.tasks, self.flush)
+        self.clock = DeadlineClock(self.registry, self.commits, self.flush, timer)
         self.webhooks = Pipeline(
             self.registry, online_elsewhere=self.connections.online_elsewhere, defer=self.commits.defer, spawn=self.tasks.spawn
         )
-        # Calls routed straight to the part that does them: ws.py's ...
-        self.connect, self.disconnect = self.connections.connect, self.connections.disconnect
-        self.unsubscribe = self.connections.unsubscribe
-        self.peer_count = self.connections.peer_count
-        # ... admin_api.py's, app.py's ...
-        self.connection_list, self.waiting = self.connections.listing, self.waiters.count
-        # ... admin_api.py's ...
-        self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters)
-        self.disconnect_matching, self.revoke_before = self.admin.disconnect_matching, self.admin.revoke_before
-        self.groups, self.set_group, self.delete_group = self.admin.groups, self.admin.set_group, self.admin.delete_group
-        # ... and the store's (askd.store.base.StoreListener).
-        self.on_failed, self.on_ok, self.on_command = self.commits.failed, self.commits.ok, self.admin.on_command
+        self.flush.attach(self.webhooks)
+        self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters, on_revoked)
 
     @property
     def degraded(self) -> str | None:
         """Why the store fails, while it does."""
         return self.commits.degraded
+
+    @property
+    def durable(self) -> bool:
+        """Whether a restart keeps every question (the store's capability)."""
+        return self.store.durable
+
+    @property
+    def store_kind(self) -> str:
+        """The store's name, for ``/healthz``, stats and logs (never branched on)."""
+        return self.store.kind
 
     async def load(self) -> int:
         """Restore what the store kept; questions whose deadline passed while
@@ -97,19 +103,40 @@ class Hub:
 
     def start(self) -> None:
         """Go: hand over what the load made due (webhooks) and arm the timer."""
-        self._flush()
+        self.flush()
 
     # ---- what the store calls back (askd.store.base.StoreListener) ------
 
     def on_changes(self, changes: list[Change]) -> None:
         """A shared store's follower: the cluster's changes, in its order."""
-        self.commits.apply(changes)
-        self._flush()
+        self.commits.followed(changes)
+
+    def on_failed(self, err: StoreUnavailable) -> None:
+        self.commits.failed(err)
+
+    def on_ok(self) -> None:
+        self.commits.ok()
+
+    def on_command(self, command: dict[str, Any]) -> None:
+        self.admin.on_command(command)
 
     def local_connections(self) -> list[Connection]:
         return self.registry.connections()
 
     # ---- tabs -----------------------------------------------------------
+
+    def connect(self, peer: Peer, user_id: str, remote: str) -> str:
+        return self.connections.connect(peer, user_id, remote)
+
+    def disconnect(self, conn_id: str) -> None:
+        self.connections.disconnect(conn_id)
+
+    def peer_count(self, user_id: str) -> int:
+        return self.connections.peer_count(user_id)
+
+    def subscriptions(self, conn_id: str) -> Mapping[str, Any]:
+        """What the connection is subscribed to (the registry's own record)."""
+        return self.registry.connection(conn_id).subscriptions
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
         """Subscribe a tab and re-push its pending questions; returns how many.
@@ -117,14 +144,20 @@ class Hub:
         else the registry holds (webhooks the clock found due before its
         write, waiters to wake): a subscribe drops none of it."""
         pushed = self.connections.subscribe(conn_id, session_id, reply_id)
-        out = self.registry.drain()
+        out = self.flush()
         if pushed:
             # One line per subscribe, not per question: a log line costs more
             # than re-pushing a question (docs/performance.md, B1).
             rids = [s.event.request_id for s in out.sends if s.event.type == ev.ASK]
             log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
-        self._flush(out)
         return pushed
+
+    def unsubscribe(self, conn_id: str, session_id: str) -> None:
+        self.connections.unsubscribe(conn_id, session_id)
+
+    def listed(self) -> Awaitable[None] | None:
+        """None, or done once every node's listing shows this node's connections."""
+        return self.connections.listed()
 
     # ---- agents and answers -------------------------------------------
 
@@ -132,11 +165,9 @@ class Hub:
         """Ask its user, or its audience ``to`` (users and groups) with its
         ``escalate`` steps; returns the request and whether it is new (an
         Idempotency-Key replay is not). Raises :class:`StoreUnavailable`,
-        pushing nothing.
-
-        ``agent`` here and below is the calling agent token's ``sub``: with
-        one, a session another agent first asked in is unknown to it (the
-        registry's ``reach``); None reaches every session."""
+        pushing nothing. ``agent`` here and below is the calling agent token's
+        ``sub``: with one, a session another agent first asked in is unknown
+        to it (the registry's ``reach``); None reaches every session."""
         if ask.require_online and await self.connections.online_elsewhere(*self.registry.audiences.resolve(ask.to or (ask.user_id,))):
             ask = replace(ask, require_online=False)  # online means a connection on any node
         for _ in range(ASK_ATTEMPTS):
@@ -289,22 +320,65 @@ class Hub:
             raise ShuttingDown()
         return await self.waiters.wait(req, timeout, abandon, issued_at)
 
-    # ---- the flush ----------------------------------------------------
+    def get(self, session_id: str, request_id: str) -> Request | None:
+        """The request as this node holds it now (no catching up)."""
+        return self.registry.get(session_id, request_id)
 
-    def _flush(self, out: Outbox | None = None) -> None:
-        if out is None:
-            out = self.registry.drain()
-        try:
-            self.connections.deliver(out.sends)
-        finally:
-            # Whatever a send did, the registry already moved on: waiting
-            # agents must still be woken and the next deadline armed.
-            for req in out.ended:
-                if req.status is Status.ANSWERED and req.ended_at is not None:
-                    self.metrics.time_to_answer.observe(req.ended_at - req.created_at)
-                self.waiters.wake(req.request_id)
-            self.webhooks.due(out.notify)
-            self.clock.arm()
+    def audience(self, req: Request) -> tuple[str, ...]:
+        """Whom a pending question is asked of now (its groups resolved)."""
+        return tuple(self.registry.audiences.of(req))
+
+    async def claim_once(self, key: str, expires_at: float) -> bool:
+        """Whether this is a once-only credential's first use (``Store.claim_once``)."""
+        return await self.store.claim_once(key, expires_at)
+
+    # ---- the admin's ----------------------------------------------------
+
+    async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        return await self.connections.listing(user_id)
+
+    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
+        return await self.admin.disconnect_matching(selector, mode)
+
+    async def revoke_before(self, at: float) -> None:
+        await self.admin.revoke_before(at)
+
+    async def not_before(self) -> float:
+        """The revocation instant the store keeps now (every node's latest)."""
+        return await self.admin.not_before()
+
+    async def groups(self) -> dict[str, tuple[str, ...]]:
+        return await self.admin.groups()
+
+    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
+        return await self.admin.set_group(group, members)
+
+    async def delete_group(self, group: str) -> None:
+        await self.admin.delete_group(group)
+
+    async def emails(self, users: Sequence[str]) -> dict[str, str]:
+        return await self.admin.emails(users)
+
+    async def set_email(self, user: str, email: str | None) -> None:
+        await self.admin.set_email(user, email)
+
+    def waiting(self) -> int:
+        """Agents waiting on a question now."""
+        return self.waiters.count()
+
+    def counts(self) -> dict[str, int]:
+        return self.registry.stats()  # this node's counters
+
+    async def stats(self) -> dict[str, Any]:
+        """The counters, with the connections and users of every node."""
+        stats: dict[str, Any] = self.registry.stats()
+        if self.store.shared:  # connections live on every node
+            conns = await self.connections.listing()
+            stats["connections"], stats["users"] = len(conns), len({c["userId"] for c in conns})
+        return stats
+
+    def metrics_text(self) -> bytes:
+        return self.metrics.render()
 
     # ---- stop ---------------------------------------------------------
 

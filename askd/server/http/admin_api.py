@@ -9,11 +9,10 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd import notify_sample
 from askd.addresses import EmailAddress
-from askd.core import NotFound, NotPending
 from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id, UserBody
-from askd.server.base import ApiError, ApiHandler
+from askd.server.door.proxy import public_base
+from askd.server.http.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
-from askd.server.proxy import public_base
 
 
 class _AdminHandler(ApiHandler):
@@ -45,10 +44,7 @@ class _EndHandler(_AdminHandler):
         rid = self.path_id(request_id, "requestId")
         body, _ = self.json_body(self.body)
         by = self.principal.sub if self.principal is not None else None
-        try:
-            await self.end(sid, rid, body, by)
-        except NotPending as err:
-            raise ApiError("not_pending", err.message) from None
+        await self.end(sid, rid, body, by)  # NotPending, InvalidAnswer: base.py's codes
         self.send_json({"accepted": True})
 
     async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
@@ -91,7 +87,7 @@ class DisconnectHandler(_AdminHandler):
         if not (body.all or body.userId or body.sessionId or body.connectionId):
             raise ApiError("invalid_request", "name userId, sessionId or connectionId, or set all: true")
         if body.sessionId is not None:
-            self.session_id(body.sessionId)  # refuses the wildcard
+            self.no_wildcard(body.sessionId)  # an Id already (DisconnectBody)
         selector = body.model_dump(exclude={"mode"}, exclude_none=True)
         self.send_json({"disconnected": await self.ctx.hub.disconnect_matching(selector, body.mode)})
 
@@ -127,10 +123,7 @@ class GroupHandler(_AdminHandler):
 
     async def delete(self, group: str) -> None:
         name = self.path_id(group, "group")
-        try:
-            await self.ctx.hub.delete_group(name)
-        except NotFound as err:
-            raise ApiError("not_found", err.message) from None
+        await self.ctx.hub.delete_group(name)  # NotFound: base.py's code
         self.send_json({"deleted": True})
 
 
@@ -141,29 +134,25 @@ class UserHandler(_AdminHandler):
 
     async def get(self, user: str) -> None:
         uid = self.path_id(user, "user")
-        emails = await self.ctx.hub.store.user_emails([uid])
+        emails = await self.ctx.hub.emails([uid])
         self.send_json({"user": uid, "email": emails.get(uid)})
 
     async def put(self, user: str) -> None:
         uid = self.path_id(user, "user")
         body, _ = self.json_body(UserBody)
-        await self.ctx.hub.store.set_user_email(uid, body.email)
+        await self.ctx.hub.set_email(uid, body.email)
         self.send_json({"user": uid, "email": body.email})
 
 
 class StatsHandler(_AdminHandler):
     async def get(self) -> None:
         hub = self.ctx.hub
-        stats = hub.registry.stats()
-        if hub.store.shared:  # connections live on every node
-            conns = await hub.connection_list()
-            stats["connections"], stats["users"] = len(conns), len({c["userId"] for c in conns})
         self.send_json(
             {
-                **stats,
+                **await hub.stats(),
                 "version": self.ctx.version,
                 "node": hub.node_id,
-                "store": hub.store.kind,
+                "store": hub.store_kind,
                 "storeStatus": "degraded" if hub.degraded else "ok",
                 "uptimeSeconds": round(time.time() - hub.started_at, 3),
                 "port": self.ctx.ports.get("port"),
@@ -194,7 +183,7 @@ class NotifyTestHandler(_AdminHandler):
         s = self.ctx.settings
         to = body.email
         if to is None and s.notify.smtp_url is not None:
-            to = (await self.ctx.hub.store.user_emails([body.user])).get(body.user)
+            to = (await self.ctx.hub.emails([body.user])).get(body.user)
         scheme = "https" if s.tls.enabled else "http"
         report = await notify_sample.run(
             s.notify,
@@ -211,7 +200,7 @@ class NotifyTestHandler(_AdminHandler):
 class MetricsHandler(_AdminHandler):
     def get(self) -> None:
         self.set_header("Content-Type", CONTENT_TYPE)
-        self.finish(self.ctx.hub.metrics.render())
+        self.finish(self.ctx.hub.metrics_text())
 
 
 def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:

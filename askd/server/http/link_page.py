@@ -1,4 +1,4 @@
-"""``{public_url}/a/{T}``: the answer link page (askd.links mints ``T``).
+"""``{public_url}/a/{T}``: the answer link page (askd.channels.links mints ``T``).
 
 Server-rendered, no script, one column. ``GET`` and ``HEAD`` only read
 (chat apps and mail scanners fetch links to preview them); ``POST`` answers
@@ -18,16 +18,18 @@ from typing import Any
 import structlog
 import tornado.template
 import tornado.web
+from pydantic import BaseModel
 
-from askd import links
+from askd.channels import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
-from askd.server.base import house_headers
+from askd.core.models import DeclineBody
 from askd.server.context import Context
-from askd.server.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
+from askd.server.door.revocation import not_before_now
+from askd.server.http.base import house_headers
+from askd.server.http.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
+from askd.server.http.web import SECURITY_HEADERS
 from askd.server.logs import get_logger
-from askd.server.revocation import not_before_now
-from askd.server.web import SECURITY_HEADERS
 from askd.store import StoreUnavailable
 from askd.web.languages import from_accept_language
 from askd.web import STATIC_DIR
@@ -40,7 +42,14 @@ CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-MAX_REASON = 1000  # as a decline's reason anywhere else (DeclineBody)
+
+
+def _max_length(model: type[BaseModel], name: str) -> int:
+    """A field's ``max_length``, as the model defines it (read, not repeated)."""
+    return next(int(m.max_length) for m in model.model_fields[name].metadata if getattr(m, "max_length", None) is not None)
+
+
+MAX_REASON = _max_length(DeclineBody, "reason")  # a decline's reason, as everywhere else
 
 
 @cache
@@ -119,7 +128,7 @@ class LinkPageHandler(tornado.web.RequestHandler):
         if req.pending:
             # A recipient taken out of the audience (a group changed) holds a
             # link to nothing; a one-tap option must still exist.
-            if claim.user_id is not None and claim.user_id not in self.ctx.hub.registry.audiences.of(req):
+            if claim.user_id is not None and claim.user_id not in self.ctx.hub.audience(req):
                 return None
             if claim.option is not None and claim.option >= len(links.one_tap_labels(req.questions)):
                 return None

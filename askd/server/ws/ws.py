@@ -24,13 +24,13 @@ from askd.core.frames import (
     Unsubscribe,
     parse_frame,
 )
-from askd.server import door
-from askd.server.auth import authenticate
-from askd.server.base import ApiError, JsonErrors, house_headers
 from askd.server.context import Context
+from askd.server.door import door
+from askd.server.door.auth import authenticate
+from askd.server.door.proxy import origin_of
+from askd.server.http.base import ApiError, JsonErrors, house_headers
 from askd.server.logs import get_logger
-from askd.server.proxy import origin_of
-from askd.server.ws_peer import PeerSocket
+from askd.server.ws.ws_peer import PeerSocket
 from askd.store import StoreUnavailable
 
 log = get_logger("askd.ws")
@@ -202,7 +202,7 @@ class WsHandler(JsonErrors, PeerSocket):
         elif isinstance(frame, Subscribe):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId)
             cap = self.ctx.settings.limits.max_subscriptions_per_connection
-            held = hub.registry.connection(conn_id).subscriptions  # the registry's own record, not a copy
+            held = hub.subscriptions(conn_id)  # the registry's own record, not a copy
             if frame.sessionId not in held and len(held) >= cap:
                 message = f"this connection already holds {cap} subscriptions (limits.max_subscriptions_per_connection); unsubscribe first"
                 self._reply(Event(ev.ERROR, frame.sessionId, {"code": "too_many_subscriptions", "message": message}, frame.id))
@@ -236,7 +236,7 @@ class WsHandler(JsonErrors, PeerSocket):
         """Send a (un)subscribe's ack once every node's connection listing
         shows the change (at once but on a shared store): the admin's
         listing after the ack agrees with it (issue 29)."""
-        listed = self.ctx.hub.connections.listed()
+        listed = self.ctx.hub.listed()
         if listed is None:
             self._reply(ack)
             return None
@@ -268,7 +268,7 @@ class WsHandler(JsonErrors, PeerSocket):
             self._reply(Event(ev.ACK, frame.sessionId, payload, frame.id))
 
         def extended() -> None:  # the sender's ack precedes every tab's `extended` event
-            req = self.ctx.hub.registry.get(frame.sessionId, frame.requestId)
+            req = self.ctx.hub.get(frame.sessionId, frame.requestId)
             assert req is not None
             ack({"extended": True, "expiresAt": isotime(req.expires_at)})
 

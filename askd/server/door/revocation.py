@@ -9,14 +9,9 @@ still refuses what it revoked."""
 from __future__ import annotations
 
 from askd.server.context import Context
-from askd.store import StoreError, StoreUnavailable
 
 
 async def not_before_now(ctx: Context) -> float:
     """The later of this node's ``auth.not_before`` and the store's; raises
     :class:`StoreUnavailable` when the store cannot say."""
-    try:
-        stored = await ctx.hub.store.load_not_before()
-    except StoreError as err:  # Redis says so when it cannot be read
-        raise StoreUnavailable(str(err)) from None
-    return max(ctx.not_before, stored)
+    return max(ctx.not_before, await ctx.hub.not_before())
