@@ -3,7 +3,7 @@ later an approval, ended, that whoever acts on it can check offline.
 
 A receipt is a compact JWS (``alg`` EdDSA, Ed25519) whose payload names the
 result and carries ``digest``, the SHA-256 of the RFC 8785 canonical JSON of
-what was decided (:func:`digest`). The daemon signs (``askd.server.receipting``);
+what was decided (:func:`digest`). The daemon signs (``askd.server.http.receipting``);
 anyone verifies with the public keys askd publishes at
 ``/.well-known/jwks.json`` (:func:`verify`).
 

@@ -23,24 +23,26 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
+from askd.channels import setup as channels_setup
+from askd.channels.mail_channel import MailChannel
+from askd.channels.webhook_channel import WebhookChannel
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
-from askd.server import admin_api, agent_api, channels, link_page, tls, web
-from askd.server.base import access_log
 from askd.server.context import Context
-from askd.server.health import HealthHandler, NotFoundHandler, WrongHostHandler
-from askd.server.door import CappedHTTPServer, ConnectionCaps, HostRule
+from askd.server.door import tls
+from askd.server.door.door import CappedHTTPServer, ConnectionCaps, HostRule
+from askd.server.door.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.from_settings import limits_from, next_steps, notify_policy
 from askd.server.gc_tuning import settle_gc
-from askd.server.hub import Hub
-from askd.server.jwks import JwksHandler
+from askd.server.http import admin_api, agent_api, link_page, web
+from askd.server.http.base import access_log
+from askd.server.http.health import HealthHandler, NotFoundHandler, WrongHostHandler
+from askd.server.http.jwks import JwksHandler
+from askd.server.http.receipting import Receipts
+from askd.server.hub.hub import Hub
 from askd.server.logs import get_logger
-from askd.server.mailer import Mailer
-from askd.server.notify import Notifier
-from askd.server.pinger import Pinger
-from askd.server.proxy import Application, origin_of, parse_ip, public_base
-from askd.server.receipting import Receipts
-from askd.server.ws import WsHandler
+from askd.server.ws.pinger import Pinger
+from askd.server.ws.ws import WsHandler
 from askd.store import open_store
 
 log = get_logger("askd.daemon")
@@ -85,19 +87,26 @@ class Daemon:
             raise ConfigError(f"invalid setting {err.setting} ({env}): {err.detail}") from None
         node_id = settings.node_id or f"{socket.gethostname().split('.')[0]}-{secrets.token_hex(3)}"
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
-        store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
-        self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
-        self.notifier: Notifier | None = None
-        self.mailer: Mailer | None = None
+        self.store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
+        self.hub = Hub(
+            limits_from(settings), self.store, node_id=node_id, notify=notify_policy(settings), on_revoked=self._revoke_before
+        )
+        self.notifier: WebhookChannel | None = None
+        self.mailer: MailChannel | None = None
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
         # One timer pings every WebSocket, not Tornado's task per connection
         # (websocket_ping_interval): docs/performance.md, B3.
         pinger = Pinger(settings.ws.ping_interval_seconds, min(settings.ws.ping_timeout_seconds, settings.ws.ping_interval_seconds))
         self.ctx = Context(
-            hub=self.hub, secret=secret, settings=settings, version=__version__, pinger=pinger, public_origin=public_origin
+            hub=self.hub,
+            secret=secret,
+            settings=settings,
+            version=__version__,
+            pinger=pinger,
+            public_origin=public_origin,
+            not_before=settings.auth.not_before,
+            receipts=Receipts(keys, str(settings.public_url) if settings.public_url else None),
         )
-        self.ctx.not_before = settings.auth.not_before
-        self.ctx.receipts = Receipts(keys, str(settings.public_url) if settings.public_url else None)
         self.port = self.admin_port = 0
         self._servers: list[tornado.httpserver.HTTPServer] = []
         # Each listener its own pool: a flood of the public port never
@@ -164,11 +173,10 @@ class Daemon:
         loaded = await self.hub.load()
         # What came back, as people count it: questions still waiting (those
         # overdue end as the timer starts) and results kept for agents.
-        pending = self.hub.registry.stats()["pending"]
+        pending = self.hub.counts()["pending"]
         kept = {"pending": pending, "results": loaded - pending}
         # The later of the configured auth.not_before and the last revoke-all.
-        self.ctx.not_before = max(self.settings.auth.not_before, await self.hub.store.load_not_before())
-        self.hub.admin.on_not_before = self._revoke_before
+        self.ctx.not_before = max(self.settings.auth.not_before, await self.store.load_not_before())
         public, admin = self._apps()
         s = self.settings
         self.port = self._listen(public, s.host, s.port, self.caps)
@@ -190,7 +198,7 @@ class Daemon:
             "version": __version__,
             "started_at": time.time(),
             "node": self.hub.node_id,
-            "store": self.hub.store.kind,
+            "store": self.store.kind,
         }
         if s.public_url is not None:
             runtime["public_url"] = str(s.public_url)  # for `askd open` run without the daemon's config
@@ -205,7 +213,7 @@ class Daemon:
             version=__version__,
             pid=os.getpid(),
             node=self.hub.node_id,
-            store=self.hub.store.kind,
+            store=self.store.kind,
             **kept,
             loop=type(asyncio.get_running_loop()).__module__.split(".")[0],
         )
@@ -223,11 +231,11 @@ class Daemon:
 
     def _start_notifier(self) -> None:
         base = public_base(self.settings, self.scheme, self.port)
-        self.notifier, self.mailer = channels.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
+        self.notifier, self.mailer = channels_setup.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
 
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""
-        log.info("stopping", pending=self.hub.registry.stats()["pending"])
+        log.info("stopping", pending=self.hub.counts()["pending"])
         for server in self._servers:
             server.stop()
         if self.notifier is not None:
@@ -238,7 +246,7 @@ class Daemon:
         self.ctx.pinger.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         # Let woken agents get their 503 and tabs finish the close handshake.
-        while (self.hub.registry.connections() or self.hub.waiting()) and time.monotonic() < deadline:
+        while (self.hub.counts()["connections"] or self.hub.waiting()) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         for server in self._servers:
             try:
@@ -246,7 +254,7 @@ class Daemon:
             except asyncio.TimeoutError:
                 pass
         state.remove_runtime(self.settings.state_dir, os.getpid())
-        await self.hub.store.aclose()
+        await self.store.aclose()
         log.info("stopped")
 
 

@@ -1,5 +1,5 @@
 """What every handler shares, in a module of its own: the token check
-(``auth.py``) and the handlers' base (``base.py``) both read it, and neither
+(``door/auth.py``) and the handlers' base (``http/base.py``) both read it, and neither
 may import the other for it."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from askd.server.hub import Hub
-from askd.server.pinger import Pinger
+from askd.server.hub.hub import Hub
+from askd.server.ws.pinger import Pinger
 
 
 @dataclass
@@ -24,4 +24,4 @@ class Context:
     public_origin: str | None = None  # the origin of settings.public_url
     # auth.not_before, moved later (never earlier) by `askd token revoke-all`.
     not_before: float = 0.0
-    receipts: Any = None  # askd.server.receipting.Receipts: signs ended results, publishes the JWKS
+    receipts: Any = None  # askd.server.http.receipting.Receipts: signs ended results, publishes the JWKS

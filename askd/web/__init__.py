@@ -1,4 +1,4 @@
-"""The built-in web page's static files (served by ``askd.server.web``),
+"""The built-in web page's static files (served by ``askd.server.http.web``),
 and what pages rendered on the server share with it: Markdown
 (``askd.web.markdown``) and the choice of language (``askd.web.languages``)."""
 

@@ -25,8 +25,8 @@ import structlog
 from askd import tokens
 from askd.config import load_settings
 from askd.server.app import Daemon
-from askd.server.base import ApiHandler
-from askd.server.ws import WsHandler
+from askd.server.http.base import ApiHandler
+from askd.server.ws.ws import WsHandler
 from tests.conftest import SECRET
 
 # Small limits so that boundary sizes are cheap to reach.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from askd.server import link_page
+from askd.server.http import link_page
 from askd.web import STATIC_DIR
 
 PAGE = link_page.PAGE_DIR

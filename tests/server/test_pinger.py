@@ -1,4 +1,4 @@
-"""The shared keep-alive timer (askd.server.pinger), with fake peers on a
+"""The shared keep-alive timer (askd.server.ws.pinger), with fake peers on a
 real event loop: every peer pinged once per interval, spread over the
 interval's ticks; a silent one closed once the timeout has passed; nothing
 kept for a peer that went away."""
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from askd.server.pinger import TIMEOUT_CODE, TIMEOUT_REASON, Pinger
+from askd.server.ws.pinger import TIMEOUT_CODE, TIMEOUT_REASON, Pinger
 
 
 class FakePeer:

@@ -9,7 +9,7 @@ from typing import Any
 
 from askd.core import AskInput, Limits, NotifyPolicy
 from askd.core.records import Request
-from askd.server.hub import Hub
+from askd.server.hub.hub import Hub
 
 NOW = 1_800_000_000.0
 

@@ -13,7 +13,7 @@ import socket
 
 import pytest
 
-from askd.server.ws import WsHandler
+from askd.server.ws.ws import WsHandler
 from tests.conftest import RunningDaemon, eventually, q
 
 

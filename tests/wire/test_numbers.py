@@ -137,7 +137,7 @@ async def test_a_frame_askd_fails_on_is_answered_and_the_socket_stays(daemon: Ru
     """The safety net under the range checks: a frame whose handling raises
     what nobody expected (as an OverflowError did) gets ``error``
     ``internal`` and the socket stays open, with its subscriptions."""
-    from askd.server import ws
+    from askd.server.ws import ws
 
     tab = await daemon.connect("alice")
     asked = await daemon.ask("s1", "alice", [q("Which?")], maxExtensionSeconds=600)

@@ -1,0 +1,303 @@
+"""E-mail notifications (spec J): the mail server's URL, one mail's text and
+HTML parts, and one attempt to send it.
+
+Shared by the daemon's mail channel (``askd.channels.mail_channel``, which
+the delivery worker claims and retries) and ``askd notify test`` (one
+attempt, reported to the terminal).
+``notify.smtp_url`` may hold the server's password, so only
+:attr:`SmtpTarget.shown` of it is ever printed or logged. The settings
+import this module: what is heavy (the SMTP client, Markdown) is imported
+where it is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import ssl
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from functools import cache
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from askd import __version__
+
+DEFAULT_PORTS = {"smtp": 25, "smtps": 465}
+SUBJECT_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class SmtpTarget:
+    """Where mail goes: ``smtps`` is TLS from the first byte; ``smtp``
+    upgrades with STARTTLS when the server offers it, and must when there
+    is a password to send (unless ``login_without_tls``)."""
+
+    scheme: str
+    host: str
+    port: int
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    login_without_tls: bool = False
+
+    @property
+    def start_tls(self) -> bool | None:
+        """aiosmtplib's ``start_tls``: False for ``smtps`` (TLS already),
+        True where STARTTLS is required, None for "when offered"."""
+        if self.scheme == "smtps":
+            return False
+        return True if self.username is not None and not self.login_without_tls else None
+
+    @property
+    def shown(self) -> str:
+        """The only form of the URL ever printed: no user, no password."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+
+def smtp_target(url: str, *, login_without_tls: bool = False) -> SmtpTarget:
+    """Parse ``notify.smtp_url``; a ``ValueError`` names what is wrong
+    and never the password. ``login_without_tls`` is
+    ``notify.smtp_login_without_tls``."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in DEFAULT_PORTS:
+        raise ValueError("must start with smtp:// or smtps://")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("has a port that is not a number from 1 to 65535") from None
+    if not parts.hostname:
+        raise ValueError("names no host: write smtp://[USER:PASSWORD@]HOST[:PORT]")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("must be smtp[s]://[USER:PASSWORD@]HOST[:PORT], with no path or query")
+    if parts.password is not None and not parts.username:
+        raise ValueError("has a password but no user name")
+    return SmtpTarget(
+        parts.scheme,
+        parts.hostname,
+        port or DEFAULT_PORTS[parts.scheme],
+        unquote(parts.username) if parts.username else None,
+        unquote(parts.password) if parts.password is not None else None,
+        login_without_tls,
+    )
+
+
+# ---- what a mail says ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Mail:
+    subject: str
+    text: str
+    html: str
+
+
+@cache
+def _words(lang: str) -> dict[str, Any]:
+    from askd.web import STATIC_DIR
+
+    words: dict[str, Any] = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    return words
+
+
+def default_language() -> str:
+    from askd.web.languages import pick_language
+
+    return pick_language(())
+
+
+# The HTML part's looks, inline on each element: mail programs (Gmail,
+# Outlook) drop <style> blocks and external sheets but keep style="".
+FONT = "-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,'Helvetica Neue',Arial,'Noto Sans','PingFang SC','Microsoft YaHei',sans-serif"
+STYLE = {
+    "body": "margin:0;padding:0;background:#f5f6f8;",
+    "card": (
+        f"max-width:560px;margin:0 auto;padding:24px 20px;background:#ffffff;font-family:{FONT};"
+        "font-size:15px;line-height:1.5;color:#1f2328;"
+    ),
+    "intro": "margin:0 0 16px;color:#59636e;font-size:14px;",
+    "session": "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;color:#1f2328;",
+    "header": "margin:20px 0 4px;font-size:13px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:#59636e;",
+    "question": "margin:0 0 12px;",
+    "options": "margin:0 0 16px;",
+    "button": (
+        "display:inline-block;margin:0 8px 8px 0;padding:8px 18px;border-radius:6px;background:#0969da;"
+        "color:#ffffff;font-weight:600;text-decoration:none;"
+    ),
+    "option": "display:inline-block;margin:0 8px 8px 0;padding:7px 17px;border:1px solid #d0d7de;border-radius:6px;font-weight:600;",
+    "about": "margin:0 0 8px;color:#59636e;font-size:14px;",
+    "link": "color:#0969da;",
+    "footer": "margin:20px 0 0;padding-top:12px;border-top:1px solid #d8dee4;font-size:14px;",
+}
+
+
+def compose(
+    description: dict[str, Any],
+    *,
+    inbox: str,
+    links: dict[str, Any] | None = None,
+    lang: str | None = None,
+) -> Mail:
+    """One recipient's mail about a pending question (``Request.describe()``).
+    ``links`` is that recipient's from the answer links (``{"open": URL,
+    "options": [{"label", "url"}, ...]}``); without them the mail points to
+    the inbox. Question text is Markdown: its source in the text part,
+    rendered safely (askd.web.markdown) in the HTML part, and as plain text
+    (its first sentence) in the Subject and the HTML's title. Both parts
+    name the session, as the Slack message does."""
+    from askd.web.markdown import plain, render
+
+    lang = lang or default_language()
+    w = _words(lang)
+    questions = description["questions"]
+    session = str(description["sessionId"])
+    until = str(description["expiresAt"])[11:16]
+    option_urls = {o["label"]: o["url"] for o in (links or {}).get("options") or ()}
+    open_url = (links or {}).get("open")
+    first = questions[0] if questions else {}
+    header = str(first.get("header") or "").strip()
+    title = header.splitlines()[0] if header else plain(str(first.get("question") or ""))
+    subject = w["mail.subject"].replace("{title}", _clip(title, SUBJECT_CHARS))
+    intro = w["mail.intro"].replace("{until}", f"{until} UTC")
+    e = html.escape
+
+    text = [intro.replace("{session}", session), ""]
+    shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
+    parts = [f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>']
+    for q in questions:
+        header = q.get("header")
+        if isinstance(header, str) and header:
+            text.append(header)
+            parts.append(f'<h3 style="{STYLE["header"]}">{e(header)}</h3>')
+        body = str(q.get("question", ""))
+        text.append(body)
+        parts.append(f'<div style="{STYLE["question"]}">{render(body)}</div>')
+        options = [o for o in q.get("options") or () if isinstance(o, dict)]
+        buttons, abouts = [], []
+        for o in options:
+            label, about = str(o.get("label", "")), str(o.get("description") or "")
+            url = option_urls.get(label) if len(questions) == 1 else None
+            # The URL last on its line: mail programs end a bare link at the line's end.
+            text.append(f"  - {label}" + (f" ({about})" if about else "") + (f": {url}" if url else ""))
+            if url:
+                buttons.append(f'<a href="{e(url)}" style="{STYLE["button"]}">{e(label)}</a>')
+            else:
+                buttons.append(f'<span style="{STYLE["option"]}">{e(label)}</span>')
+            if about:
+                abouts.append(f'<p style="{STYLE["about"]}"><b>{e(label)}</b> — {e(about)}</p>')
+        if buttons:
+            parts.append(f'<div style="{STYLE["options"]}">{"".join(buttons)}{"".join(abouts)}</div>')
+        text.append("")
+    footer = []
+    if open_url:
+        line = w["mail.open"]
+        text.append(f"{line}: {open_url}")
+        footer.append(f'<a href="{e(open_url)}" style="{STYLE["link"]}">{e(line)}</a>')
+    text.append(f"{w['mail.inbox']}: {inbox}")
+    footer.append(f'<a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a>')
+    parts.append(f'<p style="{STYLE["footer"]}">{" · ".join(footer)}</p>')
+    page = (
+        f'<!DOCTYPE html><html lang="{e(lang)}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>{e(subject)}</title></head><body style="{STYLE["body"]}">'
+        f'<div style="{STYLE["card"]}">{"".join(parts)}</div></body></html>'
+    )
+    return Mail(subject, "\n".join(text).rstrip() + "\n", page)
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def message(mail: Mail, sender: Address, to: str) -> EmailMessage:
+    """The MIME message: text, with the HTML as its alternative."""
+    msg = EmailMessage()
+    msg["Subject"] = mail.subject
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Date"] = format_datetime(datetime.now(timezone.utc))
+    msg["Message-ID"] = make_msgid(domain=sender.domain or None)
+    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies to it
+    msg["X-Mailer"] = f"askd/{__version__}"
+    msg.set_content(mail.text)
+    msg.add_alternative(mail.html, subtype="html")
+    return msg
+
+
+# ---- one attempt ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """What one attempt got: ``error`` when it failed, ``temporary`` when
+    another try could succeed (no answer, a timeout, a 4xx reply)."""
+
+    error: str | None = None
+    temporary: bool = False
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+async def send(target: SmtpTarget, msg: EmailMessage, timeout: float) -> Sent:
+    """Hand ``msg`` to the mail server once; never raises for a network or
+    SMTP failure. ``timeout`` bounds the whole attempt, however slowly the
+    server answers."""
+    import aiosmtplib
+
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout):
+            await aiosmtplib.send(
+                msg,
+                hostname=target.host,
+                port=target.port,
+                username=target.username,
+                password=target.password,
+                use_tls=target.scheme == "smtps",
+                start_tls=target.start_tls,
+                timeout=timeout,  # certificates checked against the default context's CAs (SSL_CERT_FILE)
+            )
+    except (aiosmtplib.SMTPException, TimeoutError, OSError) as err:
+        error, temporary = _describe(err, timeout)
+        return Sent(error, temporary, time.monotonic() - started)
+    return Sent(elapsed=time.monotonic() - started)
+
+
+def _describe(err: Exception, timeout: float) -> tuple[str, bool]:
+    import aiosmtplib
+
+    tls = _tls_error(err)
+    if isinstance(tls, ssl.SSLCertVerificationError):
+        # Final: another try meets the same certificate, and plain text is no fallback.
+        return f"the server's certificate is not trusted ({tls.verify_message})", False
+    if tls is not None:
+        return f"TLS failed ({tls.reason or type(tls).__name__})", False
+    if isinstance(err, aiosmtplib.SMTPException) and "STARTTLS extension not supported" in str(err):
+        return "the server offers no STARTTLS, and askd sends a password only over TLS (see notify.smtp_login_without_tls)", False
+    if isinstance(err, (TimeoutError, aiosmtplib.SMTPTimeoutError)):
+        return f"no answer within {timeout:g} s", True
+    if isinstance(err, aiosmtplib.SMTPRecipientsRefused):
+        codes = [r.code for r in err.recipients]
+        return f"the recipient was refused ({', '.join(str(c) for c in codes)})", all(400 <= c < 500 for c in codes)
+    if isinstance(err, aiosmtplib.SMTPResponseException):
+        return f"the server answered {err.code} {err.message}", 400 <= err.code < 500
+    if isinstance(err, (aiosmtplib.SMTPConnectError, aiosmtplib.SMTPServerDisconnected, OSError)):
+        return f"cannot connect ({type(err).__name__})", True
+    return f"the mail could not be sent ({type(err).__name__})", False
+
+
+def _tls_error(err: BaseException | None) -> ssl.SSLError | None:
+    """The TLS failure behind ``err``: aiosmtplib wraps it in its own errors."""
+    for _ in range(5):  # a short chain; never a loop
+        if err is None or isinstance(err, ssl.SSLError):
+            return err
+        err = err.__cause__ or err.__context__
+    return None

@@ -1,0 +1,96 @@
+"""The notification channels a daemon starts from its settings: the webhook
+and e-mail, on one delivery worker fed by the hub's pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from email.headerregistry import Address
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from askd.channels import links
+from askd.channels.claims import claim
+from askd.channels.mail_channel import MailChannel
+from askd.channels.webhook_channel import WebhookChannel
+from askd.channels.worker import Worker
+
+if TYPE_CHECKING:
+    from askd.server.hub.hub import Hub
+
+log = structlog.get_logger("askd.daemon")
+
+
+def start(
+    settings: Any, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
+) -> tuple[WebhookChannel | None, MailChannel | None]:
+    """The channels the ``notify`` settings ask for, fed by ``hub``.
+    ``link_base`` is where the page is (its links in notifications);
+    ``not_before`` the revocation instant now, whose epoch answer links carry."""
+    minter = (
+        links.Minter(str(settings.public_url), secret, lambda: links.epoch_of(not_before()))
+        if settings.public_url  # answer links only where people can reach them
+        else None
+    )
+    pipeline = hub.webhooks
+    worker = Worker(claim=partial(claim, hub.store), still_pending=pipeline.still_pending)
+    notifier = _webhook(settings, hub, minter, link_base)
+    mailer = _mailer(settings, hub, minter, link_base)
+    for channel in (notifier, mailer):
+        if channel is not None:
+            worker.add(channel)
+    if worker.channels:
+        pipeline.sink = worker.notify
+    return notifier, mailer
+
+
+def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> MailChannel | None:
+    n = settings.notify
+    target = n.mail_server()
+    if target is None or n.email_from is None:
+        return None
+    mailer = MailChannel(
+        target=target,
+        sender=Address(n.email_from.name, addr_spec=n.email_from.email),
+        timeout=n.timeout_seconds,
+        link_base=link_base,
+        addresses=hub.store.user_emails,
+        metrics=hub.metrics.emails,
+        links=minter.links_for if minter is not None else None,
+    )
+    log.info(
+        "email.enabled",
+        server=mailer.target.shown,
+        sender=n.email_from.email,
+        answerLinks=settings.public_url is not None,
+        afterSeconds=n.after_seconds,
+        onlyOffline=n.only_offline,
+    )
+    return mailer
+
+
+def _webhook(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> WebhookChannel | None:
+    n = settings.notify
+    if n.webhook_url is None:
+        return None
+    notifier = WebhookChannel(
+        url=str(n.webhook_url),
+        fmt=n.format,
+        secret=n.webhook_secret.get_secret_value() if n.webhook_secret else None,
+        timeout=n.timeout_seconds,
+        link_base=link_base,
+        metrics=hub.metrics.webhooks,
+        answer_links=minter,
+        delivered=hub.webhooks.delivered,
+    )
+    log.info(
+        "webhook.enabled",
+        url=notifier.target,
+        format=n.format,
+        signed=n.webhook_secret is not None,
+        answerLinks=settings.public_url is not None,
+        afterSeconds=n.after_seconds,
+        onlyOffline=n.only_offline,
+    )
+    return notifier

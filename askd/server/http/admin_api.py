@@ -1,0 +1,222 @@
+"""The admin API (spec section 6). Admin listener only, role ``admin``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, StrictBool
+
+from askd import notify_sample
+from askd.addresses import EmailAddress
+from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id, UserBody
+from askd.server.door.proxy import public_base
+from askd.server.http.base import ApiError, ApiHandler
+from askd.server.metrics import CONTENT_TYPE
+
+
+class _AdminHandler(ApiHandler):
+    role = "admin"
+
+    def optional_query_id(self, name: str) -> str | None:
+        value = self.get_query_argument(name, None)
+        return None if value is None else self.path_id(value, name)
+
+
+class PendingHandler(_AdminHandler):
+    async def get(self) -> None:
+        sid = self.get_query_argument("sessionId", None)
+        pending = await self.ctx.hub.pending(
+            session_id=None if sid is None else self.session_id(sid),
+            user_id=self.optional_query_id("userId"),
+        )
+        self.send_json({"pending": [r.describe() for r in pending]})
+
+
+class _EndHandler(_AdminHandler):
+    """Ends a pending question as if its user had: ``end`` calls the hub
+    with the admin's name (its token's ``sub``) and ``via`` ``admin``."""
+
+    body: type[AnswerBody] | type[DeclineBody]
+
+    async def post(self, session_id: str, request_id: str) -> None:
+        sid = self.session_id(session_id)
+        rid = self.path_id(request_id, "requestId")
+        body, _ = self.json_body(self.body)
+        by = self.principal.sub if self.principal is not None else None
+        await self.end(sid, rid, body, by)  # NotPending, InvalidAnswer: base.py's codes
+        self.send_json({"accepted": True})
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        raise NotImplementedError
+
+
+class AnswerHandler(_EndHandler):
+    body = AnswerBody
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        await self.ctx.hub.answer(sid, rid, body.answers, user_id=None, via="admin", answered_by=by)
+
+
+class DeclineHandler(_EndHandler):
+    body = DeclineBody
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+        await self.ctx.hub.decline(sid, rid, body.reason, user_id=None, via="admin", answered_by=by)
+
+
+class ConnectionsHandler(_AdminHandler):
+    async def get(self) -> None:
+        conns = await self.ctx.hub.connection_list(self.optional_query_id("userId"))
+        self.send_json({"connections": conns})
+
+
+class DisconnectBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    userId: Id | None = None
+    sessionId: Id | None = None
+    connectionId: Id | None = None
+    all: StrictBool = False
+    mode: Literal["abort", "close"] = "abort"
+
+
+class DisconnectHandler(_AdminHandler):
+    async def post(self) -> None:
+        body, _ = self.json_body(DisconnectBody)
+        if not (body.all or body.userId or body.sessionId or body.connectionId):
+            raise ApiError("invalid_request", "name userId, sessionId or connectionId, or set all: true")
+        if body.sessionId is not None:
+            self.no_wildcard(body.sessionId)  # an Id already (DisconnectBody)
+        selector = body.model_dump(exclude={"mode"}, exclude_none=True)
+        self.send_json({"disconnected": await self.ctx.hub.disconnect_matching(selector, body.mode)})
+
+
+class CancelHandler(_AdminHandler):
+    async def post(self, session_id: str) -> None:
+        sid = self.session_id(session_id)
+        self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid)})
+
+
+class RevokeAllHandler(_AdminHandler):
+    """Every token issued until now is refused from now on, on every node
+    (``auth.not_before``); open sockets that used one are closed with 4001."""
+
+    async def post(self) -> None:
+        at = round(time.time(), 3)
+        await self.ctx.hub.revoke_before(at)
+        self.send_json({"notBefore": at})
+
+
+class GroupsHandler(_AdminHandler):
+    async def get(self) -> None:
+        groups = await self.ctx.hub.groups()
+        self.send_json({"groups": [{"group": g, "members": list(m)} for g, m in sorted(groups.items())]})
+
+
+class GroupHandler(_AdminHandler):
+    async def put(self, group: str) -> None:
+        name = self.path_id(group, "group")
+        body, _ = self.json_body(GroupBody)
+        members = await self.ctx.hub.set_group(name, body.members)
+        self.send_json({"group": name, "members": list(members)})
+
+    async def delete(self, group: str) -> None:
+        name = self.path_id(group, "group")
+        await self.ctx.hub.delete_group(name)  # NotFound: base.py's code
+        self.send_json({"deleted": True})
+
+
+class UserHandler(_AdminHandler):
+    """A user's e-mail address. Any user id may have one: askd keeps no
+    list of users (a token names them), so an id with no address reads
+    ``"email": null`` rather than 404."""
+
+    async def get(self, user: str) -> None:
+        uid = self.path_id(user, "user")
+        emails = await self.ctx.hub.emails([uid])
+        self.send_json({"user": uid, "email": emails.get(uid)})
+
+    async def put(self, user: str) -> None:
+        uid = self.path_id(user, "user")
+        body, _ = self.json_body(UserBody)
+        await self.ctx.hub.set_email(uid, body.email)
+        self.send_json({"user": uid, "email": body.email})
+
+
+class StatsHandler(_AdminHandler):
+    async def get(self) -> None:
+        hub = self.ctx.hub
+        self.send_json(
+            {
+                **await hub.stats(),
+                "version": self.ctx.version,
+                "node": hub.node_id,
+                "store": hub.store_kind,
+                "storeStatus": "degraded" if hub.degraded else "ok",
+                "uptimeSeconds": round(time.time() - hub.started_at, 3),
+                "port": self.ctx.ports.get("port"),
+                "adminPort": self.ctx.ports.get("admin_port"),
+                "publicUrl": public_base(self.ctx.settings, "https" if self.ctx.settings.tls.enabled else "http", self.ctx.ports.get("port", 0)),
+            }
+        )
+
+
+class NotifyTestBody(BaseModel):
+    """``POST /admin/v1/notify/test``: whom the sample is about, and where
+    to mail it (default: the address askd keeps for that user)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    user: Id = "you"
+    email: EmailAddress | None = None  # any well-formed address, intranet domains too (askd.addresses)
+
+
+class NotifyTestHandler(_AdminHandler):
+    """Send ``askd notify test``'s sample through this daemon's own channels
+    (its settings, not the caller's), once each, and report what each
+    receiver answered. Nothing enters the registry; the targets are only
+    the configured ones (the body names no URL)."""
+
+    async def post(self) -> None:
+        body, _ = self.json_body(NotifyTestBody)
+        s = self.ctx.settings
+        to = body.email
+        if to is None and s.notify.smtp_url is not None:
+            to = (await self.ctx.hub.emails([body.user])).get(body.user)
+        scheme = "https" if s.tls.enabled else "http"
+        report = await notify_sample.run(
+            s.notify,
+            public_url=str(s.public_url) if s.public_url else None,
+            link_base=public_base(s, scheme, self.ctx.ports.get("port", 0)),
+            secret=self.ctx.secret,
+            user=body.user,
+            email=to,
+            timeout=s.question_timeout_seconds,
+        )
+        self.send_json(report)
+
+
+class MetricsHandler(_AdminHandler):
+    def get(self) -> None:
+        self.set_header("Content-Type", CONTENT_TYPE)
+        self.finish(self.ctx.hub.metrics_text())
+
+
+def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
+    seg = r"([^/]+)"
+    return [
+        (r"/admin/v1/pending", PendingHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/questions/{seg}/answer", AnswerHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/questions/{seg}/decline", DeclineHandler, {"ctx": ctx}),
+        (r"/admin/v1/connections", ConnectionsHandler, {"ctx": ctx}),
+        (r"/admin/v1/disconnect", DisconnectHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
+        (r"/admin/v1/stats", StatsHandler, {"ctx": ctx}),
+        (r"/admin/v1/groups", GroupsHandler, {"ctx": ctx}),
+        (rf"/admin/v1/groups/{seg}", GroupHandler, {"ctx": ctx}),
+        (rf"/admin/v1/users/{seg}", UserHandler, {"ctx": ctx}),
+        (r"/admin/v1/tokens/revoke-all", RevokeAllHandler, {"ctx": ctx}),
+        (r"/admin/v1/notify/test", NotifyTestHandler, {"ctx": ctx}),
+        (r"/metrics", MetricsHandler, {"ctx": ctx}),
+    ]

@@ -1,0 +1,55 @@
+"""The handlers that answer without a route of their own: ``/healthz``, an
+unknown path, a ``Host`` that does not name this daemon."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from askd.server.context import Context
+from askd.server.door.auth import bearer_token, revoked
+from askd.server.http.base import ApiError, ApiHandler
+from askd.tokens import TokenError, verify
+
+
+class NotFoundHandler(ApiHandler):
+    """Every unknown path: a JSON 404 (no token needed to learn nothing)."""
+
+    def prepare(self) -> None:
+        raise ApiError("not_found", f"no such path: {self.request.path}")
+
+
+class WrongHostHandler(ApiHandler):
+    """A request whose ``Host`` does not name this daemon (DNS rebinding)."""
+
+    def prepare(self) -> None:
+        raise ApiError("forbidden", "this Host is not one of askd's (see allowed_hosts and public_url)")
+
+
+class HealthHandler(ApiHandler):
+    """``/healthz``: anyone may ask whether askd is up; what it runs (version,
+    node, store) is told on the admin listener or to a token holder."""
+
+    def initialize(self, ctx: Context, detailed: bool = False) -> None:  # type: ignore[override]
+        super().initialize(ctx)
+        self.detailed = detailed
+
+    def _may_see_details(self) -> bool:
+        if self.detailed:
+            return True
+        token = bearer_token(self.request)
+        if token is None:
+            return False
+        try:
+            return not revoked(self.ctx, verify(self.ctx.secret, token))
+        except TokenError:
+            return False
+
+    def get(self) -> None:
+        hub = self.ctx.hub
+        body: dict[str, Any] = {"status": "degraded" if hub.degraded else "ok"}
+        if self._may_see_details():
+            body.update(version=self.ctx.version, time=time.time(), store=hub.store_kind, node=hub.node_id)
+            if hub.degraded:
+                body["reason"] = "the store refuses writes"
+        self.send_json(body, 503 if hub.degraded else 200)

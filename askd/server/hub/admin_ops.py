@@ -1,0 +1,96 @@
+"""What the admin API changes beyond one question: dropping connections,
+revoking tokens, keeping groups and users' e-mail addresses. Each goes
+through the store, so it holds on every node and across restarts; the hub
+routes the admin handlers here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from askd.core import NotFound
+from askd.core.registry import Registry
+from askd.core.selectors import Selector
+from askd.server.hub.commits import Commits
+from askd.server.hub.connections import Connections
+from askd.server.hub.waiters import Waiters
+from askd.store import Store, StoreError, StoreUnavailable
+
+
+class AdminOps:
+    def __init__(
+        self,
+        registry: Registry,
+        store: Store,
+        commits: Commits,
+        connections: Connections,
+        waiters: Waiters | None = None,
+        on_revoked: Callable[[float], None] | None = None,
+    ) -> None:
+        self._registry, self._store, self._commits, self._connections = registry, store, commits, connections
+        self._waiters = waiters
+        # Takes each new revocation instant, from this node or (shared store) another.
+        self._on_revoked = on_revoked
+
+    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
+        """Drop the connections ``selector`` names (``userId``, ``sessionId``,
+        ``connectionId``, ``all``), on every node."""
+        return await self._connections.disconnect_matching(Selector.from_wire(selector), mode)
+
+    def on_command(self, command: dict[str, Any]) -> None:
+        """An order sent to every node (the store's listener): a revocation
+        for the daemon's sockets, anything else for the connections."""
+        if "notBefore" in command:
+            self._revoked(float(command["notBefore"]))
+        else:
+            self._connections.on_command(command)
+
+    async def revoke_before(self, at: float) -> None:
+        """Refuse tokens issued before ``at`` from now on, on every node:
+        kept in the store (so a restart keeps it) and applied here at once;
+        a shared store tells every node (this one again: no harm)."""
+        await self._store.save_not_before(at)
+        self._revoked(at)
+
+    async def not_before(self) -> float:
+        """The latest revocation instant the store keeps (0: none); raises
+        :class:`StoreUnavailable` when the store cannot say."""
+        try:
+            return await self._store.load_not_before()
+        except StoreError as err:  # Redis says so when it cannot be read
+            raise StoreUnavailable(str(err)) from None
+
+    def _revoked(self, at: float) -> None:
+        """A revocation reached this node: agents waiting with a revoked
+        token stop waiting (401), and the daemon closes its sockets."""
+        if self._waiters is not None:
+            self._waiters.revoke_before(at)
+        if self._on_revoked is not None:
+            self._on_revoked(at)
+
+    async def groups(self) -> dict[str, tuple[str, ...]]:
+        """Every group and its members, as the cluster holds them now."""
+        await self._store.catch_up()
+        return dict(self._registry.audiences.groups)
+
+    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
+        """Replace a group's members; returns them as stored."""
+        change = self._registry.prepare_group_set(group, members)
+        await self._commits.commit([change])  # flushed once stored
+        return change.members
+
+    async def delete_group(self, group: str) -> None:
+        """Delete a group; raises :class:`NotFound` when there is none (or
+        another node deleted it first)."""
+        await self._store.catch_up()
+        change = self._registry.prepare_group_delete(group)
+        if not await self._commits.commit([change]):
+            raise NotFound(f"no group {group}")
+
+    async def emails(self, users: Sequence[str]) -> dict[str, str]:
+        """The e-mail addresses kept for those of ``users`` that have one."""
+        return await self._store.user_emails(users)
+
+    async def set_email(self, user: str, email: str | None) -> None:
+        """Keep ``user``'s e-mail address (None: forget it)."""
+        await self._store.set_user_email(user, email)

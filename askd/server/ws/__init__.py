@@ -1,0 +1,1 @@
+"""The user's WebSocket: the handler, its sending side, the pinger."""
