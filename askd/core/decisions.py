@@ -28,6 +28,9 @@ from askd.core.records import Limits, Request
 from askd.core.reservations import Reservations
 
 
+_ANSWER = Trigger.ANSWER  # read once: see records._PENDING
+
+
 class Decisions:
     def __init__(
         self,
@@ -65,7 +68,7 @@ class Decisions:
         if problem:
             raise InvalidAnswer(problem)
         by = user_id if answered_by is None else answered_by
-        return self._ending(req, Trigger.ANSWER, answers=answers, answered_by=by, via=via)
+        return self._ending(req, _ANSWER, answers=answers, answered_by=by, via=via)
 
     @staticmethod
     def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
