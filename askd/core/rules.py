@@ -5,10 +5,10 @@ state machine lives in one file). Each row of :data:`RULES` says, for one
 kind of change (``changes.py``):
 
 - ``guard``: whether it takes effect, read from the :class:`Row` it is about
-  as it is now (None: no such row). A question's moves out of ``pending``
-  are :data:`~askd.core.lifecycle.TRANSITIONS`: an ``Ended`` guard is that
-  table, and every other question guard's "pending" is its one source state
-  (``tests/core/test_rules.py`` checks it);
+  as it is now (None: no such row). The lifecycle is part of it: an
+  ``Ended`` takes effect by a move of :data:`~askd.core.lifecycle.TRANSITIONS`,
+  and every other question guard's "still open" is :data:`OPEN`, the
+  states that table has moves out of (``pending``);
 - ``after``: the row it leaves (None: none), so a batch is checked change by
   change as if each before it had been applied (:func:`taking`);
 - ``effect``: what the engine does when it takes effect, named by its
@@ -72,7 +72,7 @@ class RowState:
 
 
 class Effects(Protocol):
-    """What the engine does as a change takes effect (``Registry``), each
+    """What the engine does as a change takes effect (``effects.Apply``), each
     called with the row the change is about (the engine's ``Request``, or
     the group's members) and the change."""
 
@@ -97,6 +97,9 @@ OPEN: frozenset[Status] = frozenset(source for source, _ in TRANSITIONS)
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One kind of change: the row it is about, when it takes effect, what
+    row it leaves, and what the engine does."""
+
     kind: type
     # The row it is about: its key (a question's (session_id, request_id), a
     # group's (name,)), found with ``Rows.get`` or ``Rows.group``.
@@ -127,10 +130,12 @@ RULES: dict[type, Rule] = {
              lambda c, row: replace(RowState.of(row), status=TRANSITIONS[(row.status, c.trigger)]), "end"),
         # Its deadline moves: while open, from the deadline it was decided
         # against (of two extensions at once, one applies).
-        Rule(Extended, _question, "get", lambda c, row: row is not None and row.status in OPEN and row.expires_at == c.previous,
+        Rule(Extended, _question, "get",
+             lambda c, row: row is not None and row.status in OPEN and row.expires_at == c.previous,
              lambda c, row: replace(RowState.of(row), expires_at=c.expires_at), "extend"),
         # An escalation step: while open, once per step.
-        Rule(Escalated, _question, "get", lambda c, row: row is not None and row.status in OPEN and row.escalations < c.step,
+        Rule(Escalated, _question, "get",
+             lambda c, row: row is not None and row.status in OPEN and row.escalations < c.step,
              lambda c, row: replace(RowState.of(row), escalations=c.step), "escalate"),
         # A webhook delivery succeeded: marks an open question only (again is fine).
         Rule(Notified, _question, "get", lambda c, row: row is not None and row.status in OPEN,
