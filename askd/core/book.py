@@ -3,7 +3,9 @@
 It owns the session tree (each session's parent and children), each user's
 sessions, the requests a session holds (pending, and ended ones whose
 result is still kept), their ``Idempotency-Key`` index and pending count,
-and the order questions came in. It decides nothing: the registry's parts
+the tally of what pending questions hold (questions and bytes, per user
+and agent: ``budgets.py``; asks in flight reserve their part in it too) and
+the order questions came in. It decides nothing: the registry's parts
 put requests in, drop them, and read it. Empty sessions are collected,
 walking up to their parents.
 """
@@ -14,6 +16,7 @@ import itertools
 from collections.abc import Iterable, Iterator
 
 from askd.core.audiences import Audiences
+from askd.core.budgets import Tally
 from askd.core.records import Request, Session
 from askd.core.smallmap import SmallMap
 
@@ -24,6 +27,8 @@ class SessionBook:
         # Most users hold one session: SmallMaps, not dicts.
         self.user_sessions: dict[str, SmallMap[str, None]] = {}  # owner -> its session ids, in order
         self._order = itertools.count(1)  # Request.order: the order questions came in
+        # What pending questions hold, and asks being committed reserve (budgets.py).
+        self.held = Tally()
         self._audiences = audiences
 
     # ---- reads --------------------------------------------------------

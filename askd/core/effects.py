@@ -38,7 +38,7 @@ class Apply:
         self._book = book
         self._tabs = tabs
         self._reservations = reservations
-        self._held = reservations.held
+        self._held = book.held
         self._agenda = agenda
         self._audiences = audiences
         self._counters = counters

@@ -12,9 +12,9 @@ that agents waiting on them can be woken), questions due for a webhook.
 The clock is injected; tests move it.
 
 This is a thin front over parts, each owning its state: the session book
-(``book.py``: the session tree, keys, counts), the tabs (``tabs.py``:
-connections, subscriptions, replay), the reservations (``reservations.py``:
-ask admission, asks in flight, the budgets' tally), the agenda
+(``book.py``: the session tree, keys, counts and bytes held), the tabs
+(``tabs.py``: connections, subscriptions, replay), the reservations
+(``reservations.py``: ask admission, asks in flight), the agenda
 (``agenda.py``: the one schedule of deadlines, webhooks due), the decisions
 (``decisions.py``: the other ``prepare_*``) and the effects (``effects.py``).
 What can change when is one table, ``rules.py``: ``apply`` and ``taking``
@@ -282,7 +282,7 @@ class Registry:
             "connections": len(self._tabs.conns),
             "users": len(self._tabs.user_conns),
             "sessions": len(self._book.sessions),
-            "pending": self._reservations.held.n - self._reservations.in_flight,
+            "pending": self._book.held.n - self._reservations.in_flight,
             "asked": c.asked,
             "answered": c.answered,
             "timedOut": c.timeout,

@@ -1,8 +1,8 @@
 """Reservations: ask admission, and what asks being committed hold.
 
 It owns the asks prepared and not yet applied or released (``_flying``,
-``_flying_in``: by request and by session) and the tally of what pending
-questions hold and asks in flight reserve (``budgets.py``). ``prepare_ask``
+``_flying_in``: by request and by session), whose budgets it counts in the
+session book's tally from the moment they are prepared. ``prepare_ask``
 checks every refusal of an ask here, once, against the questions applied
 and the asks in flight alike, so asks decided before any of them is stored
 (one batch) are checked against each other. Which sessions an agent token
@@ -39,8 +39,7 @@ class Reservations:
         new_id: Callable[[], str],
         online: Callable[[str], bool],
     ) -> None:
-        # What pending questions hold, and asks being committed reserve (budgets.py).
-        self.held = Tally()
+        self.held: Tally = book.held  # what they reserve is counted with what questions hold
         # Asks prepared and not yet applied or released (being committed),
         # by request and by session: what they reserve counts for the next.
         self._flying: dict[str, Request] = {}
