@@ -11,8 +11,8 @@ from pydantic import TypeAdapter, ValidationError
 from askd.cli.clients import TokenOption, UrlOption, global_options
 from askd.cli.common import EXIT_USAGE, ConfigOption, fail
 from askd.cli.serve import LogLevel
-from askd.core.models import Id
-from askd.core.records import ALL_SESSIONS
+from askd.protocol.ids import Id
+from askd.protocol.ids import ALL_SESSIONS
 
 _id: TypeAdapter[str] = TypeAdapter(Id)
 

@@ -19,7 +19,9 @@ from typing import Any
 import typer
 from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 
-from askd import notify_sample, state, webhook
+from askd import state
+from askd.channels import sample as notify_sample
+from askd.channels import webhook
 from askd.addresses import Sender
 from askd.cli import clients
 from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, UrlOption, command

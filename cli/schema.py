@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from askd.core.schema import protocol_schema
+from askd.protocol.schema import protocol_schema
 
 
 def schema() -> None:

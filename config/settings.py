@@ -37,7 +37,7 @@ from pydantic_settings import (
 from askd.addresses import Sender
 from askd.config.environment import ConfigError, EnvSource, check_environment, env_name  # env_name: for packaging/gen_config.py
 from askd.config.errors import described
-from askd.mail import SmtpTarget, smtp_target
+from askd.channels.mail import SmtpTarget, smtp_target
 
 _toml_file: ContextVar[Path | None] = ContextVar("askd_toml_file", default=None)
 
@@ -166,7 +166,7 @@ class NotifySettings(_Section):
         10.0, gt=0, le=300, description="How long one delivery attempt (a webhook POST, or one mail) may take before it counts as failed."
     )
     # A secret: the URL may hold the mail server's password, so it is never
-    # shown (repr, logs, askd notify test print askd.mail.SmtpTarget.shown).
+    # shown (repr, logs, askd notify test print askd.channels.mail.SmtpTarget.shown).
     smtp_url: SecretStr | None = Field(
         default=None,
         description=(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from askd.mrkdwn import to_mrkdwn
+from askd.channels.mrkdwn import to_mrkdwn
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,9 @@
 - ``AdminClient``: the admin API, as the CLI uses it.
 - ``Discovery``: where the local daemon is and how to get a token.
 
-Questions and answers use the daemon's own models (``Question``, ``Option``).
+Questions and answers use the wire's one definition (``askd.protocol``:
+``Question``, ``Option``), and what askd answers is parsed against it.
+Importing this package loads neither the daemon's engine nor its settings.
 """
 
 from askd.client.admin import AdminClient
@@ -26,7 +28,7 @@ from askd.client.events import CancelledEvent, EscalatedEvent, Event, ExtendedEv
 from askd.client.http import RetryPolicy
 from askd.client.results import Result, Status
 from askd.client.user import UserClient
-from askd.core.models import Option, Question
+from askd.protocol.models import Option, Question
 
 __all__ = [
     "AdminClient",

@@ -18,11 +18,17 @@ import ssl
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from askd import state, tokens
 from askd.client.errors import AskdClientError
-from askd.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from askd.config import Settings
+
+# The daemon's settings (askd.config, which brings the mail and settings
+# code) are imported only when a URL, a secret or a CA bundle must come from
+# them: a client given its URL and token never loads them.
 
 TokenSource = str | Callable[[], str]
 
@@ -87,6 +93,8 @@ class Discovery:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from askd.config import load_settings
+
             self._settings = load_settings(self._config)
         return self._settings
 
@@ -175,6 +183,8 @@ def tls_context(url: str, ca_file: str | Path | None) -> ssl.SSLContext | None:
         try:
             ctx.load_verify_locations(cafile=str(ca_file))
         except (OSError, ssl.SSLError) as err:
+            from askd.config import ConfigError
+
             reason = getattr(err, "reason", None) or err.strerror or str(err)
             raise ConfigError(f"cannot use the CA bundle {ca_file} (--cacert, ASKD_CA_FILE): {reason}") from None
     return ctx

@@ -1,11 +1,21 @@
-"""What ``UserClient`` hands the application: typed server events."""
+"""What ``UserClient`` hands the application: typed server events, read
+from frames parsed against the wire's one definition
+(``askd.protocol.events``)."""
 
 from __future__ import annotations
 
+import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from askd.core.models import Question
+from pydantic import ValidationError
+
+from askd.protocol.events import EVENT_TYPES, AskedEvent
+from askd.protocol.models import Question
+from askd.protocol.parse import parse
+
+log = logging.getLogger("askd.client")
 
 # Reason of a ``CancelledEvent`` that UserClient makes itself: the question
 # was pending when the link dropped and was not re-pushed after the
@@ -28,15 +38,21 @@ class QuestionEvent:
 
     @classmethod
     def from_frame(cls, frame: dict[str, Any]) -> QuestionEvent:
-        p = frame["payload"]
+        """From an ``ask_user_questions`` frame as askd sent it."""
+        return cls.of(parse(AskedEvent, frame), frame["payload"])
+
+    @classmethod
+    def of(cls, event: AskedEvent, raw: dict[str, Any]) -> QuestionEvent:
+        """From the parsed frame and its payload as askd sent it (``raw``)."""
+        p = event["payload"]
         return cls(
-            session_id=frame["sessionId"],
+            session_id=event["sessionId"],
             request_id=p["requestId"],
-            questions=[Question.model_validate(q) for q in p["questions"]],
-            metadata=p.get("metadata") or {},
-            created_at=p.get("createdAt", ""),
-            expires_at=p.get("expiresAt", ""),
-            raw=p,
+            questions=list(p["questions"]),
+            metadata=p["metadata"],
+            created_at=p["createdAt"],
+            expires_at=p["expiresAt"],
+            raw=raw,
         )
 
 
@@ -88,3 +104,24 @@ class EscalatedEvent:
 
 
 Event = QuestionEvent | CancelledEvent | ExtendedEvent | EscalatedEvent | SnapshotEvent
+
+
+def read_frame(text: str | bytes) -> tuple[dict[str, Any], Any] | None:
+    """A frame askd sent on ``/ws``: as sent, and checked against its type's
+    shape (``askd.protocol.events``: absent optional keys read as None).
+    None, and nothing to do, for a type this client does not know (a newer
+    daemon's) or a frame that does not fit (logged)."""
+    try:
+        frame = json.loads(text)
+        shape = EVENT_TYPES.get(frame.get("type"))
+    except (ValueError, AttributeError, TypeError):
+        log.warning("askd sent a frame that is not a JSON object; ignored")
+        return None
+    if shape is None:
+        return None
+    try:
+        parsed = parse(shape, frame)
+    except ValidationError as err:
+        log.warning("askd sent a %s frame this client cannot read (%s); ignored", frame["type"], err.errors()[0]["msg"])
+        return None
+    return frame, parsed

@@ -1,22 +1,19 @@
-"""Typed views of what askd returns to agents, and building asks from the
-shared question models (``askd.core.models``: one definition)."""
+"""Typed views of what askd returns to agents, parsed against the wire's
+one definition (``askd.protocol.results.QuestionResult``), and building
+asks from the shared question models (``askd.protocol.models``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
-from askd.core.models import Answers, Question
+from askd.protocol.models import Answers, Question
+from askd.protocol.parse import parse
+from askd.protocol.results import QuestionResult
+from askd.protocol.status import Status
 
-
-class Status(str, Enum):
-    pending = "pending"
-    answered = "answered"
-    timeout = "timeout"
-    cancelled = "cancelled"
-    declined = "declined"
+__all__ = ["QuestionLike", "Result", "Status", "question_dicts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,19 +41,23 @@ class Result:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Result:
+        """A result, or an ask's ``201`` reply (``PendingBody``, the same
+        keys and ``createdAt``); raises pydantic's ``ValidationError`` (a
+        ``ValueError``) when it is neither."""
+        result = parse(QuestionResult, data)
         return cls(
-            request_id=data["requestId"],
-            session_id=data["sessionId"],
-            status=Status(data["status"]),
-            answers=data.get("answers"),
-            error=data.get("error"),
+            request_id=result["requestId"],
+            session_id=result["sessionId"],
+            status=result["status"],
+            answers=result.get("answers"),
+            error=result.get("error"),
             created_at=data.get("createdAt"),
-            expires_at=data.get("expiresAt"),
-            answered_by=data.get("answeredBy"),
-            via=data.get("via"),
-            reason=data.get("reason"),
-            defaulted=data.get("defaulted") is True,
-            receipt=data.get("receipt"),
+            expires_at=result.get("expiresAt"),
+            answered_by=result.get("answeredBy"),
+            via=result.get("via"),
+            reason=result.get("reason"),
+            defaulted=result.get("defaulted") is True,
+            receipt=result.get("receipt"),
             raw=dict(data),
         )
 

@@ -37,9 +37,11 @@ from askd.client.events import (
     ExtendedEvent,
     QuestionEvent,
     SnapshotEvent,
+    read_frame,
 )
-from askd.core.models import check_answers
-from askd.core.records import ALL_SESSIONS
+from askd.protocol import events as ev
+from askd.protocol.ids import ALL_SESSIONS
+from askd.protocol.models import check_answers
 
 log = logging.getLogger("askd.client")
 
@@ -394,42 +396,33 @@ class UserClient:
     # ---- frames -------------------------------------------------------
 
     def _handle(self, raw: str | bytes) -> None:
-        try:
-            frame = json.loads(raw)
-            kind, payload = frame.get("type"), frame.get("payload") or {}
-        except (ValueError, AttributeError):
-            log.warning("askd sent a frame that is not a JSON object; ignored")
-            return
-        if kind == "ask_user_questions":
-            self._question(frame)
-        elif kind == "ask_user_questions_cancelled":
-            self._end(
-                payload.get("requestId", ""),
-                payload.get("reason", ""),
-                payload.get("answeredBy"),
-                payload.get("via"),
-                payload.get("declineReason"),
-            )
-        elif kind == "ask_user_questions_extended":
-            known = self._questions.get(payload.get("requestId", ""))
+        read = read_frame(raw)
+        if read is None:
+            return  # not a frame, a newer daemon's type, or one that does not fit (logged)
+        sent, frame = read
+        kind, payload = frame["type"], frame.get("payload") or {}
+        if kind == ev.ASK:
+            self._question(QuestionEvent.of(frame, sent["payload"]))
+        elif kind == ev.CANCELLED:
+            self._end(payload["requestId"], payload["reason"], payload["answeredBy"], payload["via"], payload["declineReason"])
+        elif kind == ev.EXTENDED:
+            known = self._questions.get(payload["requestId"])
             if known is not None:  # a question this application was shown
-                self._deliver(ExtendedEvent(known[0].session_id, known[0].request_id, payload.get("expiresAt", "")))
-        elif kind == "ask_user_questions_escalated":
-            known = self._questions.get(payload.get("requestId", ""))
+                self._deliver(ExtendedEvent(known[0].session_id, known[0].request_id, payload["expiresAt"]))
+        elif kind == ev.ESCALATED:
+            known = self._questions.get(payload["requestId"])
             if known is not None:
-                steps = payload.get("escalations", 0)
-                to, added = payload.get("to") or [], payload.get("escalatedTo") or []
+                to, steps, added = payload["to"], payload["escalations"], payload["escalatedTo"]
                 self._deliver(EscalatedEvent(known[0].session_id, known[0].request_id, to, steps, added))
-        elif kind == "session_snapshot":
-            self._deliver(SnapshotEvent(frame.get("sessionId", ""), bool(payload.get("active")), int(payload.get("pending", 0))))
-        elif kind == "ack":
-            self._ack(frame.get("id"), payload)
-        elif kind == "error":
-            self._error(frame.get("id"), payload)
-        # pong and types from newer daemons: nothing to do
+        elif kind == ev.SNAPSHOT:
+            self._deliver(SnapshotEvent(frame["sessionId"], payload["active"], payload["pending"]))
+        elif kind == ev.ACK:
+            self._ack(frame["id"], sent.get("payload") or {})
+        elif kind == ev.ERROR:
+            self._error(frame["id"], payload)
+        # pong: nothing to do
 
-    def _question(self, frame: dict[str, Any]) -> None:
-        event = QuestionEvent.from_frame(frame)
+    def _question(self, event: QuestionEvent) -> None:
         rid = event.request_id
         self._replayed.add(rid)
         if rid in self._questions or rid in self._ended:

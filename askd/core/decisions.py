@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from askd.core import codec
 from askd.core import events as ev
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
@@ -22,10 +21,11 @@ from askd.core.changes import Ended, Extended, GroupDeleted, GroupSet
 from askd.core.errors import InvalidAnswer, NotAllowed, NotFound, NotPending
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
-from askd.core.models import Answers, check_answers
 from askd.core.receipted import ended_digest
 from askd.core.records import Limits, Request
 from askd.core.reservations import Reservations
+from askd.protocol import codec
+from askd.protocol.models import Answers, check_answers
 
 
 _ANSWER = Trigger.ANSWER  # read once: see records._PENDING

@@ -10,16 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from askd.core import codec
+from askd.protocol import codec
 
-ASK = "ask_user_questions"
-CANCELLED = "ask_user_questions_cancelled"
-EXTENDED = "ask_user_questions_extended"
-ESCALATED = "ask_user_questions_escalated"
-SNAPSHOT = "session_snapshot"
-ACK = "ack"
-ERROR = "error"
-PONG = "pong"
+# The frames' type names and shapes are the wire's (askd.protocol.events).
+from askd.protocol.events import ACK, ASK, CANCELLED, ERROR, ESCALATED, EXTENDED, PONG, SNAPSHOT
+
+__all__ = ["ACK", "ASK", "CANCELLED", "ERROR", "ESCALATED", "EXTENDED", "PONG", "SNAPSHOT", "Event", "Send", "encode", "isotime"]
 
 
 def isotime(ts: float) -> str:
@@ -28,7 +24,7 @@ def isotime(ts: float) -> str:
 
 
 def encode(obj: Any) -> bytes:
-    """Compact UTF-8 JSON (see :mod:`askd.core.codec`)."""
+    """Compact UTF-8 JSON (see :mod:`askd.protocol.codec`)."""
     return codec.dumps(obj)
 
 

@@ -9,18 +9,24 @@ other move is a bug in the caller and raises :class:`IllegalTransition`
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal, get_args
 
+# The statuses, vias and end reasons are the wire's words (askd.protocol.status).
+from askd.protocol.status import END_REASON, REASSIGNED, VIAS, Status, Via
 
-class Status(str, Enum):
-    PENDING = "pending"
-    ANSWERED = "answered"
-    TIMEOUT = "timeout"
-    CANCELLED = "cancelled"
-    DECLINED = "declined"
-
-    def __str__(self) -> str:
-        return self.value
+__all__ = [
+    "CANCEL_ERROR",
+    "END_REASON",
+    "IllegalTransition",
+    "REASSIGNED",
+    "Status",
+    "TIMEOUT_ERROR",
+    "TRANSITIONS",
+    "Trigger",
+    "VIAS",
+    "Via",
+    "WITHDRAW_ERROR",
+    "next_status",
+]
 
 
 class Trigger(str, Enum):
@@ -37,18 +43,6 @@ TRANSITIONS: dict[tuple[Status, Trigger], Status] = {
     (Status.PENDING, Trigger.DECLINE): Status.DECLINED,
 }
 
-#: The ``reason`` of the ``ask_user_questions_cancelled`` event each end sends.
-END_REASON: dict[Status, str] = {
-    Status.ANSWERED: "answered",
-    Status.TIMEOUT: "timeout",
-    Status.CANCELLED: "cancelled",
-    Status.DECLINED: "declined",
-}
-
-#: How an answer (or a decline) reached askd: the result's ``via``.
-Via = Literal["ws", "link", "mcp", "admin"]
-VIAS: tuple[str, ...] = get_args(Via)
-
 #: The ``error`` text an agent reads in a result that did not get an answer.
 TIMEOUT_ERROR = "Timed out waiting for the user's answer"
 CANCEL_ERROR = "Session cancelled"
@@ -64,7 +58,3 @@ def next_status(current: Status, trigger: Trigger) -> Status:
         return TRANSITIONS[(current, trigger)]
     except KeyError:
         raise IllegalTransition(f"cannot {trigger.value} a question that is {current.value}") from None
-
-#: ``ask_user_questions_cancelled`` reason for a member no longer in a
-#: pending question's audience (removed from its group): the question goes on.
-REASSIGNED = "reassigned"

@@ -241,6 +241,9 @@ class Request:
         return metadata
 
     def result(self) -> dict[str, Any]:
+        """The question's result as the agent API sends it: a plain dict of
+        the shape ``askd.protocol.results.QuestionResult`` defines
+        (``tests/protocol/test_shapes.py`` checks every key is declared there)."""
         out: dict[str, Any] = {
             "requestId": self.request_id,
             "sessionId": self.session_id,

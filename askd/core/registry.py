@@ -36,7 +36,6 @@ from askd.core.book import SessionBook
 from askd.core.changes import Asked, Change, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.decisions import Decisions
 from askd.core.effects import Apply
-from askd.core.models import Answers
 from askd.core.records import (
     ALL_SESSIONS,
     AskInput,
@@ -50,6 +49,7 @@ from askd.core.records import (
 )
 from askd.core.reservations import Reservations
 from askd.core.tabs import Tabs
+from askd.protocol.models import Answers
 
 __all__ = [
     "ALL_SESSIONS",

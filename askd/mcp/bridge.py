@@ -35,7 +35,7 @@ from pydantic import ValidationError
 from askd.client import AsyncAgentClient, Discovery, Result
 from askd.client.errors import ApiError, AskdClientError, AuthError, DaemonUnavailable, QuestionLost
 from askd.config import ConfigError
-from askd.core.models import AskFields
+from askd.protocol.models import AskFields
 from askd.mcp.host import HostForm, build_form, declares_form, input_required_era
 from askd.mcp.keys import AskKeys
 from askd.mcp.tools import ASK, GET, GetAnswerArgs, invalid_arguments, tool_error, tool_list, tool_result

@@ -1,6 +1,6 @@
 """The two tools: their arguments, their JSON schemas and their results.
 
-The schemas are generated from askd's own models (``askd.core.models``):
+The schemas are generated from askd's own wire definitions (``askd.protocol``):
 the tool asks with the HTTP API's ``AskFields`` and answers with its
 ``QuestionResult``, so the tools cannot drift from the daemon. Results carry
 the result object as structured content plus a text block a model reads
@@ -16,7 +16,10 @@ from mcp import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from askd.client import Result, Status
-from askd.core.models import AskFields, Id, QuestionResult, json_number
+from askd.protocol.ids import Id
+from askd.protocol.models import AskFields, json_number
+from askd.protocol.parse import adapter, parse
+from askd.protocol.results import QuestionResult
 
 ASK = "ask_user_questions"
 GET = "get_answer"
@@ -49,10 +52,10 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
     return {k: _inline(v, defs) for k, v in node.items() if k != "$defs" and not (k == "title" and isinstance(v, str))}
 
 
-def schema(model: type[BaseModel]) -> dict[str, Any]:
-    """A tool schema from a model: self-contained, without the model's
-    docstring (written for developers, not for the model)."""
-    raw = model.model_json_schema()
+def schema(model: type[Any]) -> dict[str, Any]:
+    """A tool schema from a model or a ``TypedDict``: self-contained, without
+    its docstring (written for developers, not for the model)."""
+    raw = adapter(model).json_schema()
     out: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
     out.pop("description", None)
     return out
@@ -137,7 +140,8 @@ def tool_result(result: Result, user: str) -> types.CallToolResult:
     (the person's reply, which the model must act on) or a timeout that took
     the onTimeout default; true for a plain timeout or a cancel."""
     # As askd sent it: answeredBy null (an admin without a name) is kept.
-    structured = QuestionResult.model_validate(result.raw).model_dump(mode="json", exclude_unset=True)
+    checked = parse(QuestionResult, result.raw)
+    structured = adapter(QuestionResult).dump_python({k: v for k, v in checked.items() if k in result.raw}, mode="json")
     return types.CallToolResult(
         content=[types.TextContent(text=describe(result, user))],
         structured_content=structured,

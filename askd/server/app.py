@@ -23,9 +23,12 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
+from askd.channels import setup as channels_setup
+from askd.channels.mail_channel import MailChannel
+from askd.channels.webhook_channel import WebhookChannel
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
-from askd.server import admin_api, agent_api, channels, link_page, tls, web
+from askd.server import admin_api, agent_api, link_page, tls, web
 from askd.server.base import access_log
 from askd.server.context import Context
 from askd.server.health import HealthHandler, NotFoundHandler, WrongHostHandler
@@ -35,8 +38,6 @@ from askd.server.gc_tuning import settle_gc
 from askd.server.hub import Hub
 from askd.server.jwks import JwksHandler
 from askd.server.logs import get_logger
-from askd.server.mailer import Mailer
-from askd.server.notify import Notifier
 from askd.server.pinger import Pinger
 from askd.server.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.receipting import Receipts
@@ -87,8 +88,8 @@ class Daemon:
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
         store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
         self.hub = Hub(limits_from(settings), store, node_id=node_id, notify=notify_policy(settings))
-        self.notifier: Notifier | None = None
-        self.mailer: Mailer | None = None
+        self.notifier: WebhookChannel | None = None
+        self.mailer: MailChannel | None = None
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
         # One timer pings every WebSocket, not Tornado's task per connection
         # (websocket_ping_interval): docs/performance.md, B3.
@@ -223,7 +224,7 @@ class Daemon:
 
     def _start_notifier(self) -> None:
         base = public_base(self.settings, self.scheme, self.port)
-        self.notifier, self.mailer = channels.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
+        self.notifier, self.mailer = channels_setup.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
 
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""

@@ -4,7 +4,8 @@ The parts: the commit path (``commits.py``: commit, then apply, then
 replies; the backlog and the probe while the store fails), one clock for
 every deadline kind (``clock.py``), the connections (``connections.py``:
 presence, pushes, the admin's listings and disconnects), the waiting agents
-(``waiters.py``), the webhooks (``webhooks.py``) and the admin's changes
+(``waiters.py``), the notification pipeline (``askd/channels/pipeline.py``)
+and the admin's changes
 (``admin_ops.py``: revocations, groups). For an event that
 changes a question the hub has the registry decide the change and hands it
 to the commit path, which flushes what the registry asks for once stored. It never
@@ -26,6 +27,7 @@ from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight
+from askd.channels.pipeline import Pipeline
 from askd.server.admin_ops import AdminOps
 from askd.server.clock import DeadlineClock
 from askd.server.commits import Commits
@@ -34,7 +36,6 @@ from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
 from askd.server.tasks import Tasks
 from askd.server.waiters import ShuttingDown, Waiters
-from askd.server.webhooks import Webhooks
 from askd.store import Store, StoreUnavailable
 from askd.store.memory import MemoryStore
 
@@ -67,13 +68,14 @@ class Hub:
         self.clock = DeadlineClock(self.registry, self.commits, clock, self._flush)
         self.connections = Connections(self.registry, self.store, node_id)
         self.waiters = Waiters()
-        self.webhooks = Webhooks(self.registry, self.store, self.commits, self.connections, self.tasks)
+        self.webhooks = Pipeline(
+            self.registry, online_elsewhere=self.connections.online_elsewhere, defer=self.commits.defer, spawn=self.tasks.spawn
+        )
         # Calls routed straight to the part that does them: ws.py's ...
         self.connect, self.disconnect = self.connections.connect, self.connections.disconnect
         self.unsubscribe = self.connections.unsubscribe
         self.peer_count = self.connections.peer_count
-        # ... app.py's notifier's, admin_api.py's, app.py's ...
-        self.still_pending, self.mark_notified = self.webhooks.still_pending, self.webhooks.delivered
+        # ... admin_api.py's, app.py's ...
         self.connection_list, self.waiting = self.connections.listing, self.waiters.count
         # ... admin_api.py's ...
         self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters)

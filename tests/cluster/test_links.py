@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from askd import links
+from askd.channels import links
 from tests.cluster.conftest import Cluster
 from tests.conftest import SECRET, eventually, q
 from tests.links.conftest import PUBLIC_URL, link, local

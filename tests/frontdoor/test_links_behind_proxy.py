@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from askd import links
+from askd.channels import links
 from tests.browser.conftest import browser  # noqa: F401  (the fixture)
 from tests.conftest import SECRET, RunningDaemon, q
 from tests.frontdoor.conftest import StartProxy

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askd import links
+from askd.channels import links
 from tests.conftest import SECRET
 from tests.fuzz.conftest import LiveDaemon
 from tests.fuzz.strategies import json_values

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from askd import links
+from askd.channels import links
 from tests.conftest import SECRET, RunningDaemon
 
 PUBLIC_URL = "https://askd.example/team/"

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from askd import links
+from askd.channels import links
 from tests.conftest import SECRET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
 from tests.links.conftest import PUBLIC_URL, link
 

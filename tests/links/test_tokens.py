@@ -1,4 +1,4 @@
-"""Answer link tokens (askd.links): what one names, that it names it to
+"""Answer link tokens (askd.channels.links): what one names, that it names it to
 askd alone, and that nothing else reads as one."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from hypothesis import given
 from hypothesis import strategies as st
 
-from askd import links, tokens
+from askd import tokens
+from askd.channels import links
 from askd.core import Request
 from tests.conftest import SECRET
 

@@ -11,8 +11,8 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from askd import links, webhook
-from askd.server.notify import Retry
+from askd.channels import links, webhook
+from askd.channels.retry import Retry
 from tests.conftest import SECRET, RunningDaemon, q
 from tests.links.conftest import PUBLIC_URL, local
 from tests.receiver import Delivery, Receiver, receiver  # noqa: F401  (the fixture)

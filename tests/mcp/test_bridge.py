@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from askd.core.models import AskFields, QuestionResult
+from askd.protocol.models import AskFields
+from askd.protocol.results import QuestionResult
 from askd.mcp.tools import schema
 from tests.conftest import RunningDaemon, WsClient, eventually, q
 from tests.mcp.conftest import BridgeFactory

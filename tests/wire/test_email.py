@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import pytest
 
-from askd.server.notify import Retry
+from askd.channels.retry import Retry
 from tests.conftest import QUIET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
 from tests.mailbox import HANG, PASSWORD, USER, Mailbox, mailbox  # noqa: F401  (the fixture)
 from tests.links.conftest import PUBLIC_URL, local

@@ -17,7 +17,7 @@ from urllib.parse import quote
 import pytest
 import trustme
 
-from askd.server.notify import Retry
+from askd.channels.retry import Retry
 from tests.conftest import QUIET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
 from tests.mailbox import PASSWORD, USER, Mailbox, listening, server_tls
 from tests.wire.test_email import SENDER, TIMEOUT, addresses

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from askd import links
+from askd.channels import links
 from tests.conftest import SECRET, RunningDaemon, eventually, q, running_daemon
 from tests.links.conftest import PUBLIC_URL, link, local
 from tests.open_codes import exchange, new_code, user_of

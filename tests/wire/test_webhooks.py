@@ -17,7 +17,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from askd.server.notify import Retry
+from askd.channels.retry import Retry
 from tests.conftest import QUIET, SECRET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
 from tests.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
 

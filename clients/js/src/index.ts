@@ -17,6 +17,16 @@ export { Agent, randomKey } from './agent.js';
 export type { AgentOptions, AskOptions, CallOptions, WaitOptions } from './agent.js';
 export { redeemCode, redeemLocationCode } from './open.js';
 export type { LocationCodeOptions, OpenedToken, RedeemOptions } from './open.js';
+export { JWKS_PATH, ReceiptError, ReceiptKeys, approvalContent, questionsContent, receiptDigest, verifyReceipt } from './receipts.js';
+export type {
+  Jwk,
+  Jwks,
+  ReceiptAction,
+  ReceiptClaims,
+  ReceiptKeysOptions,
+  ReceiptRefusal,
+  VerifyReceiptOptions,
+} from './receipts.js';
 export { AskdError, AskdUnavailable, InboxClosed } from './errors.js';
 export { Backoff } from './backoff.js';
 export type { BackoffOptions } from './backoff.js';

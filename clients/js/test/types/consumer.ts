@@ -8,9 +8,14 @@ import {
   Inbox,
   redeemCode,
   redeemLocationCode,
+  ReceiptError,
+  ReceiptKeys,
+  verifyReceipt,
   type AskedQuestion,
   type OpenedToken,
   type QuestionResult,
+  type ReceiptClaims,
+  type ReceiptRefusal,
   type ServerEvent,
 } from 'askd-client';
 
@@ -71,3 +76,23 @@ export async function signIn(): Promise<Inbox | null> {
 }
 // @ts-expect-error: a code is a string
 void redeemCode('http://127.0.0.1:8765', 42);
+
+// An executor's check before it runs the action it was approved for.
+export async function checked(receipt: string): Promise<ReceiptClaims | ReceiptRefusal> {
+  try {
+    const claims = await verifyReceipt(receipt, new ReceiptKeys('http://127.0.0.1:8765'), {
+      action: { name: 'deploy', arguments: { env: 'prod' } },
+    });
+    const approved: boolean | undefined = claims.approved;
+    const by: string | null = claims.by;
+    void [approved, by];
+    return claims;
+  } catch (err) {
+    if (err instanceof ReceiptError) return err.reason;
+    throw err;
+  }
+}
+// @ts-expect-error: an action has arguments
+void verifyReceipt('r', { keys: [] }, { action: { name: 'deploy' } });
+// @ts-expect-error: no such refusal
+export const refusal: ReceiptRefusal = 'expired';

@@ -1,26 +1,30 @@
 """The notification channels a daemon starts from its settings: the webhook
-(``notify.py``) and e-mail (``mailer.py``). The hub hands each question due
-for a notification to every channel started (``Webhooks.sink``)."""
+and e-mail, on one delivery worker fed by the hub's pipeline."""
 
 from __future__ import annotations
 
-from email.headerregistry import Address
 from collections.abc import Callable
-from typing import Any
+from email.headerregistry import Address
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from askd import links
-from askd.core import Request
-from askd.server.hub import Hub
-from askd.server.logs import get_logger
-from askd.server.mailer import Mailer
-from askd.server.notify import Notifier
+import structlog
 
-log = get_logger("askd.daemon")
+from askd.channels import links
+from askd.channels.claims import claim
+from askd.channels.mail_channel import MailChannel
+from askd.channels.webhook_channel import WebhookChannel
+from askd.channels.worker import Worker
+
+if TYPE_CHECKING:
+    from askd.server.hub import Hub
+
+log = structlog.get_logger("askd.daemon")
 
 
 def start(
     settings: Any, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
-) -> tuple[Notifier | None, Mailer | None]:
+) -> tuple[WebhookChannel | None, MailChannel | None]:
     """The channels the ``notify`` settings ask for, fed by ``hub``.
     ``link_base`` is where the page is (its links in notifications);
     ``not_before`` the revocation instant now, whose epoch answer links carry."""
@@ -29,32 +33,30 @@ def start(
         if settings.public_url  # answer links only where people can reach them
         else None
     )
+    pipeline = hub.webhooks
+    worker = Worker(claim=partial(claim, hub.store), still_pending=pipeline.still_pending)
     notifier = _webhook(settings, hub, minter, link_base)
     mailer = _mailer(settings, hub, minter, link_base)
-    sinks = [c.submit for c in (notifier, mailer) if c is not None]
-    if sinks:
-
-        def to_every_channel(req: Request, users: list[str], newcomers: list[str]) -> None:
-            for sink in sinks:
-                sink(req, users, newcomers)
-
-        hub.webhooks.sink = to_every_channel
+    for channel in (notifier, mailer):
+        if channel is not None:
+            worker.add(channel)
+    if worker.channels:
+        pipeline.sink = worker.notify
     return notifier, mailer
 
 
-def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> Mailer | None:
+def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> MailChannel | None:
     n = settings.notify
     target = n.mail_server()
     if target is None or n.email_from is None:
         return None
-    mailer = Mailer(
+    mailer = MailChannel(
         target=target,
         sender=Address(n.email_from.name, addr_spec=n.email_from.email),
         timeout=n.timeout_seconds,
         link_base=link_base,
-        store=hub.store,
+        addresses=hub.store.user_emails,
         metrics=hub.metrics.emails,
-        still_pending=hub.still_pending,
         links=minter.links_for if minter is not None else None,
     )
     log.info(
@@ -68,11 +70,11 @@ def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str
     return mailer
 
 
-def _webhook(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> Notifier | None:
+def _webhook(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> WebhookChannel | None:
     n = settings.notify
     if n.webhook_url is None:
         return None
-    notifier = Notifier(
+    notifier = WebhookChannel(
         url=str(n.webhook_url),
         fmt=n.format,
         secret=n.webhook_secret.get_secret_value() if n.webhook_secret else None,
@@ -80,8 +82,7 @@ def _webhook(settings: Any, hub: Hub, minter: links.Minter | None, link_base: st
         link_base=link_base,
         metrics=hub.metrics.webhooks,
         answer_links=minter,
-        still_pending=hub.still_pending,
-        delivered=hub.mark_notified,
+        delivered=hub.webhooks.delivered,
     )
     log.info(
         "webhook.enabled",

@@ -1,7 +1,8 @@
 """Webhook deliveries (spec E, J): the body, its signatures, and one attempt.
 
-Shared by the daemon's sender (``askd.server.notify``, which queues and
-retries) and ``askd notify test`` (one attempt, reported to the terminal).
+Shared by the daemon's webhook channel (``askd.channels.webhook_channel``,
+which the delivery worker queues and retries) and ``askd notify test``
+(one attempt, reported to the terminal).
 A webhook URL often holds a secret in its path (Slack's do), so only
 :func:`redact_url` of it is ever printed or logged.
 """
@@ -23,7 +24,7 @@ from standardwebhooks import Webhook
 
 from askd import __version__
 from askd.core.events import encode
-from askd.mrkdwn import escape, to_mrkdwn
+from askd.channels.mrkdwn import escape, to_mrkdwn
 
 EVENT = "question.asked"
 ID_HEADER, TIMESTAMP_HEADER, STANDARD_SIGNATURE_HEADER = "webhook-id", "webhook-timestamp", "webhook-signature"
@@ -49,7 +50,7 @@ def event(
     (``Request.describe()``); metadata is the agent's and stays out.
     ``users`` is the audience resolved (sorted); ``userId`` is there only
     for a question asked of one user, ``escalation`` after a step (spec H);
-    ``links`` (answer links by user id, askd.links) only with ``public_url``."""
+    ``links`` (answer links by user id, askd.channels.links) only with ``public_url``."""
     out: dict[str, Any] = {"event": EVENT}
     if "userId" in description:
         out["userId"] = description["userId"]
@@ -123,7 +124,7 @@ def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str
     no Slack app. The question(s) and their options as sections, then URL
     buttons: one per option of a one-question ask (the first
     ``MAX_BUTTONS``) and *Open* (the question link); ``channel`` is the
-    answer links for the channel (askd.links.link_set), or None without
+    answer links for the channel (askd.channels.links.link_set), or None without
     ``public_url``: then one button opens the inbox."""
     intro = {"type": "mrkdwn", "text": _cut(_intro(ev) + ".", SECTION_CHARS)}
     blocks: list[dict[str, Any]] = [{"type": "section", "text": intro}]

@@ -1,8 +1,9 @@
 """E-mail notifications (spec J): the mail server's URL, one mail's text and
 HTML parts, and one attempt to send it.
 
-Shared by the daemon's sender (``askd.server.mailer``, which claims and
-retries) and ``askd notify test`` (one attempt, reported to the terminal).
+Shared by the daemon's mail channel (``askd.channels.mail_channel``, which
+the delivery worker claims and retries) and ``askd notify test`` (one
+attempt, reported to the terminal).
 ``notify.smtp_url`` may hold the server's password, so only
 :attr:`SmtpTarget.shown` of it is ever printed or logged. The settings
 import this module: what is heavy (the SMTP client, Markdown) is imported

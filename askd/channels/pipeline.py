@@ -1,0 +1,62 @@
+"""From the core's schedule to the channels: which questions are notified.
+
+The core reports each question due for a notification (``due``: after
+``notify.after_seconds``, at each escalation step, not while its audience
+has a tab on this node). With ``only_offline`` no notice goes out while one
+of the people it is about has a tab on another node either; else every
+channel gets the notice (``sink``: the delivery worker's ``notify``). Which
+node sends each delivery is the worker's claim; a delivery that succeeded
+is a ``Notified`` change, committed with the clock's changes so that not
+even a restart sends it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from askd.channels.channel import Notice
+from askd.core.changes import Change, Notified
+
+if TYPE_CHECKING:
+    from askd.core import Request
+    from askd.core.registry import Registry
+
+
+class Pipeline:
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        online_elsewhere: Callable[..., Awaitable[bool]],
+        defer: Callable[[list[Change]], None],
+        spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
+    ) -> None:
+        self._registry = registry
+        self._online_elsewhere = online_elsewhere  # Connections.online_elsewhere(*users)
+        self._defer = defer  # the commit path's: written with the next commit
+        self._spawn = spawn
+        # Takes each notice to every channel started (askd.channels.setup):
+        # the delivery worker's ``notify``; None without channels.
+        self.sink: Callable[[Notice], object] | None = None
+
+    def due(self, reqs: list[Request]) -> None:
+        if self.sink is not None:
+            for req in reqs:
+                self._spawn(lambda req=req: self._notice(req))
+
+    async def _notice(self, req: Request) -> None:
+        policy = self._registry.notify_policy
+        users, watched = self._registry.audiences.notify_users(req)
+        if policy is not None and policy.only_offline and await self._online_elsewhere(*watched):
+            return  # a tab on another node: no notice
+        if self.sink is not None:
+            self.sink(Notice(req, users, watched))
+
+    def still_pending(self, session_id: str, request_id: str) -> bool:
+        req = self._registry.get(session_id, request_id)
+        return req is not None and req.pending
+
+    def delivered(self, session_id: str, request_id: str) -> None:
+        """A webhook delivery succeeded: never send this question again."""
+        self._defer([Notified(session_id, request_id)])

@@ -1,0 +1,123 @@
+"""The webhook channel: each notice as one POST to ``notify.webhook_url``.
+
+The body is built when the notice comes (``prepare``, while the question's
+text is at hand) and POSTed with ``httpx.AsyncClient`` by the delivery
+worker, at most ``WORKERS`` at once; a connection error, a timeout, a 5xx
+or a 429 is worth another try (a longer ``Retry-After`` honoured), any
+other answer outside 2xx is final. A delivery that succeeded is recorded
+(``delivered``: a ``Notified`` change) so no restart sends it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import httpx
+import structlog
+
+from askd.channels import links, webhook
+from askd.channels.channel import ASKED, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.retry import Retry
+
+if TYPE_CHECKING:
+    from askd.server.metrics import WebhookMetrics
+
+log = structlog.get_logger("askd.notify")
+
+WORKERS = 4
+MAX_HELD = 1000  # deliveries queued, in flight or waiting to retry
+
+
+class WebhookChannel(Channel):
+    name = "webhook"
+    concurrency: ClassVar[int | None] = WORKERS
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        fmt: str,
+        secret: str | None,
+        timeout: float,
+        link_base: str,
+        metrics: WebhookMetrics,
+        answer_links: links.Minter | None = None,
+        delivered: Callable[[str, str], None],
+        retry: Retry | None = None,
+        max_held: int = MAX_HELD,
+    ) -> None:
+        super().__init__(retry or Retry(), max_held)
+        self.url, self.fmt, self.timeout, self.link_base = url, fmt, timeout, link_base
+        self._secret = secret
+        self._answer_links = answer_links  # answer links are made (askd.channels.links)
+        self.metrics = metrics
+        self._delivered = delivered
+        self._client = httpx.AsyncClient(follow_redirects=False)
+        self.target = webhook.redact_url(url)  # the only form of the URL ever logged
+
+    def prepare(self, notice: Notice) -> list[Delivery] | None:
+        if notice.kind != ASKED:
+            return None
+        req = notice.req
+        body = self._body(notice)
+        # One id per question and step: a resend after a restart is the same message.
+        msg_id = f"msg_{req.request_id}_{req.escalations}"
+        claim = Claim.of("notify", req, req.escalations)
+        return [Delivery(req.session_id, req.request_id, (body, msg_id), claim)]
+
+    def _body(self, notice: Notice) -> bytes:
+        req, users = notice.req, notice.users
+        url = webhook.inbox_url(self.link_base, req.session_id)
+        if self._answer_links is None:
+            return webhook.render(self.fmt, webhook.event(req.describe(), url, users))
+        minter = self._answer_links
+        if self.fmt == "slack":
+            # A channel is shared: its links name the recipient only when there is one.
+            recipient = users[0] if len(users) == 1 else None
+            channel = minter.link_set(req, recipient)
+            return webhook.render(self.fmt, webhook.event(req.describe(), url, users), channel)
+        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, minter.links_for(req, notice.newcomers)))
+
+    async def attempt(self, delivery: Delivery) -> Outcome:
+        body, msg_id = delivery.payload
+        got = await webhook.post(self._client, self.url, body, self._secret, self.timeout, msg_id)
+        return Outcome(got.ok, got.retryable, got.retry_after, got)
+
+    def report(self, event: str, delivery: Delivery | None, notice: Notice, got: Outcome | None = None, **fields: Any) -> None:
+        req = notice.req
+        ids = {"sessionId": req.session_id, "requestId": req.request_id}
+        if delivery is None:  # about the notice: no delivery was made of it
+            if event == "dropped":
+                self.metrics.failed.labels("dropped").inc()
+                log.warning("webhook.dropped", **ids, **fields)
+            else:
+                log.exception("webhook.error", **ids)
+            return
+        ids["url"] = self.target
+        if event == "skipped":
+            log.info("webhook.skipped", **fields, **ids)
+            return
+        if event == "error":
+            log.exception("webhook.error", sessionId=req.session_id, requestId=req.request_id)
+            return
+        assert got is not None
+        attempt: webhook.Attempt = got.detail
+        outcome = {"attempt": delivery.attempts, "status": attempt.status, "elapsedMs": round(attempt.elapsed * 1000), **ids}
+        if event == "delivered":
+            self.metrics.delivered.inc()
+            log.info("webhook.delivered", **outcome)
+            self._delivered(delivery.session_id, delivery.request_id)
+        elif event == "failed":
+            reason = "exhausted" if attempt.retryable else "rejected"
+            self.metrics.failed.labels(reason).inc()
+            log.warning("webhook.failed", reason=reason, answer=attempt.describe(), **outcome)
+        else:  # retry
+            self.metrics.retried.inc()
+            log.info("webhook.retry", answer=attempt.describe(), **fields, **outcome)
+
+    async def aclose(self) -> None:
+        """Stop at once: what is not delivered is left undelivered (a store
+        keeps its questions un-notified, so a restart sends them)."""
+        await super().aclose()
+        await self._client.aclose()

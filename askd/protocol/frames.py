@@ -1,0 +1,114 @@
+"""Client frames of the WebSocket protocol (spec section 3), parsed and
+checked in the spec's order: JSON (``bad_json``), then an object with a known
+``type`` (``unknown_type``), then the fields of that type
+(``invalid_request``). Ownership, state and answer content are the
+registry's to check.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
+
+from askd.protocol import codec
+from askd.protocol.ids import FrameId, Id
+from askd.protocol.models import json_number
+
+
+class FrameError(Exception):
+    def __init__(self, code: str, message: str, frame_id: Any = None, details: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.id = frame_id
+        self.details = details
+
+
+class _Frame(BaseModel):
+    # Unknown fields are ignored so newer clients keep working.
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    id: FrameId = None
+
+
+class Subscribe(_Frame):
+    type: Literal["subscribe"]
+    sessionId: Id  # or "*"
+
+
+class Unsubscribe(_Frame):
+    type: Literal["unsubscribe"]
+    sessionId: Id
+
+
+class AnswerFrame(_Frame):
+    type: Literal["ask_user_questions_result"]
+    sessionId: Id
+    requestId: Id
+    answers: dict[str, Any]
+
+
+class Ping(_Frame):
+    type: Literal["ping"]
+
+
+class ExtendFrame(_Frame):
+    """The person asks for more time (``Registry.prepare_extend``)."""
+
+    type: Literal["extend"]
+    sessionId: Id
+    requestId: Id
+    seconds: float = Field(gt=0, le=86400)
+
+    _number = field_validator("seconds", mode="before")(json_number)
+
+
+class DeclineFrame(_Frame):
+    """The person refuses to answer (``Registry.prepare_decline``)."""
+
+    type: Literal["decline"]
+    sessionId: Id
+    requestId: Id
+    reason: StrictStr | None = Field(default=None, max_length=1000)
+
+
+Frame = Union[Subscribe, Unsubscribe, AnswerFrame, ExtendFrame, DeclineFrame, Ping]
+
+FRAME_TYPES: dict[str, type[_Frame]] = {
+    "subscribe": Subscribe,
+    "unsubscribe": Unsubscribe,
+    "ask_user_questions_result": AnswerFrame,
+    "extend": ExtendFrame,
+    "decline": DeclineFrame,
+    "ping": Ping,
+}
+
+
+def validation_details(err: ValidationError) -> list[dict[str, Any]]:
+    """Pydantic errors as ``[{"loc": "a.b", "msg": ...}]``, without echoing input."""
+    return [{"loc": ".".join(str(p) for p in e["loc"]), "msg": e["msg"]} for e in err.errors()]
+
+
+def parse_frame(text: str | bytes) -> Frame:
+    try:
+        data = codec.loads_bounded(text)
+    except codec.TooDeep:
+        raise FrameError("invalid_request", f"frame is nested deeper than {codec.MAX_DEPTH} levels") from None
+    except ValueError as err:
+        raise FrameError("bad_json", f"frame is {codec.not_json(err)}") from None
+    if not isinstance(data, dict):
+        raise FrameError("invalid_request", "a frame must be a JSON object")
+    frame_id = data.get("id")
+    if not isinstance(frame_id, (str, int)) or isinstance(frame_id, bool):
+        frame_id = None
+    kind = data.get("type")
+    model = FRAME_TYPES.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise FrameError("unknown_type", f"unknown frame type {kind!r}"[:200], frame_id)
+    try:
+        return model.model_validate(data)  # type: ignore[return-value]
+    except ValidationError as err:
+        details = validation_details(err)
+        where = ", ".join(d["loc"] or "frame" for d in details)
+        raise FrameError("invalid_request", f"invalid {kind} frame: {where}", frame_id, details) from None

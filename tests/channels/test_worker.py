@@ -1,0 +1,107 @@
+"""The delivery worker with a channel plugged in (askd.channels.channel):
+what a new channel (issue 35: reminders, Slack updates, Teams cards) can
+count on. One claim per delivery, before its first attempt; retries on the
+channel's backoff; the still-pending check; the bound; the stop."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from askd.channels.channel import ASKED, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.retry import Retry
+from askd.channels.sample import sample_request
+from askd.channels.worker import Worker
+from tests.conftest import eventually
+
+FAST = Retry(attempts=3, base=0.01, cap=0.02)
+
+
+class Fake(Channel):
+    """Two deliveries per notice (``a`` and ``b``); attempts answer from ``script``."""
+
+    name = "fake"
+
+    def __init__(self, script: list[Any] | None = None, max_held: int = 10) -> None:
+        super().__init__(FAST, max_held)
+        self.script = list(script or [])
+        self.attempted: list[str] = []
+        self.events: list[tuple[str, str | None, dict[str, Any]]] = []
+
+    def prepare(self, notice: Notice) -> list[Delivery] | None:
+        if notice.kind != ASKED:
+            return None
+        req = notice.req
+        return [Delivery(req.session_id, req.request_id, who, Claim.of("fake", req, 0, who)) for who in ("a", "b")]
+
+    async def attempt(self, delivery: Delivery) -> Outcome:
+        self.attempted.append(delivery.payload)
+        answer = self.script.pop(0) if self.script else "ok"
+        if answer == "hang":
+            await asyncio.Event().wait()
+        return Outcome(answer == "ok", retryable=answer == "again")
+
+    def report(self, event: str, delivery: Delivery | None, notice: Notice, got: Outcome | None = None, **fields: Any) -> None:
+        self.events.append((event, delivery.payload if delivery else None, fields))
+
+
+def notice(kind: str = ASKED) -> Notice:
+    return Notice(sample_request("alice", 60), ["alice"], ["alice"], kind)
+
+
+class Claims:
+    def __init__(self, lost: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        self.keys: list[str] = []
+        self.lost = lost
+
+    async def __call__(self, c: Claim) -> bool:
+        self.keys.append(c.key)
+        return c.user not in self.lost
+
+
+async def test_each_delivery_is_claimed_once_and_retried_until_it_succeeds() -> None:
+    claims = Claims()
+    worker = Worker(claim=claims, still_pending=lambda s, r: True)
+    fake = worker.add(Fake(script=["again", "again", "ok"]))
+    n = notice()
+    assert fake.submit(n)
+    await eventually(lambda: fake.held() == 0, what="both delivered")
+    rid = n.req.request_id
+    assert sorted(claims.keys) == [f"fake:{rid}:0:a", f"fake:{rid}:0:b"]  # once each, retries included
+    assert sorted(e for e, _, _ in fake.events) == ["delivered", "delivered", "retry", "retry"]
+    assert all(0 < f["retryIn"] <= FAST.cap for e, _, f in fake.events if e == "retry")
+
+
+async def test_a_lost_claim_sends_nothing() -> None:
+    worker = Worker(claim=Claims(lost={"b"}), still_pending=lambda s, r: True)
+    fake = worker.add(Fake())
+    fake.submit(notice())
+    await eventually(lambda: fake.held() == 0, what="done")
+    assert fake.attempted == ["a"]
+
+
+async def test_attempts_stop_when_they_run_out_or_the_question_ends() -> None:
+    pending = [True]
+    worker = Worker(claim=Claims(), still_pending=lambda s, r: pending[0])
+    fake = worker.add(Fake(script=["again"] * 10))
+    fake.submit(notice())
+    await eventually(lambda: fake.held() == 0, what="failed")
+    assert [e for e, _, _ in fake.events].count("failed") == 2 and len(fake.attempted) == 2 * FAST.attempts
+    pending[0] = False
+    fake.events.clear()
+    fake.submit(notice())
+    await eventually(lambda: fake.held() == 0, what="skipped")
+    assert [(e, f["reason"]) for e, _, f in fake.events] == [("skipped", "question ended")] * 2
+
+
+async def test_a_full_channel_drops_and_a_stopped_one_takes_nothing() -> None:
+    worker = Worker(claim=Claims(), still_pending=lambda s, r: True)
+    fake = worker.add(Fake(script=["hang", "hang"], max_held=1))
+    assert fake.submit(notice())
+    assert not fake.submit(notice())
+    assert [(e, f) for e, _, f in fake.events] == [("dropped", {"held": 1})]
+    assert fake.submit(notice("reminder"))  # nothing to send: not held, not dropped
+    await eventually(lambda: len(fake.attempted) == 2, what="both hanging")
+    await asyncio.wait_for(fake.aclose(), 1)
+    assert fake.held() == 0
+    assert not fake.submit(notice())
