@@ -4,9 +4,9 @@ Every deadline is one entry ``(at, kind, request)`` in the registry's one
 :class:`~askd.core.schedule.Schedule`, which knows no kind. Each kind here
 says when it is due from the request's own (stored) fields, whether an entry
 still counts, and what firing decides, so a store's restore schedules every
-kind with no code of its own and a new kind is one more row. A kind reads its registry through
-:class:`DeadlineOwner`, a narrow view: this table does not import the
-engine that schedules it.
+kind with no code of its own and a new kind is one more row. A kind reads
+what schedules it (the registry's ``agenda.Agenda``) through
+:class:`DeadlineOwner`, a narrow view: this table imports no engine.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from askd.core.records import Limits, NotifyPolicy, Request
 
 
 class DeadlineOwner(Protocol):
-    """What a deadline kind reads of the registry whose schedule holds it."""
+    """What a deadline kind reads of what schedules it (``agenda.Agenda``)."""
 
     limits: Limits
     notify_policy: NotifyPolicy | None  # None: no webhook, nothing is ever due
@@ -47,13 +47,13 @@ class DeadlineKind:
     fire: Callable[[DeadlineOwner, Request, float], Change | None]
     # Whether the kind can come up at all in this registry for a request
     # with (True) or without escalation steps: the registry looks only at
-    # those (``Registry._plan``); ``when`` says None for the rest anyway.
+    # those (``Agenda.plan``); ``when`` says None for the rest anyway.
     can: Callable[[DeadlineOwner, bool], bool] = lambda reg, stepped: True
 
 
 def _notify_when(reg: DeadlineOwner, req: Request) -> float | None:
     policy = reg.notify_policy
-    # ``after`` 0 is reported at the ask itself (Registry._register), not a tick later.
+    # ``after`` 0 is reported at the ask itself (``effects.Apply.register``), not a tick later.
     if policy is None or req.notified or policy.after <= 0:
         return None
     return req.created_at + policy.after

@@ -20,6 +20,12 @@ from askd.core.lifecycle import END_REASON, Status
 from askd.core.models import Answers
 from askd.core.smallmap import SmallMap
 
+# The statuses read on every ask and answer, bound once: a member read off
+# its enum class goes through the enum's metaclass, some 15 times dearer
+# than a module global (docs/performance.md).
+_PENDING, _ANSWERED, _TIMEOUT, _DECLINED = Status.PENDING, Status.ANSWERED, Status.TIMEOUT, Status.DECLINED
+_ANSWERED_OR_DECLINED = (_ANSWERED, _DECLINED)
+
 #: subscribe's wildcard: every session of the connection's user. Never a session id.
 ALL_SESSIONS = "*"
 
@@ -170,7 +176,7 @@ class Request:
 
     @property
     def pending(self) -> bool:
-        return self.status is Status.PENDING
+        return self.status is _PENDING
 
     def ask_payload(self, *, exact_numbers: bool = True) -> dict[str, Any]:
         """The pending question's payload: requestId, questions (exactly as
@@ -243,13 +249,13 @@ class Request:
             "sessionId": self.session_id,
             "status": self.status.value,
         }
-        if self.status is Status.PENDING:
+        if self.status is _PENDING:
             out["expiresAt"] = isotime(self.expires_at)
         if self.answers is not None:
             out["answers"] = self.answers
         if self.defaulted:
             out["defaulted"] = True
-        if self.status in (Status.ANSWERED, Status.DECLINED):
+        if self.status in _ANSWERED_OR_DECLINED:
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
         if self.reason is not None:
@@ -263,7 +269,7 @@ class Request:
     def end_payload(self) -> dict[str, Any]:
         """The ``ask_user_questions_cancelled`` payload of the ended question."""
         out: dict[str, Any] = {"requestId": self.request_id, "reason": END_REASON[self.status]}
-        if self.status in (Status.ANSWERED, Status.DECLINED):
+        if self.status in _ANSWERED_OR_DECLINED:
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
         if self.reason is not None:  # ``reason`` is the close's own: the decline's is named apart
@@ -349,15 +355,15 @@ class Counters:
     def count(self, status: Status) -> None:
         """A request came in (asked, or restored as the store kept it)."""
         self.asked += 1
-        if status is not Status.PENDING:
+        if status is not _PENDING:
             self.ended(status)
 
     def ended(self, status: Status) -> None:
-        if status is Status.ANSWERED:
+        if status is _ANSWERED:
             self.answered += 1
-        elif status is Status.TIMEOUT:
+        elif status is _TIMEOUT:
             self.timeout += 1
-        elif status is Status.DECLINED:
+        elif status is _DECLINED:
             self.declined += 1
         else:
             self.cancelled += 1

@@ -1,5 +1,5 @@
-"""The engine loads only where it runs (issue 31): a client, or the table
-of deadline kinds, imports no registry."""
+"""The engine loads only where it runs (issue 31): a client, the table of
+deadline kinds or the rule table imports no registry."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("module", ["askd.client", "askd.core", "askd.core.models", "askd.core.deadlines"])
+# The rule table too: a store that keeps no engine runs its guards (rules.takes).
+@pytest.mark.parametrize(
+    "module", ["askd.client", "askd.core", "askd.core.models", "askd.core.deadlines", "askd.core.rules"]
+)
 def test_importing_does_not_load_the_registry(module: str) -> None:
     code = f"import sys, {module}; print('askd.core.registry' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

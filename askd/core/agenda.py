@@ -1,0 +1,125 @@
+"""The agenda: every question's deadlines, in one schedule, and the webhooks due.
+
+It owns the one :class:`~askd.core.schedule.Schedule` (each entry named by
+its kind, ``deadlines.DEADLINE_KINDS``), which kinds each question can have
+(decided once per registry), and the questions reported due for a webhook
+until the front end drains them. It is the narrow view the deadline kinds
+read (``deadlines.DeadlineOwner``): the limits, the webhook policy, a
+request by its ids, and ``notify_due``. The front end needs a single timer
+at ``next_deadline()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from askd.core.audiences import Audiences
+from askd.core.changes import Change
+from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
+from askd.core.records import Limits, NotifyPolicy, Outbox, Request
+from askd.core.schedule import Schedule
+
+
+class Agenda:
+    def __init__(
+        self,
+        limits: Limits,
+        notify_policy: NotifyPolicy | None,
+        clock: Callable[[], float],
+        get: Callable[[str, str], Request | None],
+        audiences: Audiences,
+        online: Callable[[str], bool],
+        box: Outbox,
+    ) -> None:
+        self.limits = limits
+        self.notify_policy = notify_policy  # None: no webhook, nothing is ever due; fixed (``_plans`` reads it once)
+        self.get = get  # a request by its ids (the session book's)
+        self._audiences = audiences
+        self._online = online  # whether a user has a tab open
+        self._clock = clock
+        self._box = box  # the outbox being filled: its ``notify``
+        self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
+        # The kinds a request can have, by (ended, has escalation steps),
+        # decided once: a one-user question without a webhook policy has
+        # only its timeout, then its forget (each kind looked at costs a call).
+        self._plans = {
+            (ended, stepped): tuple(k for k in DEADLINE_KINDS if k.ended is ended and k.can(self, stepped))
+            for ended in (False, True)
+            for stepped in (False, True)
+        }
+        self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in DEADLINE_KINDS})
+
+    def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
+        """A schedule entry counts while its kind's deadline for the request
+        is still alive and still at that time (an extension moved a timeout:
+        the entry at the old time is stale)."""
+        return kind.alive(self, req) and kind.when(self, req) == at
+
+    # ---- a question's deadlines ---------------------------------------
+
+    def plan(self, req: Request) -> None:
+        """Schedule the request's deadlines of every kind for where it is in
+        its life (pending or ended), from its own fields."""
+        for kind in self._plans[not req.pending, bool(req.escalate)]:
+            at = kind.when(self, req)
+            if at is not None:
+                self.schedule.add(at, kind.name, req, req.order)
+
+    def unplan(self, req: Request) -> None:
+        """A request ended: its entries of the pending kinds that are not due
+        yet stay in the schedule, stale, until they reach the top. (One due
+        already was taken by ``due``, or soon is, and not counted: whichever
+        node's ``Ended`` applies on a shared store.)"""
+        now = self._clock()
+        for kind in self._plans[False, bool(req.escalate)]:
+            at = kind.when(self, req)
+            if at is not None and at > now:
+                self.schedule.stale()
+
+    def moved(self, req: Request, previous: float) -> None:
+        """A pending question's deadline moved from ``previous``: the entry
+        at the old one stays, stale (its kind's ``when`` moved: the schedule
+        lets it pass), a new one is added, in its place among those due with it."""
+        if previous > self._clock():
+            self.schedule.stale()
+        self.schedule.add(req.expires_at, "timeout", req, req.order)
+
+    def stepped(self, req: Request) -> None:
+        """An escalation step was taken: the next one's entry, if any."""
+        at = escalate_when(self, req)
+        if at is not None:
+            self.schedule.add(at, "escalate", req, req.order)
+
+    # ---- webhooks -----------------------------------------------------
+
+    def notify_due(self, req: Request, *, again: bool = False) -> None:
+        """Report a webhook due; ``again`` after an escalation step, even if
+        one was delivered before (for the new audience)."""
+        policy = self.notify_policy
+        if policy is None or not req.pending or (req.notified and not again):
+            return
+        if policy.only_offline and any(self._online(u) for u in self._audiences.notify_users(req)[1]):
+            return  # seen online at the due moment: no webhook (spec E)
+        self._box.notify.append(req)
+
+    # ---- time ---------------------------------------------------------
+
+    def next_deadline(self) -> float | None:
+        """When ``due()`` next has work to do, in the clock's seconds."""
+        return self.schedule.next_at()
+
+    def due(self) -> list[Change]:
+        """What the clock has made due by now, changing nothing: each due
+        deadline's kind decides (questions past ``expiresAt`` end as
+        ``timeout``, results past their retention are forgotten, webhooks
+        come due in the outbox). The entries leave the schedule: the front
+        end commits and applies the changes (or, if its store failed, keeps
+        them to try again)."""
+        now = self._clock()
+        out: list[Change] = []
+        for kind, req in self.schedule.pop_due(now):
+            change = self._kinds[kind].fire(self, req, now)
+            if change is not None:
+                out.append(change)
+        return out

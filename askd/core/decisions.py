@@ -1,0 +1,181 @@
+"""Decisions: what a person's, an agent's or an admin's event would change.
+
+Each ``prepare_*`` checks everything that can be refused (who may act,
+answers against the questions, the time allowance, the lifecycle) and
+returns the change as data, changing nothing: the front end has its store
+take it, then applies it (``rules.py`` says whether it still takes effect).
+It owns no state; it reads the session book and the audiences. (An ask's
+decision is ``Reservations.prepare_ask``: it reserves what it takes; the
+clock's are the deadline kinds', ``Agenda.due``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from askd.core import events as ev
+from askd.core.audiences import Audiences
+from askd.core.book import SessionBook
+from askd.core.changes import Ended, Extended, GroupDeleted, GroupSet
+from askd.core.errors import InvalidAnswer, NotAllowed, NotFound, NotPending
+from askd.core.events import isotime
+from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
+from askd.core.receipted import ended_digest
+from askd.core.records import Limits, Request
+from askd.core.reservations import Reservations
+from askd.protocol import codec
+from askd.protocol.models import Answers, check_answers
+
+
+_ANSWER = Trigger.ANSWER  # read once: see records._PENDING
+
+
+class Decisions:
+    def __init__(
+        self,
+        book: SessionBook,
+        audiences: Audiences,
+        reservations: Reservations,
+        limits: Limits,
+        clock: Callable[[], float],
+    ) -> None:
+        self._book = book
+        self._audiences = audiences
+        self._reservations = reservations  # which sessions an agent reaches
+        self._limits = limits
+        self._clock = clock
+
+    def prepare_answer(
+        self,
+        session_id: str,
+        request_id: str,
+        answers: Answers,
+        *,
+        user_id: str | None = None,
+        via: str = "ws",
+        answered_by: str | None = None,
+    ) -> Ended:
+        """Check an answer to a pending question; ``user_id`` None answers as
+        an admin. Raises :class:`NotPending` when it is not pending for this
+        user (ended, unknown, or another user's) and :class:`InvalidAnswer`
+        when the answers do not fit its questions. The result names
+        ``answered_by`` (default: ``user_id``) and ``via``."""
+        req = self._pending_for(session_id, request_id, user_id)
+        # The check reads the questions' texts and multiSelect flags, no number.
+        questions = req.ask_payload(exact_numbers=False)["questions"]
+        problem = check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
+        if problem:
+            raise InvalidAnswer(problem)
+        by = user_id if answered_by is None else answered_by
+        return self._ending(req, _ANSWER, answers=answers, answered_by=by, via=via)
+
+    @staticmethod
+    def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
+        """What is wrong with ``answers`` to these questions, or None."""
+        return check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
+
+    def _pending_for(self, session_id: str, request_id: str, user_id: str | None) -> Request:
+        """The pending question ``user_id`` (None: an admin) may act on."""
+        req = self._book.get(session_id, request_id)
+        if req is None or not req.pending or (user_id is not None and not self._audiences.holds(user_id, req)):
+            raise NotPending(f"question {request_id} is not pending")
+        return req
+
+    def prepare_decline(
+        self,
+        session_id: str,
+        request_id: str,
+        reason: str | None = None,
+        *,
+        user_id: str | None = None,
+        via: str = "ws",
+        answered_by: str | None = None,
+    ) -> Ended:
+        """The person refuses to answer: the question ends ``declined``.
+        Raises :class:`NotPending` as ``prepare_answer`` does."""
+        req = self._pending_for(session_id, request_id, user_id)
+        by = user_id if answered_by is None else answered_by
+        return self._ending(req, Trigger.DECLINE, answered_by=by, via=via, reason=reason)
+
+    def prepare_extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> Extended:
+        """Move a pending question's deadline later. From a person
+        (``user_id``): by ``seconds`` or what is left of its allowance
+        (``maxExtensionSeconds``), :class:`NotAllowed` when nothing is left.
+        From the agent (``user_id`` None): by ``seconds``, without using the
+        allowance, :class:`NotAllowed` past ``max_timeout`` plus the allowance
+        from its creation. :class:`NotPending` when it is not pending (for
+        this user)."""
+        req = self._pending_for(session_id, request_id, user_id)
+        extended = req.extended
+        if user_id is not None:
+            left = req.max_extension - req.extended
+            if left <= 0:
+                raise NotAllowed(f"question {request_id} allows no more time")
+            seconds = min(seconds, left)
+            extended += seconds
+        expires_at = req.expires_at + seconds
+        max_timeout = self._limits.max_timeout
+        if user_id is None and expires_at > req.created_at + max_timeout + req.max_extension:
+            raise NotAllowed(
+                f"question {request_id} may live at most max_timeout_seconds ({max_timeout:g}) "
+                f"plus its maxExtensionSeconds ({req.max_extension:g}) from its creation"
+            )
+        frame = codec.loads(req.frame or b"")
+        frame["payload"]["expiresAt"] = isotime(expires_at)
+        return Extended(req.session_id, req.request_id, req.expires_at, expires_at, extended, ev.encode(frame))
+
+    def prepare_withdraw(
+        self, session_id: str, request_id: str, agent: str | None = None
+    ) -> tuple[Request | None, Ended | None]:
+        """The agent takes one question back: a pending one ends
+        ``cancelled``; an ended one stays as it is. None when unknown (to
+        this agent: in another agent's session, as if unknown)."""
+        req = self._book.get(session_id, request_id) if self._reservations.reaches(session_id, agent) else None
+        if req is None or not req.pending:
+            return req, None
+        return req, self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
+
+    def prepare_cancel(self, session_id: str, agent: str | None = None) -> list[Ended]:
+        """End every pending question of the session and of its descendants
+        as ``cancelled`` (seed ``failAllForSession``). Raises
+        :class:`NotFound` for another agent's session."""
+        self._reservations.reach(session_id, agent)
+        root = self._book.sessions.get(session_id)
+        if root is None:
+            return []
+        return [
+            self._ending(req, Trigger.CANCEL, error=CANCEL_ERROR)
+            for session in self._book.descendants(root)
+            for req in session.requests.values()
+            if req.pending
+        ]
+
+    def _ending(
+        self,
+        req: Request,
+        trigger: Trigger,
+        *,
+        answers: Answers | None = None,
+        error: str | None = None,
+        answered_by: str | None = None,
+        via: str | None = None,
+        reason: str | None = None,
+    ) -> Ended:
+        next_status(req.status, trigger)  # raises on a move the lifecycle forbids
+        return Ended(
+            req.session_id, req.request_id, trigger, answers, error, self._clock(), answered_by, via, reason,
+            digest=ended_digest(req, answers),
+        )
+
+    # ---- groups -------------------------------------------------------
+
+    def prepare_group_set(self, group: str, members: Iterable[str]) -> GroupSet:
+        """Replace a group's members (sorted, de-duplicated)."""
+        return GroupSet(group, tuple(sorted(set(members))))
+
+    def prepare_group_delete(self, group: str) -> GroupDeleted:
+        """Delete a group; raises :class:`NotFound` when there is none."""
+        if group not in self._audiences.groups:
+            raise NotFound(f"no group {group}")
+        return GroupDeleted(group)
