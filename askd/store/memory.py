@@ -1,10 +1,9 @@
 """``store = "memory"``: v1's behaviour, nothing survives the process.
 
 It writes nothing, yet its commit reports what took effect as SQLite and
-Redis do: it keeps the few fields the checks read (``Row``: status,
-deadline, escalation steps; and which groups are held) and checks each
-change against them, the same checks as ``sqlite/writes.py`` and
-``redis/commit.lua``. It never reads the registry.
+Redis do: it keeps each question's row as the engine's rules read it
+(``rules.RowState``) and each group's members, and asks the rules
+(``core/rules.py``) of each change. It never reads the registry.
 """
 
 from __future__ import annotations
@@ -12,22 +11,13 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import Any
 
-from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
-from askd.core.lifecycle import Status
+from askd.core import rules
+from askd.core.changes import Change
 from askd.core.snapshot import Loaded
 from askd.store.compat import OldCalls
 from askd.store.parts import LocalCluster, StoreListener, check_setting
-
-
-@dataclass
-class Row:
-    """What the checks read of a kept question."""
-
-    status: Status
-    expires_at: float
-    escalations: int = 0
 
 
 class MemoryClaims:
@@ -79,8 +69,11 @@ class MemoryStore(OldCalls):
     shared = False
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._rows: dict[str, Row] = {}
-        self._groups: set[str] = set()
+        # A question's row by its request id (an id kept already is not
+        # asked again, in any session, as on SQLite and Redis); a group's
+        # members by its name.
+        self._rows: dict[str, Any] = {}
+        self._groups: dict[str, Any] = {}
         self._not_before = 0.0
         self._listener: StoreListener | None = None
         self.claims = MemoryClaims(clock)
@@ -100,39 +93,17 @@ class MemoryStore(OldCalls):
         return [change for change in changes if self._write(change)]
 
     def _write(self, change: Change) -> bool:
-        if isinstance(change, GroupSet):
-            self._groups.add(change.group)
-            return True
-        if isinstance(change, GroupDeleted):
-            held = change.group in self._groups
-            self._groups.discard(change.group)
-            return held
-        if isinstance(change, Asked):
-            req = change.request
-            if req.request_id in self._rows:
-                return False  # a request id kept already: as SQLite and Redis
-            self._rows[req.request_id] = Row(Status.PENDING, req.expires_at)
-            return True
-        row = self._rows.get(change.request_id)
-        if isinstance(change, Forgot):
-            if row is None or row.status is Status.PENDING:
-                return False
-            del self._rows[change.request_id]
-            return True
-        if row is None or row.status is not Status.PENDING:
+        rule = rules.rule_of(change)
+        key = rule.key(change)[-1]  # the request id, or the group's name
+        kept = self._groups if rule.lookup == "group" else self._rows
+        row = kept.get(key)
+        if not rules.takes(change, row):
             return False
-        if isinstance(change, Ended):
-            row.status = change.status
-        elif isinstance(change, Extended):
-            if row.expires_at != change.previous:
-                return False
-            row.expires_at = change.expires_at
-        elif isinstance(change, Escalated):
-            if row.escalations >= change.step:
-                return False
-            row.escalations = change.step
+        left = rules.after(change, row)
+        if left is None:
+            kept.pop(key, None)
         else:
-            assert isinstance(change, Notified)
+            kept[key] = left
         return True
 
     async def probe(self) -> None:

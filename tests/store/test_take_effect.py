@@ -1,6 +1,6 @@
 """"Would this change take effect?" is a pure function of the core
-(``Registry.taking``); each store decides it from what it holds (the
-memory store from the few fields it keeps). Batches with every kind of change, racing
+(``Registry.taking``, ``core/rules.py``); each store decides it from what
+it holds (the memory store asks the same rules of its own rows). Batches with every kind of change, racing
 each other inside one batch, must get the same answer from all three."""
 
 from __future__ import annotations
