@@ -23,9 +23,9 @@ from typing import Any
 import structlog
 
 from askd import tokens
-from askd.core import codec
-from askd.core.frames import parse_frame
-from askd.core.models import AskBody
+from askd.protocol import codec
+from askd.protocol.frames import parse_frame
+from askd.protocol.models import AskBody
 from askd.core import AskInput
 from askd.core.registry import Registry
 from askd.server import logs

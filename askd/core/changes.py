@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from askd.core.lifecycle import TRANSITIONS, Status, Trigger
-from askd.core.models import Answers
+from askd.protocol.models import Answers
 from askd.core.records import Request
 
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable
 from typing import Any
 
-from askd.core import codec
+from askd.protocol import codec
 from askd.core import events as ev
 from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import END_REASON, Status
-from askd.core.models import Answers
+from askd.protocol.ids import ALL_SESSIONS  # noqa: F401  (re-exported: askd.core.ALL_SESSIONS)
+from askd.protocol.models import Answers
 from askd.core.smallmap import SmallMap
 
 # The statuses read on every ask and answer, bound once: a member read off
@@ -26,8 +27,6 @@ from askd.core.smallmap import SmallMap
 _PENDING, _ANSWERED, _TIMEOUT, _DECLINED = Status.PENDING, Status.ANSWERED, Status.TIMEOUT, Status.DECLINED
 _ANSWERED_OR_DECLINED = (_ANSWERED, _DECLINED)
 
-#: subscribe's wildcard: every session of the connection's user. Never a session id.
-ALL_SESSIONS = "*"
 
 #: A ``to`` entry naming a group: ``group:G``.
 GROUP_PREFIX = "group:"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from askd.core import AskInput, Forbidden, InvalidRequest, Limits, NotifyPolicy, NotPending, SessionOwnerMismatch, UserOffline
-from askd.core import codec
+from askd.protocol import codec
 from askd.core.changes import Escalated
 from tests.core.test_registry import FakeClock
 from tests.registry_steps import StepRegistry

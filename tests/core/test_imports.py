@@ -11,7 +11,7 @@ import pytest
 
 # The rule table too: a store that keeps no engine runs its guards (rules.takes).
 @pytest.mark.parametrize(
-    "module", ["askd.client", "askd.core", "askd.core.models", "askd.core.deadlines", "askd.core.rules"]
+    "module", ["askd.client", "askd.core", "askd.protocol.models", "askd.core.deadlines", "askd.core.rules"]
 )
 def test_importing_does_not_load_the_registry(module: str) -> None:
     code = f"import sys, {module}; print('askd.core.registry' in sys.modules)"

@@ -7,9 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from askd import notify_sample
+from askd.channels import sample as notify_sample
 from askd.addresses import EmailAddress
-from askd.core.models import AnswerBody, DeclineBody, GroupBody, Id, UserBody
+from askd.protocol.ids import Id
+from askd.protocol.models import AnswerBody, DeclineBody, GroupBody, UserBody
 from askd.server.door.proxy import public_base
 from askd.server.http.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE

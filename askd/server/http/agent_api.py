@@ -11,7 +11,7 @@ import structlog
 
 from askd.core import AskInput, NotPending, Request
 from askd.core.events import isotime
-from askd.core.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
+from askd.protocol.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
 from askd.server.context import Context
 from askd.server.door.auth import revoked
 from askd.server.http.base import ApiError, ApiHandler

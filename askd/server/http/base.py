@@ -11,10 +11,11 @@ import structlog
 import tornado.web
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from askd.core import ALL_SESSIONS, AskdError, codec
+from askd.core import ALL_SESSIONS, AskdError
+from askd.protocol import codec
 from askd.core.events import encode
-from askd.core.frames import validation_details
-from askd.core.models import Id
+from askd.protocol.frames import validation_details
+from askd.protocol.ids import Id
 from askd.server import logs
 from askd.server.context import Context
 from askd.server.door import door

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from askd.channels import links
 from askd.core import InvalidAnswer, NotPending, Request, Status
 from askd.core.events import isotime
-from askd.core.models import DeclineBody
+from askd.protocol.models import DeclineBody
 from askd.server.context import Context
 from askd.server.door.revocation import not_before_now
 from askd.server.http.base import house_headers

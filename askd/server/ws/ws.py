@@ -14,7 +14,7 @@ import structlog
 from askd.core import Forbidden, InvalidAnswer, NotAllowed, NotPending
 from askd.core import events as ev
 from askd.core.events import Event, isotime
-from askd.core.frames import (
+from askd.protocol.frames import (
     AnswerFrame,
     DeclineFrame,
     ExtendFrame,
