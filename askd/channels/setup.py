@@ -55,7 +55,7 @@ def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str
         sender=Address(n.email_from.name, addr_spec=n.email_from.email),
         timeout=n.timeout_seconds,
         link_base=link_base,
-        addresses=hub.store.user_emails,
+        addresses=hub.emails,  # the directory's e-mail addresses, through the hub
         metrics=hub.metrics.emails,
         links=minter.links_for if minter is not None else None,
     )

@@ -16,7 +16,6 @@ from typing import Any
 from askd.core import rules
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded
-from askd.store.compat import OldCalls
 from askd.store.parts import LocalCluster, StoreListener, check_setting
 
 
@@ -29,22 +28,17 @@ class MemoryClaims:
         self._ends: list[tuple[float, str]] = []  # (until, key), soonest first
 
     async def claim(self, key: str, until: float) -> bool:
-        return key in await self.claim_all([key], until)
-
-    async def claim_all(self, keys: Sequence[str], until: float) -> list[str]:
+        # No await before the check and the keep: one step on the loop.
         now, ends, held = self._now(), self._ends, self._until
         while ends and ends[0][0] <= now:
             at, gone = heapq.heappop(ends)
             if held.get(gone) == at:
                 del held[gone]
-        won = []
-        for key in dict.fromkeys(keys):
-            if key in held and held[key] > now:
-                continue
-            held[key] = until
-            heapq.heappush(ends, (until, key))
-            won.append(key)
-        return won
+        if key in held and held[key] > now:
+            return False
+        held[key] = until
+        heapq.heappush(ends, (until, key))
+        return True
 
 
 class MemoryDirectory:
@@ -63,7 +57,7 @@ class MemoryDirectory:
             kept[user] = value
 
 
-class MemoryStore(OldCalls):
+class MemoryStore:
     kind = "memory"
     durable = False
     shared = False

@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from askd.channels.channel import Claim
+from askd.channels.claims import claim
 from askd.core import Request
 from askd.core.registry import Registry
 from askd.core.snapshot import restore
 from askd.core.changes import Asked
 from askd.store import Store
 from askd.store.memory import MemoryStore
-from askd.store.parts import mail_key, notify_key, open_key
+from askd.store.parts import EMAIL, mail_key, notify_key, open_key
 from askd.store.sqlite import SqliteStore
 from tests.store.test_take_effect import loaded
 
@@ -35,28 +37,43 @@ def req(rid: str = "r1") -> Request:
     return Request(rid, "s1", "alice", NOW, NOW + 60)
 
 
+async def claim_mails(store: Store, r: Request, step: int, users: list[str]) -> list[str]:
+    """Of ``users``, in order, those whose mail about ``r`` at ``step`` this
+    call claims first: one claim per delivery, as the delivery worker makes
+    it (``askd.channels.claims.claim``)."""
+    return [u for u in users if await claim(store, Claim.of("mail", r, step, u))]
+
+
+async def user_emails(store: Store, users: list[str]) -> dict[str, str]:
+    return await store.directory.get(EMAIL, users)
+
+
+async def set_user_email(store: Store, user: str, email: str | None) -> None:
+    await store.directory.set(EMAIL, user, email)
+
+
 async def test_the_first_claim_wins_per_step_and_recipient(store: Store) -> None:
     r = req()
-    assert await store.claim_mails(r, 0, ["alice", "bob", "alice"]) == ["alice", "bob"]
-    assert await store.claim_mails(r, 0, ["bob", "carol"]) == ["carol"]
-    assert await store.claim_mails(r, 1, ["bob"]) == ["bob"]  # a step is mailed again
-    assert await store.claim_mails(req("r2"), 0, ["alice"]) == ["alice"]
-    assert await store.claim_mails(r, 0, []) == []
+    assert await claim_mails(store, r, 0, ["alice", "bob", "alice"]) == ["alice", "bob"]
+    assert await claim_mails(store, r, 0, ["bob", "carol"]) == ["carol"]
+    assert await claim_mails(store, r, 1, ["bob"]) == ["bob"]  # a step is mailed again
+    assert await claim_mails(store, req("r2"), 0, ["alice"]) == ["alice"]
+    assert await claim_mails(store, r, 0, []) == []
 
 
 async def test_addresses_are_kept_replaced_and_forgotten(store: Store) -> None:
-    assert await store.user_emails(["alice"]) == {}
-    await store.set_user_email("alice", "alice@example.com")
-    await store.set_user_email("bob", "bob@example.com")
-    await store.set_user_email("bob", "b@example.com")
-    assert await store.user_emails(["alice", "bob", "carol", "alice"]) == {"alice": "alice@example.com", "bob": "b@example.com"}
-    await store.set_user_email("alice", None)
-    await store.set_user_email("nobody", None)
-    assert await store.user_emails(["alice", "bob"]) == {"bob": "b@example.com"}
+    assert await user_emails(store, ["alice"]) == {}
+    await set_user_email(store, "alice", "alice@example.com")
+    await set_user_email(store, "bob", "bob@example.com")
+    await set_user_email(store, "bob", "b@example.com")
+    assert await user_emails(store, ["alice", "bob", "carol", "alice"]) == {"alice": "alice@example.com", "bob": "b@example.com"}
+    await set_user_email(store, "alice", None)
+    await set_user_email(store, "nobody", None)
+    assert await user_emails(store, ["alice", "bob"]) == {"bob": "b@example.com"}
     many = [f"u{i}" for i in range(1200)]  # more than one statement's parameters
     for u in many[::100]:
-        await store.set_user_email(u, f"{u}@example.com")
-    assert len(await store.user_emails(many)) == 12
+        await set_user_email(store, u, f"{u}@example.com")
+    assert len(await user_emails(store, many)) == 12
 
 
 async def test_sqlite_keeps_claims_and_addresses_across_a_reopen(tmp_path: Path) -> None:
@@ -66,15 +83,15 @@ async def test_sqlite_keeps_claims_and_addresses_across_a_reopen(tmp_path: Path)
     r = req()
     r.frame = b"{}"
     await db.commit([Asked(r, None)])
-    assert await db.claim_mails(r, 0, ["alice"]) == ["alice"]
-    await db.set_user_email("alice", "alice@example.com")
+    assert await claim_mails(db, r, 0, ["alice"]) == ["alice"]
+    await set_user_email(db, "alice", "alice@example.com")
     await db.aclose()
 
     db = SqliteStore(path)
     restore(await db.load(), Registry())
     try:
-        assert await db.claim_mails(r, 0, ["alice"]) == []
-        assert await db.user_emails(["alice"]) == {"alice": "alice@example.com"}
+        assert await claim_mails(db, r, 0, ["alice"]) == []
+        assert await user_emails(db, ["alice"]) == {"alice": "alice@example.com"}
     finally:
         await db.aclose()
 
@@ -98,17 +115,17 @@ async def test_a_questions_claims_are_kept_while_it_could_be_pending_then_go(kin
     until = r.expires_at + r.max_extension + 60
     clock = Clock(until - 0.4)  # Redis counts the claim's life from this clock
     async with loaded(kind, tmp_path, clock) as store:
-        assert await store.claim_mails(r, 0, ["alice"]) == ["alice"]
+        assert await claim_mails(store, r, 0, ["alice"]) == ["alice"]
         clock.now += 0.3
-        assert await store.claim_mails(r, 0, ["alice"]) == []  # kept, even with the question forgotten
+        assert await claim_mails(store, r, 0, ["alice"]) == []  # kept, even with the question forgotten
         await asyncio.sleep(0.5)  # Redis's own time: its key lives 0.4 s
         clock.now += 0.3
-        assert await store.claim_mails(req("r2"), 0, ["bob"]) == ["bob"]
+        assert await claim_mails(store, req("r2"), 0, ["bob"]) == ["bob"]
         if isinstance(store, SqliteStore):
             assert store._db.execute("SELECT key FROM claims").fetchall() == [("mail:r2:0:bob",)]
         if isinstance(store, MemoryStore):
             assert list(store.claims._until) == ["mail:r2:0:bob"]  # noqa: SLF001
-        assert await store.claim_mails(r, 0, ["alice"]) == ["alice"]  # free again
+        assert await claim_mails(store, r, 0, ["alice"]) == ["alice"]  # free again
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
@@ -119,20 +136,20 @@ async def test_claims_are_one_kind_of_key(kind: str, tmp_path: Path) -> None:
     async with loaded(kind, tmp_path) as store:
         later = time.time() + 60
         assert await store.claims.claim(mail_key(r.request_id, 0, "alice"), later)
-        assert await store.claim_mails(r, 0, ["alice"]) == []  # the same key
+        assert await claim_mails(store, r, 0, ["alice"]) == []  # the same key
         assert await store.claims.claim(notify_key(r.request_id, 0), later)
         assert not await store.claims.claim(notify_key(r.request_id, 0), later)
         assert await store.claims.claim(notify_key(r.request_id, 1), later)
-        assert await store.claim_once(open_key("j1"), later)
+        assert await store.claims.claim(open_key("j1"), later)
         assert not await store.claims.claim(open_key("j1"), later)
 
 
 async def test_the_directory_keeps_settings_by_name(store: Store) -> None:
-    """``user_emails`` and ``set_user_email`` are the directory's ``email``
-    setting; a setting it does not know is a caller's bug, refused."""
+    """E-mail addresses are the directory's ``email`` setting; a setting it
+    does not know is a caller's bug, refused."""
     await store.directory.set("email", "alice", "alice@example.com")
-    assert await store.user_emails(["alice"]) == {"alice": "alice@example.com"}
-    await store.set_user_email("bob", "bob@example.com")
+    assert await user_emails(store, ["alice"]) == {"alice": "alice@example.com"}
+    await set_user_email(store, "bob", "bob@example.com")
     assert await store.directory.get("email", ["alice", "bob", "carol"]) == {
         "alice": "alice@example.com",
         "bob": "bob@example.com",
@@ -141,3 +158,14 @@ async def test_the_directory_keeps_settings_by_name(store: Store) -> None:
         await store.directory.get("slack", ["alice"])
     with pytest.raises(ValueError):
         await store.directory.set("slack", "alice", "U123")
+
+
+async def test_a_webhooks_claim_is_the_clusters_only(store: Store) -> None:
+    """A webhook's claim (``notify:``) always wins on a store one daemon
+    owns, so a webhook not delivered before a restart is sent after it; on a
+    shared store the first node's claim wins, per escalation step."""
+    r = req()
+    first = await claim(store, Claim.of("notify", r, 0))
+    again = await claim(store, Claim.of("notify", r, 0))
+    assert first and again == (not store.shared)
+    assert await claim(store, Claim.of("notify", r, 1))

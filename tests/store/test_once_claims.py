@@ -1,4 +1,4 @@
-"""``claim_once`` on each store: the first claim of a key wins, even among
+"""``store.claims.claim`` of an ``open:`` key on each store: the first claim of a key wins, even among
 racing claims; a claim is dropped once it expires (SQLite deletes its
 row from ``claims``); a store that fails while askd runs makes ``POST /v1/open`` answer 503
 with no token, and the code, never recorded, works once it is back."""
@@ -29,23 +29,23 @@ async def each(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
 
 
 async def test_the_first_claim_of_a_key_wins(each: Store) -> None:
-    assert await each.claim_once("open:a", LATER)
-    assert not await each.claim_once("open:a", LATER)
-    assert await each.claim_once("open:b", LATER)
+    assert await each.claims.claim("open:a", LATER)
+    assert not await each.claims.claim("open:a", LATER)
+    assert await each.claims.claim("open:b", LATER)
 
 
 async def test_of_racing_claims_one_wins(each: Store) -> None:
-    won = await asyncio.gather(*(each.claim_once("open:raced", LATER) for _ in range(20)))
+    won = await asyncio.gather(*(each.claims.claim("open:raced", LATER) for _ in range(20)))
     assert sorted(won) == [False] * 19 + [True]
 
 
 async def test_an_expired_claim_is_dropped(each: Store) -> None:
     soon = time.time() + 0.5  # room for three calls on a loaded machine
-    assert await each.claim_once("open:a", soon)
-    assert await each.claim_once("open:b", soon)
-    assert not await each.claim_once("open:a", LATER)  # still kept
+    assert await each.claims.claim("open:a", soon)
+    assert await each.claims.claim("open:b", soon)
+    assert not await each.claims.claim("open:a", LATER)  # still kept
     await asyncio.sleep(max(0.0, soon - time.time()) + 0.05)
-    assert await each.claim_once("open:a", LATER)  # free again
+    assert await each.claims.claim("open:a", LATER)  # free again
     if isinstance(each, SqliteStore):
         assert each._db.execute("SELECT key FROM claims").fetchall() == [("open:a",)]
 

@@ -15,6 +15,7 @@ from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections
 from askd.server.hub.waiters import Waiters
 from askd.store import Store, StoreError, StoreUnavailable
+from askd.store.parts import EMAIL
 
 
 class AdminOps:
@@ -89,8 +90,8 @@ class AdminOps:
 
     async def emails(self, users: Sequence[str]) -> dict[str, str]:
         """The e-mail addresses kept for those of ``users`` that have one."""
-        return await self._store.user_emails(users)
+        return await self._store.directory.get(EMAIL, users)
 
     async def set_email(self, user: str, email: str | None) -> None:
         """Keep ``user``'s e-mail address (None: forget it)."""
-        await self._store.set_user_email(user, email)
+        await self._store.directory.set(EMAIL, user, email)

@@ -37,13 +37,13 @@ class Connections:
         conn_id = "c_" + secrets.token_urlsafe(9)
         conn = self._registry.connect(conn_id, user_id, remote)
         self.peers[conn_id] = peer
-        self._store.present(conn_id, conn)
+        self._store.cluster.present(conn_id, conn)
         return conn_id
 
     def disconnect(self, conn_id: str) -> None:
         self.peers.pop(conn_id, None)
         self._registry.disconnect(conn_id)  # never ends a question (seed D1)
-        self._store.present(conn_id, None)
+        self._store.cluster.present(conn_id, None)
 
     def peer_count(self, user_id: str) -> int:
         return len(self._registry.connections(user_id))
@@ -52,12 +52,12 @@ class Connections:
         """Subscribe and queue the re-push (the hub's flush sends it); returns
         the number of questions re-pushed."""
         pushed = self._registry.subscribe(conn_id, session_id, reply_id)
-        self._store.present(conn_id, self._registry.connection(conn_id))
+        self._store.cluster.present(conn_id, self._registry.connection(conn_id))
         return pushed
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:
         self._registry.unsubscribe(conn_id, session_id)
-        self._store.present(conn_id, self._registry.connection(conn_id))
+        self._store.cluster.present(conn_id, self._registry.connection(conn_id))
 
     def deliver(self, sends: list[ev.Send]) -> None:
         for send in sends:
@@ -80,7 +80,7 @@ class Connections:
         shared store writes presence after the change): the ack of a
         subscribe or an unsubscribe waits for it, so a listing after the
         ack agrees with it on every node."""
-        return self._store.presence_written()
+        return self._store.cluster.presence_written()
 
     async def listing(self, user_id: str | None = None) -> list[dict[str, Any]]:
         """Every connection, on every node, with its node: this node's from
@@ -88,7 +88,7 @@ class Connections:
         and an ack must not be contradicted by the listing that follows it),
         the other nodes' from the store, in the order of the nodes."""
         node = self._node_id
-        others = [c for c in await self._store.connections() if c["node"] != node] if self._store.shared else []
+        others = [c for c in await self._store.cluster.connections() if c["node"] != node] if self._store.shared else []
         own = [{**c.describe(), "node": node} for c in self._registry.connections(user_id)]
         out = sorted(others + own, key=lambda c: c["node"])  # stable: each node's in its own order
         return [c for c in out if user_id is None or c["userId"] == user_id]
@@ -110,7 +110,7 @@ class Connections:
         listed = (Connection.from_description(c) for c in await self.listing())
         n = sum(1 for c in listed if matches(c, selector, owner))
         if n:
-            await self._store.command({"disconnect": selector.to_wire(), "mode": mode})
+            await self._store.cluster.command({"disconnect": selector.to_wire(), "mode": mode})
         return n
 
     def on_command(self, command: dict[str, Any]) -> None:

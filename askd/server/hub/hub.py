@@ -330,8 +330,9 @@ class Hub:
         return tuple(self.registry.audiences.of(req))
 
     async def claim_once(self, key: str, expires_at: float) -> bool:
-        """Whether this is a once-only credential's first use (``Store.claim_once``)."""
-        return await self.store.claim_once(key, expires_at)
+        """Whether this is a once-only credential's first use: ``key`` is
+        ``open:<jti>``, claimed until the credential expires (``store.claims``)."""
+        return await self.store.claims.claim(key, expires_at)
 
     # ---- the admin's ----------------------------------------------------
 

@@ -32,7 +32,6 @@ from redis.exceptions import RedisError
 from askd.core import Request
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
-from askd.store.compat import OldCalls
 from askd.store.errors import StoreError, StoreUnavailable
 from askd.store.parts import StoreListener
 from askd.store.redis.claims import RedisClaims
@@ -58,7 +57,7 @@ POOL_SIZE = 100
 TIMEOUT_SECONDS = 5
 
 
-class RedisStore(OldCalls):
+class RedisStore:
     kind = "redis"
     durable = True
     shared = True

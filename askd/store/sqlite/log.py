@@ -18,7 +18,6 @@ from pathlib import Path
 
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
-from askd.store.compat import OldCalls
 from askd.store.parts import LocalCluster, StoreListener
 from askd.store.rows import request_from_row, steps_from_json
 from askd.store.sqlite.claims import SqliteClaims
@@ -30,7 +29,7 @@ from askd.store.sqlite.writes import write
 PROBE_BYTES = 8192
 
 
-class SqliteStore(OldCalls):
+class SqliteStore:
     kind = "sqlite"
     durable = True
     shared = False

@@ -81,7 +81,7 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE claims (key TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID",
         "CREATE INDEX claims_by_until ON claims (until)",
         "INSERT INTO claims SELECT key, expires_at FROM once_claims",
-        # a mail's claim is kept while its question could be pending (compat.claimed_until)
+        # a mail's claim is kept while its question could be pending (channels.channel.Claim.of)
         "INSERT OR IGNORE INTO claims SELECT 'mail:' || c.request_id || ':' || c.step || ':' || c.user_id,"
         " r.expires_at + r.max_extension + 60 FROM mail_claims c JOIN requests r USING (request_id)",
         "DROP TABLE once_claims",
