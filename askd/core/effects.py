@@ -14,7 +14,7 @@ from askd.core import events as ev
 from askd.core.agenda import Agenda
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
-from askd.core.changes import Asked, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Approved, Asked, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import Event, isotime
 from askd.core.lifecycle import REASSIGNED, next_status
 from askd.core.records import Counters, Outbox, Request
@@ -81,6 +81,8 @@ class Apply:
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
         req.digest = change.digest
+        if change.approval is not None:  # the approval completing the quorum
+            req.approval = change.approval
         self._held.take(req.user_id, req.agent, len(req.frame or b""))
         req.frame = None
         self._book.sessions[req.session_id].pending -= 1
@@ -93,16 +95,29 @@ class Apply:
     def extend(self, req: Request, change: Extended) -> None:
         """A pending question's deadline moved: the schedule follows, every
         tab hears the new one."""
-        before, after = len(req.frame or b""), len(change.frame)
-        if before != after:  # the budgets count the frame held
-            self._held.take(req.user_id, req.agent, before)
-            self._held.add(req.user_id, req.agent, after)
-        req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
+        self._reframe(req, change.frame)
+        req.expires_at, req.extended = change.expires_at, change.extended
         self._agenda.moved(req, change.previous)
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
         if req.max_extension:
             payload.update(req.allowance_fields())  # so every tab knows whether more is left
         self._tabs.send_to_audience(req, Event(ev.EXTENDED, req.session_id, payload))
+
+    def approve(self, req: Request, change: Approved) -> None:
+        """An action got an approval short of its quorum: it is kept (and
+        in the frame every re-push sends), every tab of its audience hears it."""
+        self._reframe(req, change.frame)
+        req.approval = change.approval
+        payload = {"requestId": req.request_id, "approvals": change.approval.wire(), "needed": change.approval.quorum}
+        self._tabs.send_to_audience(req, Event(ev.VOTED, req.session_id, payload))
+
+    def _reframe(self, req: Request, frame: bytes) -> None:
+        """The kept frame is now ``frame``; the budgets count the bytes held."""
+        before, after = len(req.frame or b""), len(frame)
+        if before != after:
+            self._held.take(req.user_id, req.agent, before)
+            self._held.add(req.user_id, req.agent, after)
+        req.frame = frame
 
     def escalate(self, req: Request, change: Escalated) -> None:
         """Steps up to ``change.step`` are taken: their entries join the
