@@ -127,9 +127,6 @@ class Decisions:
         approval = req.approval
         if approval is None:
             raise InvalidRequest(f"question {request_id} is not an action to approve: answer it instead")
-        by = user_id if answered_by is None else answered_by
-        if approval.voted(by):
-            raise AlreadyVoted(f"{by or 'the admin'} approved {request_id} already")
         action = req.ask_payload()["action"]
         if arguments is not None and not action.get("editable", False):
             raise _refused("arguments", "this action's arguments are not editable")
@@ -140,6 +137,9 @@ class Decisions:
             if problem is not None:
                 where, msg = problem
                 raise _refused(f"arguments.{where}" if where else "arguments", f"the arguments fail the action's schema: {msg}")
+        by = user_id if answered_by is None else answered_by
+        if approval.voted(by):  # after what is wrong with the approve itself: that is an error whoever sends it
+            raise AlreadyVoted(f"{by or 'the admin'} approved {request_id} already")
         vote = Vote(by, via, self._clock(), scope or "once")
         counted = len(approval.votes)
         if counted + 1 < approval.quorum:
