@@ -80,10 +80,3 @@ class Approval:
         obj = codec.loads(data)
         votes = tuple(Vote(by, via, float(at), scope) for by, via, at, scope in obj["votes"])
         return cls(int(obj["quorum"]), obj["arguments"], votes, bool(obj["edited"]), obj["scope"])
-
-
-def reframe(frame: bytes, approval: Approval) -> bytes:
-    """The kept ``ask_user_questions`` frame with ``approvals`` as given now."""
-    decoded = codec.loads(frame)
-    decoded["payload"]["approvals"] = approval.wire()
-    return codec.dumps(decoded)

@@ -73,15 +73,15 @@ class Approved:
     (compare and set, as ``Extended``): of two approvals decided at once,
     one applies and the other is decided again, so none counts against a
     stale count and no quorum is skipped. ``approval`` is the record with
-    ``vote`` added; ``frame`` the ``ask_user_questions`` frame re-encoded
-    with it."""
+    ``vote`` added. The kept frame is not re-encoded: a push adds the
+    approvals as they are then (``Request.push_fields``), so an extension
+    decided at the same moment, which rewrites the frame, loses none."""
 
     session_id: str
     request_id: str
     counted: int
     vote: Vote
     approval: Approval
-    frame: bytes
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from typing import Any
 from askd.core import events as ev
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
-from askd.core.approvals import Vote, reframe
+from askd.core.approvals import Vote
 from askd.core.changes import Approved, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.errors import AlreadyVoted, InvalidAnswer, InvalidRequest, NotAllowed, NotFound, NotPending
 from askd.core.events import isotime
@@ -143,8 +143,7 @@ class Decisions:
         vote = Vote(by, via, self._clock(), scope or "once")
         counted = len(approval.votes)
         if counted + 1 < approval.quorum:
-            voted = approval.with_vote(vote)
-            return Approved(req.session_id, req.request_id, counted, vote, voted, reframe(req.frame or b"", voted))
+            return Approved(req.session_id, req.request_id, counted, vote, approval.with_vote(vote))
         final = approval.arguments if arguments is None else arguments
         edited = arguments is not None and canonical(arguments) != canonical(approval.arguments)
         done = approval.approved(vote, final, edited)

@@ -95,8 +95,11 @@ class Apply:
     def extend(self, req: Request, change: Extended) -> None:
         """A pending question's deadline moved: the schedule follows, every
         tab hears the new one."""
-        self._reframe(req, change.frame)
-        req.expires_at, req.extended = change.expires_at, change.extended
+        before, after = len(req.frame or b""), len(change.frame)
+        if before != after:  # the budgets count the frame held
+            self._held.take(req.user_id, req.agent, before)
+            self._held.add(req.user_id, req.agent, after)
+        req.expires_at, req.extended, req.frame = change.expires_at, change.extended, change.frame
         self._agenda.moved(req, change.previous)
         payload = {"requestId": req.request_id, "expiresAt": isotime(req.expires_at)}
         if req.max_extension:
@@ -104,20 +107,12 @@ class Apply:
         self._tabs.send_to_audience(req, Event(ev.EXTENDED, req.session_id, payload))
 
     def approve(self, req: Request, change: Approved) -> None:
-        """An action got an approval short of its quorum: it is kept (and
-        in the frame every re-push sends), every tab of its audience hears it."""
-        self._reframe(req, change.frame)
+        """An action got an approval short of its quorum: it is kept (every
+        re-push carries it), every tab of its audience hears it."""
         req.approval = change.approval
         payload = {"requestId": req.request_id, "approvals": change.approval.wire(), "needed": change.approval.quorum}
         self._tabs.send_to_audience(req, Event(ev.VOTED, req.session_id, payload))
 
-    def _reframe(self, req: Request, frame: bytes) -> None:
-        """The kept frame is now ``frame``; the budgets count the bytes held."""
-        before, after = len(req.frame or b""), len(frame)
-        if before != after:
-            self._held.take(req.user_id, req.agent, before)
-            self._held.add(req.user_id, req.agent, after)
-        req.frame = frame
 
     def escalate(self, req: Request, change: Escalated) -> None:
         """Steps up to ``change.step`` are taken: their entries join the

@@ -216,8 +216,8 @@ class Request:
     def push_fields(self) -> dict[str, Any]:
         """What a push adds to the kept frame, as the question is now: whom
         it is asked of (a team, or with escalation steps) and the person's
-        time allowance. A question asked of one user alone, without steps or
-        allowance, adds nothing: its page shows it as asked of "you"."""
+        time allowance; an action's approvals so far. A question asked of one
+        user alone, without steps or allowance, adds nothing: its page shows it as asked of "you"."""
         out: dict[str, Any] = {}
         if is_team(self.user_id) or self.escalate:
             out["to"] = self.to
@@ -225,6 +225,8 @@ class Request:
             out.update(self.escalation_fields())
         if self.max_extension:
             out.update(self.allowance_fields())
+        if self.approval is not None:  # an action's approvals so far (section 17)
+            out["approvals"] = self.approval.wire()
         return out
 
     def escalation_fields(self) -> dict[str, Any]:
@@ -299,11 +301,14 @@ class Request:
         out["to"] = self.to
         if self.escalate:
             out["escalations"] = self.escalations
-        asked = ("action", "quorum", "approvals") if "action" in payload else ("questions",)
+        if self.approval is not None:
+            asked = {"action": payload["action"], "quorum": payload["quorum"], "approvals": self.approval.wire()}
+        else:
+            asked = {"questions": payload["questions"]}
         return {
             **out,
             "requestId": self.request_id,
-            **{k: payload[k] for k in asked},
+            **asked,
             "metadata": payload["metadata"],
             "createdAt": payload["createdAt"],
             "expiresAt": payload["expiresAt"],

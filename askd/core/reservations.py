@@ -131,9 +131,10 @@ class Reservations:
         )
         req.max_extension, req.on_timeout = ask.max_extension, ask.on_timeout
         asked: dict[str, Any]
-        if ask.action is not None:  # an approval (section 17): what it runs, its quorum, none given yet
+        if ask.action is not None:  # an approval (section 17): what it runs, its quorum
+            # (the approvals so far are added at each push: Request.push_fields)
             req.approval = Approval(ask.quorum, ask.action["arguments"])
-            asked = {"action": ask.action, "quorum": ask.quorum, "approvals": []}
+            asked = {"action": ask.action, "quorum": ask.quorum}
         else:
             asked = {"questions": ask.questions}
         # Only the encoded frame is kept: pushes wrap it (Request.ask_event).

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from askd.core import AlreadyVoted, InvalidRequest, NotPending
-from askd.core.approvals import Vote, reframe
+from askd.core.approvals import Vote
 from askd.core.changes import Approved, Change, Ended
 from askd.core.lifecycle import Status
 from askd.core.rules import takes
@@ -56,7 +56,7 @@ def test_an_approval_short_of_the_quorum_is_kept_and_the_last_ends_it_answered()
     assert reg.apply(first)
     req = reg.get("s", rid)
     assert req is not None and req.pending and req.approvals == 1
-    assert req.ask_payload()["approvals"] == [{"by": "alice", "via": "ws", "at": "2027-01-15T08:00:00.000Z"}]
+    assert req.push_fields()["approvals"] == [{"by": "alice", "via": "ws", "at": "2027-01-15T08:00:00.000Z"}]
     last = reg.prepare_approve("s", rid, user_id="bob", via="admin")
     assert isinstance(last, Ended) and last.counted == 1
     assert reg.apply(last)
@@ -241,6 +241,16 @@ def test_every_tab_of_the_audience_hears_each_approval_and_a_repush_carries_them
     assert (listed["action"], listed["quorum"], len(listed["approvals"])) == (DEPLOY, 3, 1)
 
 
+def test_an_extension_and_an_approval_decided_at_once_both_show_in_the_next_push() -> None:
+    reg = fresh()
+    req, _ = reg.ask("s", "", None, to=("alice", "bob"), action=DEPLOY, quorum=2, max_extension=60)
+    extend = reg.prepare_extend("s", req.request_id, 30, user_id="bob")
+    approve = reg.prepare_approve("s", req.request_id, user_id="alice")
+    assert reg.apply(approve) and reg.apply(extend)  # the extension's frame was encoded before the approval
+    payload = codec.loads(req.ask_event().frame)["payload"]
+    assert payload["expiresAt"] == "2027-01-15T08:15:30.000Z" and [a["by"] for a in payload["approvals"]] == ["alice"]
+
+
 @dataclass
 class RowOf:
     """A store's own row: only what guards read."""
@@ -271,10 +281,9 @@ def test_taking_and_apply_agree_on_batches_of_approvals() -> None:
             assert [id(c) for c in took] == [id(c) for c in expected], (pick, took, expected)
 
 
-def _vote(reg: StepRegistry, rid: str) -> tuple[Any, Any, bytes]:
+def _vote(reg: StepRegistry, rid: str) -> tuple[Any, Any]:
     """A made-up approval short of a quorum against count 1 (another node's, say)."""
     req = reg.get("s", rid)
     assert req is not None and req.approval is not None
     vote = Vote("dave", "ws", NOW)
-    approval = req.approval.with_vote(vote)
-    return vote, approval, reframe(req.frame or b"", approval)
+    return vote, req.approval.with_vote(vote)
