@@ -8,10 +8,10 @@ over ``book.py``, ``tabs.py``, ``reservations.py``, ``agenda.py``,
 ``decisions.py`` and ``effects.py``), its deadlines in ``schedule.py``
 (their kinds in ``deadlines.py``), who a question is for in
 ``audiences.py``. The daemon (``askd.server``) drives it
-and the stores (``askd.store``) keep its changes; clients, the CLI and the
-MCP bridge share its wire models (``models.py``). The engine is not
-imported here (``from askd.core.registry import Registry``): a client that
-imports the models does not load it.
+and the stores (``askd.store``) keep its changes. The wire's shapes are
+``askd.protocol``'s, shared with the clients, the CLI and the MCP bridge.
+The engine is not imported here (``from askd.core.registry import
+Registry``): what needs only the records does not load it.
 """
 
 from askd.core.errors import (

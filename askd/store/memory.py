@@ -1,40 +1,110 @@
-"""``store = "memory"``: v1's behaviour, nothing survives the process."""
+"""``store = "memory"``: v1's behaviour, nothing survives the process.
+
+It writes nothing, yet its commit reports what took effect as SQLite and
+Redis do: it keeps each question's row as the engine's rules read it
+(``rules.RowState``) and each group's members, and asks the rules
+(``core/rules.py``) of each change. It never reads the registry.
+"""
 
 from __future__ import annotations
 
+import heapq
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from askd.core import Request
-from askd.core.registry import Registry
-from askd.core.changes import Change, Forgot
-from askd.store.base import LocalStore
+from askd.core import rules
+from askd.core.changes import Change
+from askd.core.snapshot import Loaded
+from askd.store.compat import OldCalls
+from askd.store.parts import LocalCluster, StoreListener, check_setting
 
 
-class MemoryStore(LocalStore):
+class MemoryClaims:
+    """Claims in a dict, each dropped once its instant has passed."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._now = clock
+        self._until: dict[str, float] = {}
+        self._ends: list[tuple[float, str]] = []  # (until, key), soonest first
+
+    async def claim(self, key: str, until: float) -> bool:
+        return key in await self.claim_all([key], until)
+
+    async def claim_all(self, keys: Sequence[str], until: float) -> list[str]:
+        now, ends, held = self._now(), self._ends, self._until
+        while ends and ends[0][0] <= now:
+            at, gone = heapq.heappop(ends)
+            if held.get(gone) == at:
+                del held[gone]
+        won = []
+        for key in dict.fromkeys(keys):
+            if key in held and held[key] > now:
+                continue
+            held[key] = until
+            heapq.heappush(ends, (until, key))
+            won.append(key)
+        return won
+
+
+class MemoryDirectory:
+    def __init__(self) -> None:
+        self._settings: dict[str, dict[str, str]] = {}  # setting -> user -> value
+
+    async def get(self, setting: str, users: Sequence[str]) -> dict[str, str]:
+        kept = self._settings.get(check_setting(setting), {})
+        return {u: kept[u] for u in users if u in kept}
+
+    async def set(self, setting: str, user: str, value: str | None) -> None:
+        kept = self._settings.setdefault(check_setting(setting), {})
+        if value is None:
+            kept.pop(user, None)
+        else:
+            kept[user] = value
+
+
+class MemoryStore(OldCalls):
     kind = "memory"
     durable = False
+    shared = False
 
-    def __init__(self) -> None:
-        self._registry: Registry | None = None
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        # A question's row by its request id (an id kept already is not
+        # asked again, in any session, as on SQLite and Redis); a group's
+        # members by its name.
+        self._rows: dict[str, Any] = {}
+        self._groups: dict[str, Any] = {}
         self._not_before = 0.0
-        self._emails: dict[str, str] = {}
-        self._mailed: dict[str, set[tuple[int, str]]] = {}  # request -> (step, user) claimed
-        self._once: dict[str, float] = {}  # claim_once: key -> until when it is kept
+        self._listener: StoreListener | None = None
+        self.claims = MemoryClaims(clock)
+        self.directory = MemoryDirectory()
+        self.cluster = LocalCluster(lambda: self._listener)
 
-    async def load(self, registry: Registry) -> int:
-        self._registry = registry  # read, never changed: the hub applies
-        return 0
+    def attach(self, listener: StoreListener) -> None:
+        self._listener = listener
+
+    async def load(self) -> Loaded:
+        return Loaded()  # nothing kept from before
+
+    async def catch_up(self) -> None:
+        return None
 
     async def commit(self, changes: Sequence[Change]) -> list[Change]:
-        # Nothing to write: what would take effect is a pure function of
-        # the core's state.
-        assert self._registry is not None, "load() first"
-        taken = self._registry.taking(changes)
-        for change in taken:
-            if isinstance(change, Forgot):
-                self._mailed.pop(change.request_id, None)
-        return taken
+        return [change for change in changes if self._write(change)]
+
+    def _write(self, change: Change) -> bool:
+        rule = rules.rule_of(change)
+        key = rule.key(change)[-1]  # the request id, or the group's name
+        kept = self._groups if rule.lookup == "group" else self._rows
+        row = kept.get(key)
+        if not rules.takes(change, row):
+            return False
+        left = rules.after(change, row)
+        if left is None:
+            kept.pop(key, None)
+        else:
+            kept[key] = left
+        return True
 
     async def probe(self) -> None:
         return None
@@ -44,30 +114,6 @@ class MemoryStore(LocalStore):
 
     async def save_not_before(self, at: float) -> None:
         self._not_before = max(self._not_before, at)
-
-    async def claim_mails(self, req: Request, step: int, users: Sequence[str]) -> list[str]:
-        claimed = self._mailed.setdefault(req.request_id, set())
-        won = [u for u in dict.fromkeys(users) if (step, u) not in claimed]
-        claimed.update((step, u) for u in won)
-        return won
-
-    async def claim_once(self, key: str, expires_at: float) -> bool:
-        now = time.time()
-        for gone in [k for k, until in self._once.items() if until <= now]:
-            del self._once[gone]
-        if key in self._once:
-            return False
-        self._once[key] = expires_at
-        return True
-
-    async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
-        return {u: self._emails[u] for u in users if u in self._emails}
-
-    async def set_user_email(self, user: str, email: str | None) -> None:
-        if email is None:
-            self._emails.pop(user, None)
-        else:
-            self._emails[user] = email
 
     async def aclose(self) -> None:
         return None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from askd.core import Request, Status, codec
+from askd.core import Request, Status
+from askd.protocol import codec
 from askd.core.records import Step
 
 

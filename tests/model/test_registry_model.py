@@ -46,6 +46,7 @@ from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR
 from askd.core.changes import Change
 from askd.store.sqlite import SqliteStore
+from askd.core.snapshot import restore
 from tests.core.test_registry import FakeClock
 from tests.model.profiles import scaled
 
@@ -300,7 +301,7 @@ class RegistryMachine(RuleBasedStateMachine):
         """The daemon stops (or is killed) and starts again on its store:
         every connection is gone, every question and result is as it was."""
         self.reg = self.new_registry()
-        at_once(self.store.load(self.reg))
+        restore(at_once(self.store.load()), self.reg)
         self.model.conns.clear()
         self.expect_sends([])  # a restore tells no one anything
 

@@ -28,6 +28,7 @@ from askd.core import AskInput, Forbidden, InvalidRequest, Limits, NotPending, S
 from askd.core.registry import Registry
 from askd.core.changes import Change
 from askd.store.sqlite import SqliteStore
+from askd.core.snapshot import restore
 from tests.core.test_registry import FakeClock
 from tests.model.profiles import scaled
 from tests.model.test_registry_model import at_once
@@ -241,7 +242,7 @@ class TeamsMachine(RuleBasedStateMachine):
     @rule()
     def restart(self) -> None:
         self.reg = self.new_registry()
-        at_once(self.store.load(self.reg))
+        restore(at_once(self.store.load()), self.reg)
         self.m.conns.clear()
         self.expect([])
 

@@ -1,24 +1,26 @@
 """Each store's claim of a mail (question, escalation step, recipient) and
 its users' addresses: the first claim wins and a second never does, on
-SQLite after the file is opened again too, and a forgotten question's
-claims go with it."""
+SQLite after the file is opened again too, and a question's claims go once
+it could no longer be pending, the same on every store."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from askd.core import AskInput, Request
+from askd.core import Request
 from askd.core.registry import Registry
-from askd.core.changes import Asked, Change, Ended, Forgot
-from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
+from askd.core.snapshot import restore
+from askd.core.changes import Asked
 from askd.store import Store
 from askd.store.memory import MemoryStore
+from askd.store.parts import mail_key, notify_key, open_key
 from askd.store.sqlite import SqliteStore
-from tests.store.test_take_effect import Quiet, loaded
+from tests.store.test_take_effect import loaded
 
 NOW = time.time()
 
@@ -57,11 +59,10 @@ async def test_addresses_are_kept_replaced_and_forgotten(store: Store) -> None:
     assert len(await store.user_emails(many)) == 12
 
 
-async def test_sqlite_keeps_claims_and_addresses_across_a_reopen_and_forgets_claims_with_the_question(tmp_path: Path) -> None:
+async def test_sqlite_keeps_claims_and_addresses_across_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "askd.db"
     db = SqliteStore(path)
-    reg = Registry()
-    await db.load(reg)
+    restore(await db.load(), Registry())
     r = req()
     r.frame = b"{}"
     await db.commit([Asked(r, None)])
@@ -70,32 +71,73 @@ async def test_sqlite_keeps_claims_and_addresses_across_a_reopen_and_forgets_cla
     await db.aclose()
 
     db = SqliteStore(path)
-    await db.load(Registry())
+    restore(await db.load(), Registry())
     try:
         assert await db.claim_mails(r, 0, ["alice"]) == []
         assert await db.user_emails(["alice"]) == {"alice": "alice@example.com"}
-        await db.commit([Ended(r.session_id, r.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, NOW)])
-        assert await db.commit([Forgot(r.session_id, r.request_id)])
-        assert db._db.execute("SELECT count(*) FROM mail_claims").fetchone()[0] == 0
     finally:
         await db.aclose()
 
 
-async def test_memory_forgets_claims_with_the_question() -> None:
-    reg = Registry(clock=lambda: NOW)
-    mem = MemoryStore()
-    mem.attach(Quiet())
-    await mem.load(reg)
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
 
-    async def commit(change: Change) -> None:
-        for took in await mem.commit([change]):
-            assert reg.apply(took)
+    def __call__(self) -> float:
+        return self.now
 
-    r, asked = reg.prepare_ask(AskInput("s1", "alice", [{"question": "Mail?"}]))
-    assert asked is not None
-    await commit(asked)
-    assert await mem.claim_mails(r, 0, ["alice"]) == ["alice"]
-    await commit(Ended(r.session_id, r.request_id, Trigger.EXPIRE, None, TIMEOUT_ERROR, NOW))
-    assert await mem.claim_mails(r, 0, ["alice"]) == []  # ended, still held
-    await commit(Forgot(r.session_id, r.request_id))
-    assert mem._mailed == {}  # noqa: SLF001  (nothing kept for a question that is gone)
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_a_questions_claims_are_kept_while_it_could_be_pending_then_go(kind: str, tmp_path: Path) -> None:
+    """One rule on every store (it was: SQLite and memory dropped them with
+    the Forgot, Redis on a timer): a mail's claim is kept until the question
+    could no longer be pending (every extension taken, and a minute), on the
+    store's clock, then the key is free and nothing of it is kept."""
+    r = req()
+    r.max_extension = 30.0
+    until = r.expires_at + r.max_extension + 60
+    clock = Clock(until - 0.4)  # Redis counts the claim's life from this clock
+    async with loaded(kind, tmp_path, clock) as store:
+        assert await store.claim_mails(r, 0, ["alice"]) == ["alice"]
+        clock.now += 0.3
+        assert await store.claim_mails(r, 0, ["alice"]) == []  # kept, even with the question forgotten
+        await asyncio.sleep(0.5)  # Redis's own time: its key lives 0.4 s
+        clock.now += 0.3
+        assert await store.claim_mails(req("r2"), 0, ["bob"]) == ["bob"]
+        if isinstance(store, SqliteStore):
+            assert store._db.execute("SELECT key FROM claims").fetchall() == [("mail:r2:0:bob",)]
+        if isinstance(store, MemoryStore):
+            assert list(store.claims._until) == ["mail:r2:0:bob"]  # noqa: SLF001
+        assert await store.claim_mails(r, 0, ["alice"]) == ["alice"]  # free again
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_claims_are_one_kind_of_key(kind: str, tmp_path: Path) -> None:
+    """The three claims are keys of one ``claims.claim``: a mail's, a
+    webhook's and a code's are distinct keys, each won once."""
+    r = req()
+    async with loaded(kind, tmp_path) as store:
+        later = time.time() + 60
+        assert await store.claims.claim(mail_key(r.request_id, 0, "alice"), later)
+        assert await store.claim_mails(r, 0, ["alice"]) == []  # the same key
+        assert await store.claims.claim(notify_key(r.request_id, 0), later)
+        assert not await store.claims.claim(notify_key(r.request_id, 0), later)
+        assert await store.claims.claim(notify_key(r.request_id, 1), later)
+        assert await store.claim_once(open_key("j1"), later)
+        assert not await store.claims.claim(open_key("j1"), later)
+
+
+async def test_the_directory_keeps_settings_by_name(store: Store) -> None:
+    """``user_emails`` and ``set_user_email`` are the directory's ``email``
+    setting; a setting it does not know is a caller's bug, refused."""
+    await store.directory.set("email", "alice", "alice@example.com")
+    assert await store.user_emails(["alice"]) == {"alice": "alice@example.com"}
+    await store.set_user_email("bob", "bob@example.com")
+    assert await store.directory.get("email", ["alice", "bob", "carol"]) == {
+        "alice": "alice@example.com",
+        "bob": "bob@example.com",
+    }
+    with pytest.raises(ValueError):
+        await store.directory.get("slack", ["alice"])
+    with pytest.raises(ValueError):
+        await store.directory.set("slack", "alice", "U123")

@@ -1,6 +1,6 @@
 """``claim_once`` on each store: the first claim of a key wins, even among
 racing claims; a claim is dropped once it expires (SQLite deletes its
-row); a store that fails while askd runs makes ``POST /v1/open`` answer 503
+row from ``claims``); a store that fails while askd runs makes ``POST /v1/open`` answer 503
 with no token, and the code, never recorded, works once it is back."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ async def test_an_expired_claim_is_dropped(each: Store) -> None:
     await asyncio.sleep(max(0.0, soon - time.time()) + 0.05)
     assert await each.claim_once("open:a", LATER)  # free again
     if isinstance(each, SqliteStore):
-        assert each._db.execute("SELECT key FROM once_claims").fetchall() == [("open:a",)]
+        assert each._db.execute("SELECT key FROM claims").fetchall() == [("open:a",)]
 
 
 async def test_a_failing_store_gives_503_and_no_token(daemon: RunningDaemon) -> None:

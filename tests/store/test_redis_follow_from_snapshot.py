@@ -13,6 +13,7 @@ import pytest
 
 from askd.core import AskInput, Connection, Limits
 from askd.core.registry import Registry
+from askd.core.snapshot import restore
 from askd.core.changes import Change
 from askd.store.redis import RedisStore
 from askd.store.redis.keys import STREAM
@@ -45,7 +46,7 @@ async def test_a_loaded_node_follows_from_its_snapshot(tmp_path: Path) -> None:
         first = RedisStore(server.url, "node0")
         first.attach(Recording())
         reg = Registry(Limits(), clock=lambda: NOW + 3600)
-        await first.load(reg)
+        restore(await first.load(), reg)
         asks = [reg.prepare_ask(AskInput(f"s{i}", "alice", [{"question": "Ship it?"}]))[1] for i in range(3)]
         assert await first.commit([a for a in asks if a is not None]) != []
         newest = (await first._redis.xrevrange(STREAM, count=1))[0][0].decode()
@@ -53,7 +54,7 @@ async def test_a_loaded_node_follows_from_its_snapshot(tmp_path: Path) -> None:
         second, heard = RedisStore(server.url, "node1"), Recording()
         second.attach(heard)
         restored = Registry(Limits(), clock=lambda: NOW + 3600)
-        assert await second.load(restored) == 3
+        assert restore(await second.load(), restored) == 3
         await second._follower.reached(newest)
         assert second._follower.last == newest
         assert heard.changes == []  # nothing replayed over the snapshot

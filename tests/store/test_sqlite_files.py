@@ -17,6 +17,7 @@ import pytest
 
 from askd.core import AskInput, Limits, Status
 from askd.core.registry import Registry
+from askd.core.snapshot import restore
 from askd.store import StoreError, open_store
 from askd.store.sqlite import APPLICATION_ID, SCHEMA_VERSION, SqliteStore
 
@@ -54,7 +55,7 @@ async def test_what_is_committed_comes_back_after_a_reopen(tmp_path: Path) -> No
 
     clock.now += 5
     again, reg2 = SqliteStore(path), registry(clock)
-    assert await again.load(reg2) == 3
+    assert restore(await again.load(), reg2) == 3
     assert [r.describe() for r in reg2.pending()] == [a.describe(), c.describe()]
     assert reg2.get("s2", b.request_id).result() == b.result()  # type: ignore[union-attr]
     assert reg2.get("child", a.request_id).frame == a.frame  # type: ignore[union-attr]
@@ -81,7 +82,7 @@ async def test_restored_questions_share_their_session_s_ids_and_the_collector_is
         (gc.enable if collecting else gc.disable)()
         try:
             again, reg2 = SqliteStore(path), registry(clock)
-            await again.load(reg2)
+            restore(await again.load(), reg2)
             assert gc.isenabled() is collecting
             a, b = reg2.pending("s1")
             assert a.session_id is b.session_id and a.user_id is b.user_id
@@ -100,7 +101,7 @@ async def test_deadlines_that_passed_while_down_are_due_at_once(tmp_path: Path) 
 
     clock.now += 3600  # past the timeout and past the result's retention
     again, reg2 = SqliteStore(path), registry(clock)
-    await again.load(reg2)
+    restore(await again.load(), reg2)
     [timeout] = reg2.due()
     assert timeout.status is Status.TIMEOUT and timeout.ended_at == clock.now
     await stored(again, reg2, [timeout])
@@ -132,7 +133,7 @@ async def test_a_session_tree_outlives_the_questions_that_made_it(tmp_path: Path
     store.close()
 
     again, reg2 = SqliteStore(path), registry(clock)
-    await again.load(reg2)
+    restore(await again.load(), reg2)
     assert [e.session_id for e in reg2.prepare_cancel("s0")] == ["s2"]
     assert reg2.stats()["sessions"] == reg.stats()["sessions"] == 3
     again.close()
@@ -152,7 +153,7 @@ async def test_a_known_session_keeps_its_row_until_it_gains_a_parent(tmp_path: P
     assert rows == [("s0", "alice", None), ("s1", "alice", "s0")]
 
     again, reg2 = SqliteStore(path), registry(clock)
-    assert await again.load(reg2) == 4
+    assert restore(await again.load(), reg2) == 4
     assert len(reg2.prepare_cancel("s0")) == 4
     again.close()
 
@@ -299,7 +300,7 @@ async def test_a_delivered_webhook_is_not_sent_again_after_a_restart_and_a_due_o
     clock.now += 3600  # r2's notification came due while askd was down
     again = SqliteStore(path)
     reg2 = Registry(Limits(), clock=clock, notify=NotifyPolicy(after=60, only_offline=False))
-    await again.load(reg2)
+    restore(await again.load(), reg2)
     assert reg2.get("s1", "r1").notified and not reg2.get("s1", "r2").notified  # type: ignore[union-attr]
     reg2.due()
     assert [r.request_id for r in reg2.drain().notify] == ["r2"]

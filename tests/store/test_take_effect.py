@@ -1,13 +1,14 @@
 """"Would this change take effect?" is a pure function of the core
-(``Registry.taking``, what the memory store reports); SQLite and Redis
-decide it from what they hold. Batches with every kind of change, racing
+(``Registry.taking``, ``core/rules.py``); each store decides it from what
+it holds (the memory store asks the same rules of its own rows). Batches with every kind of change, racing
 each other inside one batch, must get the same answer from all three."""
 
 from __future__ import annotations
 
 import itertools
 import shutil
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from askd.core import AskInput, Connection, Limits, Request
 from askd.core.registry import Registry
+from askd.core.snapshot import restore
 from askd.core.changes import Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import CANCEL_ERROR, TIMEOUT_ERROR, Trigger
 from askd.store import Store
@@ -42,20 +44,21 @@ class Quiet:
 
 
 @asynccontextmanager
-async def loaded(kind: str, tmp_path: Path) -> AsyncIterator[Store]:
-    """A ``sqlite``, ``redis`` or ``memory`` store, loaded into an empty registry."""
+async def loaded(kind: str, tmp_path: Path, clock: Callable[[], float] = time.time) -> AsyncIterator[Store]:
+    """A ``sqlite``, ``redis`` or ``memory`` store (its claims on ``clock``),
+    loaded into an empty registry."""
     server = None
     if kind == "sqlite":
-        opened: Store = SqliteStore(tmp_path / "askd.db")
+        opened: Store = SqliteStore(tmp_path / "askd.db", clock)
     elif kind == "memory":
-        opened = MemoryStore()
+        opened = MemoryStore(clock)
     else:
         if shutil.which("redis-server") is None:
             pytest.skip("redis-server is not installed")
         server = RedisServer(tmp_path / "redis").start()
-        opened = RedisStore(server.url, "node0")
+        opened = RedisStore(server.url, "node0", clock=clock)
     opened.attach(Quiet())
-    await opened.load(Registry())
+    restore(await opened.load(), Registry())
     try:
         yield opened
     finally:
@@ -64,7 +67,7 @@ async def loaded(kind: str, tmp_path: Path) -> AsyncIterator[Store]:
             server.stop()
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "memory"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     async with loaded(request.param, tmp_path) as opened:
         yield opened
@@ -158,7 +161,7 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
     assert reg.audiences.groups == {"oncall": ("bob",)}
     if isinstance(store, SqliteStore):  # a second load of a RedisStore would start a second follower
         fresh = Registry(Limits(), clock=lambda: NOW)
-        await store.load(fresh)
+        restore(await store.load(), fresh)
         assert fresh.audiences.groups == {"oncall": ("bob",)}
         kept = fresh.get(e.session_id, e.request_id)
         assert kept is not None and (kept.escalate, kept.escalations) == (e.escalate, 2)

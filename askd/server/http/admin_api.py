@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool
 
-from askd import notify_sample
+from askd.channels import sample as notify_sample
 from askd.addresses import EmailAddress
 from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id

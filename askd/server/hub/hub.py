@@ -28,6 +28,7 @@ from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight
+from askd.core.snapshot import restore
 from askd.protocol.action import MAX_QUORUM
 from askd.server.hub.admin_ops import AdminOps
 from askd.server.hub.clock import DeadlineClock
@@ -66,7 +67,7 @@ class Hub:
     ) -> None:
         # on_revoked: each revocation instant that reaches this node.
         self.registry = Registry(limits, clock=clock, notify=notify)
-        self.store: Store = store or MemoryStore()
+        self.store: Store = store or MemoryStore(clock)
         self.node_id = node_id
         self.metrics = Metrics(self.registry)
         self.started_at = clock()
@@ -104,7 +105,7 @@ class Hub:
         """Restore what the store kept; questions whose deadline passed while
         no daemon ran end once ``start`` arms the timer, with the usual events."""
         self.store.attach(self)
-        return await self.store.load(self.registry)
+        return restore(await self.store.load(), self.registry)
 
     def start(self) -> None:
         """Go: hand over what the load made due (webhooks) and arm the timer."""

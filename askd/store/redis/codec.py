@@ -56,7 +56,7 @@ def to_json(change: Change, node: str, seq: int) -> str:
         if change.digest is not None:
             out["dg"] = change.digest
     elif isinstance(change, Extended):
-        # The deadlines as repr strings: the script compares them as text.
+        # The deadlines as repr strings (exact); the script compares them as numbers.
         out.update(t="x", rid=change.request_id, prev=repr(change.previous), expires=repr(change.expires_at),
                    ext=repr(change.extended), frame=change.frame.decode())
     elif isinstance(change, Notified):

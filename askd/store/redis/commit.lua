@@ -83,7 +83,9 @@ for i = 4, #ARGV do
     end
   elseif c.t == 'x' then
     -- an extension: compare and set, from the deadline it was decided against
-    if redis.call('HGET', rk, 'status') == 'pending' and redis.call('HGET', rk, 'expires') == c.prev then
+    -- (as numbers: 1800000060 and 1800000060.0 are one deadline)
+    if redis.call('HGET', rk, 'status') == 'pending'
+        and tonumber(redis.call('HGET', rk, 'expires')) == tonumber(c.prev) then
       redis.call('HSET', rk, 'expires', c.expires, 'ext', c.ext, 'frame', c.frame)
       ok = 1
     end

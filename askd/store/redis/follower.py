@@ -18,7 +18,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from askd.core.changes import Change
-from askd.store.base import StoreListener, StoreUnavailable
+from askd.store.errors import StoreUnavailable
+from askd.store.parts import StoreListener
 from askd.store.redis.codec import from_json
 from askd.store.redis.keys import RETRY_SECONDS, STREAM
 

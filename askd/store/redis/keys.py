@@ -5,6 +5,8 @@ from __future__ import annotations
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from askd.store.errors import StoreUnavailable
+
 #: Every key carries the ``{askd}`` hash tag, so they all live in one slot.
 P = "{askd}:"
 #: The stream of every change that took effect, which every node follows.
@@ -12,9 +14,11 @@ STREAM = P + "events"
 #: The revocation instant (askd token revoke-all); each node reads it at
 #: start and hears of a new one through a command on the stream.
 NOT_BEFORE = P + "not_before"
-#: Once-only claims (``claim_once``): ``ONCE + key``, each set NX with its expiry.
-ONCE = P + "once:"
-#: Users' e-mail addresses (a hash: user id -> address), read when mailing.
+#: Claims (``store.claims``): ``CLAIMS + key``, each set NX with its expiry.
+#: (The name once-only claims had, so a code used before an upgrade stays used.)
+CLAIMS = P + "once:"
+#: Users' e-mail addresses (a hash: user id -> address), read when mailing;
+#: every other user setting has its own hash (``user_setting``).
 USER_EMAILS = P + "user_emails"
 #: The stream keeps this many entries (about); a node that falls further
 #: behind than this reloads (docs/scaling.md).
@@ -32,3 +36,14 @@ async def drop_idle(redis: aioredis.Redis) -> None:
         await redis.connection_pool.disconnect(inuse_connections=False)
     except (RedisError, OSError):
         pass
+
+
+def user_setting(name: str) -> str:
+    """The hash of one user setting (user id -> value)."""
+    return USER_EMAILS if name == "email" else f"{P}user_settings:{name}"
+
+
+async def failed(redis: aioredis.Redis, where: str, what: str, err: Exception) -> StoreUnavailable:
+    """A call failed: drop the idle connections; the error to raise."""
+    await drop_idle(redis)
+    return StoreUnavailable(f"the store {where} {what}: {err}")

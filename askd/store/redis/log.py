@@ -11,32 +11,36 @@ user's events arrive in the order the cluster decided them. A node that lost
 its link reads on from the last entry it applied (docs/decisions.md says why
 a stream and not pub/sub).
 
-The parts: ``commit.lua`` (the step), ``codec.py`` (a change as JSON),
-``follower.py`` (the stream's reader), ``presence.py`` (who is connected
-where), ``keys.py`` (the key prefix and the stream).
+This is its change log (``RedisStore``); the parts: ``commit.lua`` (the
+step), ``codec.py`` (a change as JSON), ``follower.py`` (the stream's
+reader), ``claims.py``, ``directory.py`` (users' settings), ``cluster.py``
+with ``presence.py`` (who is connected where, orders to every node),
+``keys.py`` (the key prefix and the stream).
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
-import math
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Callable, Sequence
 from importlib.resources import files
-from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from askd.core import Connection, Request
-from askd.core.registry import Registry
+from askd.core import Request
 from askd.core.changes import Change
-from askd.store.base import StoreError, StoreListener, StoreUnavailable
+from askd.core.snapshot import Loaded, SessionRow
+from askd.store.compat import OldCalls
+from askd.store.errors import StoreError, StoreUnavailable
+from askd.store.parts import StoreListener
+from askd.store.redis.claims import RedisClaims
+from askd.store.redis.cluster import RedisCluster
 from askd.store.redis.codec import to_json
+from askd.store.redis.directory import RedisDirectory
 from askd.store.redis.follower import Follower
-from askd.store.redis.keys import NOT_BEFORE, ONCE, STREAM, STREAM_MAXLEN, USER_EMAILS, P, drop_idle
+from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, P, failed
 from askd.store.redis.presence import Presence
 from askd.store.rows import request_from_row, steps_from_json
 
@@ -54,12 +58,14 @@ POOL_SIZE = 100
 TIMEOUT_SECONDS = 5
 
 
-class RedisStore:
+class RedisStore(OldCalls):
     kind = "redis"
     durable = True
     shared = True
 
-    def __init__(self, url: str, node_id: str, node_ttl: float = 30.0) -> None:
+    def __init__(
+        self, url: str, node_id: str, node_ttl: float = 30.0, clock: Callable[[], float] = time.time
+    ) -> None:
         self.url, self.node = url, node_id
         try:
             pool = aioredis.BlockingConnectionPool.from_url(
@@ -75,6 +81,9 @@ class RedisStore:
         self._listener: StoreListener | None = None
         self._closed = False
         self.presence = Presence(self._redis, node_id, node_ttl)
+        self.claims = RedisClaims(self._redis, node_id, self.where, clock)
+        self.directory = RedisDirectory(self._redis, self.where)
+        self.cluster = RedisCluster(self._redis, self.where, self.presence, TIMEOUT_SECONDS)
 
     @property
     def where(self) -> str:
@@ -92,18 +101,19 @@ class RedisStore:
 
     # ---- start: the snapshot, then the stream from where it was taken ----
 
-    async def load(self, registry: Registry) -> int:
+    async def load(self) -> Loaded:
         try:
-            return await self._load(registry)
+            return await self._load()
         except (RedisError, OSError) as err:
             raise StoreError(f"cannot load the store {self.where}: {err}") from None
 
-    async def _load(self, registry: Registry) -> int:
+    async def _load(self) -> Loaded:
+        loaded = Loaded()
         r = self._redis
         newest = await r.xrevrange(STREAM, count=1)
         start = newest[0][0].decode() if newest else "0-0"  # the snapshot is from here
         for name, members in (await r.hgetall(P + "groups")).items():
-            registry.restore_group(name.decode(), json.loads(members))
+            loaded.groups[name.decode()] = json.loads(members)
         sids = [s.decode() for s in await r.smembers(P + "sessions")]
         pipe = r.pipeline(transaction=False)
         for sid in sids:
@@ -112,8 +122,8 @@ class RedisStore:
         sessions.sort(key=lambda item: int(item[1].get(b"seq", 0)))  # the order they were made in
         for sid, fields in sessions:
             parent, agent = fields.get(b"parent"), fields.get(b"agent")
-            registry.restore_session(
-                sid, fields[b"owner"].decode(), parent.decode() if parent else None, agent.decode() if agent else None
+            loaded.sessions.append(
+                SessionRow(sid, fields[b"owner"].decode(), parent.decode() if parent else None, agent.decode() if agent else None)
             )
         rids = [x.decode() for x in await r.smembers(P + "requests")]
         rows: list[tuple[int, Request]] = []
@@ -126,11 +136,12 @@ class RedisStore:
                 if f:
                     rows.append((int(f[b"seq"]), self._request(rid, f)))
         rows.sort(key=lambda row: row[0])
-        for _, req in rows:
-            registry.restore(req)
+        loaded.requests = [req for _, req in rows]
         await self.presence.start()
+        # It hands on what came after the snapshot from the caller's next
+        # await: by then the core has restored the snapshot (snapshot.Loaded).
         self._follower.start(start)
-        return len(rows)
+        return loaded
 
     @staticmethod
     def _request(rid: str, f: dict[bytes, bytes]) -> Request:
@@ -194,59 +205,6 @@ class RedisStore:
             await self._follower.reached(last)
         return done
 
-    async def claim_notify(self, req: Request) -> bool:
-        """Whether this node is the one to send the question's webhook (the
-        first to claim it; the claim lasts as long as the question could)."""
-        ttl = max(1, int(req.expires_at - req.created_at) + 60)
-        try:
-            # one claim per escalation step too: each step notifies again (spec H)
-            step = f":{req.escalations}" if req.escalations else ""
-            return bool(await self._redis.set(f"{P}notify:{req.request_id}{step}", self.node, nx=True, ex=ttl))
-        except (RedisError, OSError) as err:
-            raise await self._failed("does not answer", err) from None
-
-    async def claim_mails(self, req: Request, step: int, users: Sequence[str]) -> list[str]:
-        """Each recipient's claim is one ``SET NX`` (the first node's wins),
-        kept as long as the question could still be pending."""
-        wanted = list(dict.fromkeys(users))
-        ttl = max(1, int(req.expires_at + req.max_extension - time.time()) + 60)
-        try:
-            pipe = self._redis.pipeline(transaction=False)
-            for user in wanted:
-                pipe.set(f"{P}mail:{req.request_id}:{step}:{user}", self.node, nx=True, ex=ttl)
-            got = await pipe.execute()
-        except (RedisError, OSError) as err:
-            raise await self._failed("does not answer", err) from None
-        return [user for user, ok in zip(wanted, got) if ok]
-
-    async def claim_once(self, key: str, expires_at: float) -> bool:
-        """One ``SET NX``: the first node's wins. Its lifetime is counted from
-        this node's clock, so Redis's own clock does not matter."""
-        ms = max(1, math.ceil((expires_at - time.time()) * 1000))
-        try:
-            return bool(await self._redis.set(ONCE + key, self.node, nx=True, px=ms))
-        except (RedisError, OSError) as err:
-            raise await self._failed("refused a write", err) from None
-
-    async def user_emails(self, users: Sequence[str]) -> dict[str, str]:
-        wanted = list(dict.fromkeys(users))
-        if not wanted:
-            return {}
-        try:
-            got = await self._redis.hmget(USER_EMAILS, wanted)
-        except (RedisError, OSError) as err:
-            raise await self._failed("does not answer", err) from None
-        return {user: value.decode() for user, value in zip(wanted, got) if value is not None}
-
-    async def set_user_email(self, user: str, email: str | None) -> None:
-        try:
-            if email is None:
-                await self._redis.hdel(USER_EMAILS, user)
-            else:
-                await self._redis.hset(USER_EMAILS, user, email)
-        except (RedisError, OSError) as err:
-            raise await self._failed("refused a write", err) from None
-
     async def catch_up(self) -> None:
         """Wait until the follower applied the stream's newest entry (one
         round trip, then the follower's own pace)."""
@@ -256,20 +214,6 @@ class RedisStore:
             raise await self._failed("does not answer", err) from None
         if newest:
             await self._follower.reached(newest[0][0].decode())
-
-    def present(self, conn_id: str, conn: Connection | None) -> None:
-        self.presence.put(conn_id, conn.describe() if conn is not None else None)
-
-    def presence_written(self) -> Awaitable[None] | None:
-        written = self.presence.written()
-        return None if written is None else _at_most(written, TIMEOUT_SECONDS)
-
-    async def command(self, command: dict[str, Any]) -> None:
-        """Send an order every node carries out on its own connections."""
-        try:
-            await self._redis.xadd(STREAM, {"cmd": json.dumps(command)}, maxlen=STREAM_MAXLEN, approximate=True)
-        except (RedisError, OSError) as err:
-            raise await self._failed("refused a write", err) from None
 
     async def load_not_before(self) -> float:
         try:
@@ -284,13 +228,7 @@ class RedisStore:
             await self._redis.eval(KEEP_LATER, 1, NOT_BEFORE, repr(at))
         except (RedisError, OSError) as err:
             raise await self._failed("refused a write", err) from None
-        await self.command({"notBefore": at})
-
-    async def connections(self) -> list[dict[str, Any]]:
-        try:
-            return await self.presence.listing()
-        except (RedisError, OSError) as err:
-            raise await self._failed("does not answer", err) from None
+        await self.cluster.command({"notBefore": at})
 
     async def probe(self) -> None:
         try:
@@ -299,8 +237,7 @@ class RedisStore:
             raise await self._failed("does not answer", err) from None
 
     async def _failed(self, what: str, err: Exception) -> StoreUnavailable:
-        await drop_idle(self._redis)
-        return StoreUnavailable(f"the store {self.where} {what}: {err}")
+        return await failed(self._redis, self.where, what, err)
 
     async def aclose(self) -> None:
         if self._closed:
@@ -309,15 +246,6 @@ class RedisStore:
         await self.presence.stop()
         await self._follower.stop()
         await self._redis.aclose()
-
-
-async def _at_most(written: Awaitable[None], seconds: float) -> None:
-    """Wait for the presence write, no longer than a Redis call may take:
-    with Redis down, an ack comes late, not never."""
-    try:
-        await asyncio.wait_for(written, seconds)
-    except asyncio.TimeoutError:
-        pass
 
 
 def _text(value: bytes | None) -> str | None:

@@ -1,0 +1,194 @@
+"""The agent's HTTP calls, as sans-I/O flows that ``AgentClient`` (blocking)
+and ``AsyncAgentClient`` (asyncio) both drive: each call is built and its
+answer read here once, and only the sending differs between the two.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from askd.client.discovery import Discovery, TokenSource
+from askd.client.errors import QuestionLost
+from askd.client.http import BearerAuth, Call, Flow, RetryPolicy, health, json_or_raise, send, seg
+from askd.client.results import QuestionLike, Result, question_dicts
+
+DEFAULT_POLL_SECONDS = 25.0
+MAX_POLL_SECONDS = 55.0  # stay under the 60 s many proxies and tool runners allow
+# Extra read time over a long-poll's wait before the link counts as dead.
+READ_GRACE_SECONDS = 15.0
+
+
+def ask_body(
+    user: str | None,
+    questions: QuestionLike | Iterable[QuestionLike],
+    metadata: Mapping[str, Any] | None,
+    timeout: float | None,
+    require_online: bool,
+    parent_session: str | None,
+    max_extension: float | None = None,
+    on_timeout: Mapping[str, Any] | None = None,
+    to: Sequence[str] | None = None,
+    escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+) -> dict[str, Any]:
+    """The ask's body. ``user`` or ``to`` (users and ``group:NAME``
+    entries) names whom to ask; ``escalate`` is ``(afterSeconds, entries)``
+    steps that join the audience while nobody answers."""
+    body: dict[str, Any] = {"questions": question_dicts(questions)}
+    if user is not None:
+        body["userId"] = user
+    if to is not None:
+        body["to"] = list(to)
+    if escalate:
+        body["escalate"] = [{"afterSeconds": after, "to": list(entries)} for after, entries in escalate]
+    if max_extension:
+        body["maxExtensionSeconds"] = max_extension
+    if on_timeout is not None:
+        body["onTimeout"] = {"answers": dict(on_timeout)}
+    if metadata is not None:
+        body["metadata"] = dict(metadata)
+    if timeout is not None:
+        body["timeoutSeconds"] = timeout
+    if require_online:
+        body["requireOnline"] = True
+    if parent_session is not None:
+        body["parentSessionId"] = parent_session
+    return body
+
+
+class AgentFlows:
+    """The calls, as sans-I/O flows shared by the sync and async clients."""
+
+    def __init__(self, base_url: str, poll_seconds: float, retry: RetryPolicy) -> None:
+        if not 0 < poll_seconds <= MAX_POLL_SECONDS:
+            raise ValueError(f"poll_seconds must be in (0, {MAX_POLL_SECONDS:g}]")
+        self.base_url, self.poll, self.retry = base_url, poll_seconds, retry
+
+    def _send(self, call: Call) -> Flow[httpx.Response]:
+        return send(call, self.retry, self.base_url)
+
+    def submit(self, session: str, body: dict[str, Any], key: str, wait: float) -> Flow[Result]:
+        call = Call(
+            "POST",
+            f"/v1/sessions/{seg(session)}/questions",
+            params={"wait": wait} if wait else None,
+            json=body,
+            headers={"Idempotency-Key": key},
+            read_timeout=wait + READ_GRACE_SECONDS,
+        )
+        response = yield from self._send(call)
+        return Result.from_json(json_or_raise(response))
+
+    def result(self, session: str, request_id: str, wait: float = 0.0) -> Flow[Result]:
+        call = Call(
+            "GET",
+            f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}",
+            params={"wait": round(wait, 3)} if wait else None,
+            read_timeout=wait + READ_GRACE_SECONDS,
+        )
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            raise QuestionLost(session, request_id)
+        return Result.from_json(json_or_raise(response))
+
+    def wait(self, session: str, request_id: str, timeout: float | None) -> Flow[Result]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = self.poll if deadline is None else max(0.0, min(self.poll, deadline - time.monotonic()))
+            result = yield from self.result(session, request_id, left)
+            if not result.pending or (deadline is not None and time.monotonic() >= deadline):
+                return result
+
+    def ask(self, session: str, body: dict[str, Any], key: str) -> Flow[Result]:
+        result = yield from self.submit(session, body, key, self.poll)
+        if not result.pending:
+            return result
+        return (yield from self.wait(session, result.request_id, None))
+
+    def health(self) -> Flow[dict[str, Any]]:
+        return (yield from health(self.base_url))
+
+    def pending(self, session: str) -> Flow[list[dict[str, Any]]]:
+        response = yield from self._send(Call("GET", f"/v1/sessions/{seg(session)}/questions"))
+        return json_or_raise(response)["pending"]  # type: ignore[no-any-return]
+
+    def withdraw(self, session: str, request_id: str) -> Flow[Result]:
+        call = Call("DELETE", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}")
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            raise QuestionLost(session, request_id, _message(response))
+        return Result.from_json(json_or_raise(response))
+
+    def extend(self, session: str, request_id: str, seconds: float) -> Flow[Result]:
+        call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/extend", json={"seconds": seconds})
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            raise QuestionLost(session, request_id, _message(response))
+        return Result.from_json(json_or_raise(response))
+
+    def answer_for(
+        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str
+    ) -> Flow[Result | None]:
+        body = {"answers": dict(answers), "answeredBy": user, "via": via}
+        return (yield from self._on_behalf(session, request_id, "answer", body))
+
+    def decline_for(self, session: str, request_id: str, user: str, reason: str | None, via: str) -> Flow[Result | None]:
+        body: dict[str, Any] = {"answeredBy": user, "via": via}
+        if reason is not None:
+            body["reason"] = reason
+        return (yield from self._on_behalf(session, request_id, "decline", body))
+
+    def _on_behalf(self, session: str, request_id: str, verb: str, body: dict[str, Any]) -> Flow[Result | None]:
+        """``verb`` (answer, decline) for the person who did so in the agent's
+        own window; None when the question was no longer pending for them."""
+        call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/{verb}", json=body)
+        response = yield from self._send(call)
+        if response.status_code == 404:
+            if _code(response) == "not_pending":
+                return None
+            raise QuestionLost(session, request_id, _message(response))
+        return Result.from_json(json_or_raise(response))
+
+    def cancel_session(self, session: str) -> Flow[int]:
+        response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
+        return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
+
+
+def _code(response: httpx.Response) -> str | None:
+    try:
+        return str(response.json()["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _message(response: httpx.Response) -> str | None:
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def setup(
+    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None, ca_file: str | Path | None
+) -> tuple[str, AgentFlows, dict[str, Any]]:
+    """The base URL, the flows and the httpx client's arguments."""
+    found = Discovery()
+    base = found.url(url)
+    source = token if token is not None else found.agent_token()
+    flows = AgentFlows(base, poll_seconds, retry or RetryPolicy())
+    http: dict[str, Any] = {
+        "base_url": base,
+        "auth": BearerAuth(source),
+        "timeout": httpx.Timeout(10.0, read=poll_seconds + READ_GRACE_SECONDS),
+        "verify": found.tls(base, ca_file) or True,
+    }
+    return base, flows, http
+
+
+def new_key() -> str:
+    return uuid.uuid4().hex

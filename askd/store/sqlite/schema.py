@@ -1,0 +1,99 @@
+"""The SQLite store's schema: every migration since the first, in order.
+
+The schema version is ``PRAGMA user_version``; a file with a newer one is
+refused, an older one is migrated at start (one transaction per step).
+"""
+
+from __future__ import annotations
+
+#: ``PRAGMA application_id``: marks the file as askd's ("askd" in ASCII).
+APPLICATION_ID = 0x61736B64
+
+#: Schema migrations: the statements that take a database from version N-1
+#: to N. The schema version is ``PRAGMA user_version``.
+MIGRATIONS: list[list[str]] = [
+    [  # 1: sessions (their tree), pending questions and kept results
+        """CREATE TABLE sessions (
+            session_id        TEXT PRIMARY KEY,
+            owner             TEXT NOT NULL,
+            parent_session_id TEXT
+        )""",
+        "CREATE INDEX sessions_by_parent ON sessions (parent_session_id)",
+        """CREATE TABLE requests (
+            request_id        TEXT PRIMARY KEY,
+            session_id        TEXT NOT NULL,
+            user_id           TEXT NOT NULL,
+            created_at        REAL NOT NULL,
+            expires_at        REAL NOT NULL,
+            idempotency_key   TEXT,
+            frame             BLOB,    -- the ask_user_questions frame, while pending
+            status            TEXT NOT NULL,
+            answers           BLOB,    -- UTF-8 JSON, once answered
+            error             TEXT,
+            ended_at          REAL,
+            notified          INTEGER NOT NULL DEFAULT 0  -- a webhook delivery succeeded
+        )""",
+        "CREATE INDEX requests_by_session ON requests (session_id)",
+        # The probe's scratch row: while the store fails, askd writes one
+        # question's worth here (and deletes it) to learn it takes writes again.
+        "CREATE TABLE probe (x BLOB)",
+    ],
+    [  # 2: daemon-wide values set at run time: the revocation instant (auth.not_before)
+        "CREATE TABLE settings (name TEXT PRIMARY KEY, value REAL NOT NULL)",
+    ],
+    [  # 3: agents kept apart: the sub of the agent token that first asked in a
+        # session, and of the one that asked each question (its
+        # Idempotency-Key is that agent's); NULL: a token without a sub
+        "ALTER TABLE sessions ADD COLUMN agent TEXT",
+        "ALTER TABLE requests ADD COLUMN agent TEXT",
+    ],
+    [  # 4: more time, a safe default, declining, and who answered how
+        "ALTER TABLE requests ADD COLUMN max_extension REAL NOT NULL DEFAULT 0",  # the person's allowance
+        "ALTER TABLE requests ADD COLUMN extended REAL NOT NULL DEFAULT 0",  # of which used
+        "ALTER TABLE requests ADD COLUMN on_timeout BLOB",  # UTF-8 JSON answers, while pending
+        "ALTER TABLE requests ADD COLUMN answered_by TEXT",
+        "ALTER TABLE requests ADD COLUMN via TEXT",
+        "ALTER TABLE requests ADD COLUMN reason TEXT",  # a decline's
+        "ALTER TABLE requests ADD COLUMN defaulted INTEGER NOT NULL DEFAULT 0",
+    ],
+    [  # 5: groups, named sets of user ids a question may be asked of, and escalation steps
+        "CREATE TABLE groups (name TEXT PRIMARY KEY, members TEXT NOT NULL)",  # members: a JSON list
+        "ALTER TABLE requests ADD COLUMN escalate TEXT",  # JSON [[afterSeconds, [entries]], ...], or NULL
+        "ALTER TABLE requests ADD COLUMN escalations INTEGER NOT NULL DEFAULT 0",  # steps taken
+    ],
+    [  # 6: e-mail: users' addresses, and each mail claimed (question, escalation step, recipient)
+        "CREATE TABLE users (user_id TEXT PRIMARY KEY, email TEXT NOT NULL)",
+        """CREATE TABLE mail_claims (
+            request_id TEXT NOT NULL,
+            step       INTEGER NOT NULL,
+            user_id    TEXT NOT NULL,
+            PRIMARY KEY (request_id, step, user_id)
+        ) WITHOUT ROWID""",
+    ],
+    [  # 7: once-only claims (an `askd open` code's use), each kept until the credential is dead
+        "CREATE TABLE once_claims (key TEXT PRIMARY KEY, expires_at REAL NOT NULL) WITHOUT ROWID",
+    ],
+    [  # 8: receipts: an ended question's digest, taken before its questions are dropped
+        "ALTER TABLE requests ADD COLUMN digest TEXT",
+    ],
+    [  # 9: one table of claims (store.claims: notify:, mail:, open: keys), each
+        # kept until its instant; one table of per-user settings (store.directory)
+        "CREATE TABLE claims (key TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID",
+        "CREATE INDEX claims_by_until ON claims (until)",
+        "INSERT INTO claims SELECT key, expires_at FROM once_claims",
+        # a mail's claim is kept while its question could be pending (compat.claimed_until)
+        "INSERT OR IGNORE INTO claims SELECT 'mail:' || c.request_id || ':' || c.step || ':' || c.user_id,"
+        " r.expires_at + r.max_extension + 60 FROM mail_claims c JOIN requests r USING (request_id)",
+        "DROP TABLE once_claims",
+        "DROP TABLE mail_claims",
+        """CREATE TABLE user_settings (
+            user_id TEXT NOT NULL,
+            name    TEXT NOT NULL,  -- parts.SETTINGS: email, ...
+            value   TEXT NOT NULL,
+            PRIMARY KEY (user_id, name)
+        ) WITHOUT ROWID""",
+        "INSERT INTO user_settings SELECT user_id, 'email', email FROM users",
+        "DROP TABLE users",
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,75 @@
+"""``[notify]``: webhooks and e-mail (the mail server, its TLS rule and the
+From address) for people away from every tab."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AnyHttpUrl, Field, SecretStr, ValidationInfo, field_validator
+
+from askd.addresses import Sender
+from askd.channels.mail import SmtpTarget, smtp_target
+from askd.config.section import Section
+
+
+class NotifySettings(Section):
+    """Webhooks and e-mail for people away from every tab (spec E, J)."""
+
+    webhook_url: AnyHttpUrl | None = Field(default=None, description="URL each new question is POSTed to; unset: no webhooks.")
+    format: Literal["json", "slack"] = Field("json", description="Body: json (askd's event), or slack (a Block Kit message with answer buttons, for chat incoming webhooks).")
+    webhook_secret: SecretStr | None = Field(
+        default=None, description="Signs each delivery per Standard Webhooks (webhook-signature over its id, timestamp and body; whsec_ + base64 of it); unset: no signature."
+    )
+    after_seconds: float = Field(0.0, ge=0, description="Send only if the question is still pending this many seconds after its creation.")
+    only_offline: bool = Field(False, description="Send only if the user has no open connection at that moment.")
+    timeout_seconds: float = Field(
+        10.0, gt=0, le=300, description="How long one delivery attempt (a webhook POST, or one mail) may take before it counts as failed."
+    )
+    # A secret: the URL may hold the mail server's password, so it is never
+    # shown (repr, logs, askd notify test print askd.channels.mail.SmtpTarget.shown).
+    smtp_url: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Mail server for e-mail notifications: smtp://[USER:PASSWORD@]HOST[:PORT] (STARTTLS when the server "
+            "offers it; required with a password) or smtps://... (TLS from the start); unset: no e-mail."
+        ),
+    )
+    smtp_login_without_tls: bool = Field(
+        False,
+        description=(
+            "Send smtp_url's user and password even to a server that offers no STARTTLS (in plain text: "
+            "only on a network you trust). Off: such a mail fails."
+        ),
+    )
+    email_from: Sender | None = Field(
+        default=None,
+        validate_default=True,  # checked unset too: smtp_url needs it
+        description="The From of askd's mails, e.g. \"askd <askd@example.com>\"; needed with smtp_url.",
+    )
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _not_empty(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not v.get_secret_value():
+            raise ValueError("must not be empty (leave it unset for no signature)")
+        return v
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _an_smtp_url(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None:
+            smtp_target(v.get_secret_value())  # ValueError, naming no password
+        return v
+
+    def mail_server(self) -> SmtpTarget | None:
+        """The mail server of ``smtp_url`` with its TLS rule; None: no e-mail."""
+        if self.smtp_url is None:
+            return None
+        return smtp_target(self.smtp_url.get_secret_value(), login_without_tls=self.smtp_login_without_tls)
+
+    @field_validator("email_from")
+    @classmethod
+    def _from_with_smtp(cls, v: Sender | None, info: ValidationInfo) -> Sender | None:
+        if v is None and info.data.get("smtp_url") is not None:
+            raise ValueError("is not set but notify.smtp_url (ASKD_NOTIFY__SMTP_URL) is: a mail needs a From address")
+        return v
