@@ -320,3 +320,17 @@ async def test_the_admin_approves_with_its_sub_or_as_one_null_approver(daemon: R
     question = (await daemon.ask("s1", "alice", [q("Ship?")]))["requestId"]
     r = await daemon.admin("POST", f"/admin/v1/sessions/s1/questions/{question}/approve", json={})
     assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_request")
+
+
+async def test_one_person_approving_from_two_tabs_at_once_counts_once(daemon: RunningDaemon) -> None:
+    tabs = [await daemon.connect("alice"), await daemon.connect("alice")]
+    rid = (await ask_action(daemon, "s1", ["alice", "bob"], quorum=2))["requestId"]
+    for tab in tabs:
+        await tab.expect("ask_user_questions")
+    await asyncio.gather(send_approve(tabs[0], "s1", rid, "one"), send_approve(tabs[1], "s1", rid, "two"))
+    acks = [(await reply(tabs[0], "one"))["payload"], (await reply(tabs[1], "two"))["payload"]]
+    assert sorted(acks, key=str) == sorted(
+        [{"accepted": True, "approvals": 1, "needed": 2}, {"accepted": False, "reason": "already_voted"}], key=str
+    ), acks
+    r = (await daemon.result("s1", rid)).json()
+    assert r["status"] == "pending" and [a["by"] for a in r["approvals"]] == ["alice"]
