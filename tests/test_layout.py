@@ -173,3 +173,25 @@ def test_the_daemon_never_branches_on_the_store_kind() -> None:
     # The check itself sees such a comparison.
     assert list(_branches_on_store_kind(ast.parse('if settings.store == "memory": pass')))
     assert list(_branches_on_store_kind(ast.parse('if "redis" != hub.store.kind: pass')))
+
+
+# Which packages each layer may not reach (docs/architecture.md: imports go
+# one way, protocol <- core <- store <- server; the channels and the CLI sit
+# beside the server).
+FORBIDDEN = {
+    "askd.protocol": {"askd.core", "askd.store", "askd.server", "askd.channels", "askd.config", "askd.client", "askd.cli"},
+    "askd.core": {"askd.store", "askd.server", "askd.channels", "askd.config", "askd.client", "askd.cli", "askd.mcp"},
+    "askd.store": {"askd.server", "askd.channels", "askd.config", "askd.client", "askd.cli", "askd.mcp"},
+}
+
+
+def test_imports_go_one_way() -> None:
+    crossings = sorted(
+        (name, target)
+        for name, targets in import_graph().items()
+        for layer, banned in FORBIDDEN.items()
+        if name == layer or name.startswith(layer + ".")
+        for target in targets
+        if any(target == b or target.startswith(b + ".") for b in banned)
+    )
+    assert crossings == []
