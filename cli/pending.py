@@ -18,7 +18,10 @@ from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, ter
 app = typer.Typer(help="See and answer pending questions.", no_args_is_help=True)
 
 
-def _summary(questions: list[dict[str, Any]]) -> str:
+def _summary(p: dict[str, Any]) -> str:
+    if "action" in p:  # an action to approve (protocol section 17)
+        return f"approve {one_line(str(p['action'].get('name', '')))} ({len(p.get('approvals') or ())} of {p.get('quorum', 1)})"
+    questions = p["questions"]
     first = questions[0]
     text = one_line(first.get("question", ""))
     labels = [o.get("label", "") for o in first.get("options") or []]
@@ -61,7 +64,7 @@ def list_(
     table(
         ["SESSION", "TO", "REQUEST", "QUESTION", "ASKED", "EXPIRES"],
         (
-            [p["sessionId"], _audience(p), p["requestId"], _summary(p["questions"]), ago(p["createdAt"]), until(p["expiresAt"])]
+            [p["sessionId"], _audience(p), p["requestId"], _summary(p), ago(p["createdAt"]), until(p["expiresAt"])]
             for p in pending
         ),
         no_wrap=("REQUEST",),
@@ -87,6 +90,9 @@ def show(
         print_json(found)
         return
     out = console()
+    if "action" in found:  # an action to approve: its record as JSON until `pending approve` shows it in full
+        print_json(found)
+        return
     for q in found["questions"]:
         if q.get("header"):
             out.print(Text(terminal_safe(q["header"]), style="bold reverse"))

@@ -153,7 +153,7 @@ def link_set(public_base: str, secret: str, req: Request, user_id: str | None, e
         "open": url(public_base, mint(secret, sid, rid, user_id, None, epoch)),
         "options": [
             {"label": label, "url": url(public_base, mint(secret, sid, rid, user_id, i, epoch))}
-            for i, label in enumerate(one_tap_labels(req.questions))
+            for i, label in enumerate(one_tap_labels(req.questions) if req.approval is None else ())
         ],
     }
 

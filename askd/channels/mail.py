@@ -154,7 +154,7 @@ def compose(
 
     lang = lang or default_language()
     w = _words(lang)
-    questions = description["questions"]
+    questions = description.get("questions") or []  # none for an action to approve (its mail comes later)
     session = str(description["sessionId"])
     until = str(description["expiresAt"])[11:16]
     option_urls = {o["label"]: o["url"] for o in (links or {}).get("options") or ()}

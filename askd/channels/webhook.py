@@ -62,7 +62,9 @@ def event(
         **out,
         "sessionId": description["sessionId"],
         "requestId": description["requestId"],
-        "questions": description["questions"],
+        # An action to approve (section 17) has no questions: its action,
+        # quorum and approvals so far instead (its buttons come later).
+        **{k: description[k] for k in ("questions", "action", "quorum", "approvals") if k in description},
         "createdAt": description["createdAt"],
         "expiresAt": description["expiresAt"],
         "url": url,
@@ -91,7 +93,7 @@ def slack_text(ev: dict[str, Any], open_url: str | None = None) -> str:
     """One short message for a chat incoming webhook (Slack's mrkdwn); also
     the Block Kit message's ``text``, which notifications show."""
     lines = [_intro(ev) + ":"]
-    for q in ev["questions"]:
+    for q in ev.get("questions") or ():
         line = _question_line(q)
         labels = _labels(q)
         if labels:
@@ -128,7 +130,7 @@ def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str
     ``public_url``: then one button opens the inbox."""
     intro = {"type": "mrkdwn", "text": _cut(_intro(ev) + ".", SECTION_CHARS)}
     blocks: list[dict[str, Any]] = [{"type": "section", "text": intro}]
-    for q in ev["questions"]:
+    for q in ev.get("questions") or ():
         text = _question_line(q)
         for o in q.get("options") or []:
             if isinstance(o, dict):

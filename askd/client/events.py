@@ -48,7 +48,7 @@ class QuestionEvent:
         return cls(
             session_id=event["sessionId"],
             request_id=p["requestId"],
-            questions=list(p["questions"]),
+            questions=list(p.get("questions") or ()),  # none for an action to approve (raw["action"])
             metadata=p["metadata"],
             created_at=p["createdAt"],
             expires_at=p["expiresAt"],

@@ -15,6 +15,7 @@ Registry``): what needs only the records does not load it.
 """
 
 from askd.core.errors import (
+    AlreadyVoted,
     AskdError,
     Forbidden,
     InvalidAnswer,
@@ -32,6 +33,7 @@ from askd.core.records import ALL_SESSIONS, AskInput, Connection, Limits, Notify
 
 __all__ = [
     "ALL_SESSIONS",
+    "AlreadyVoted",
     "AskInput",
     "AskdError",
     "Connection",

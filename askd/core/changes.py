@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from askd.core.approvals import Approval, Vote
 from askd.core.lifecycle import TRANSITIONS, Status, Trigger
 from askd.protocol.models import Answers
 from askd.core.records import Request
@@ -52,10 +53,35 @@ class Ended:
     # What the receipt covers (protocol section 16), hashed while the questions are
     # still held: an ended question keeps no questions, only this.
     digest: str | None = None
+    # The approval completing an action's quorum (section 17): taken only
+    # while the action has ``counted`` approvals, as ``Approved`` is; it
+    # leaves ``approval`` (every vote, the final arguments and scope). None:
+    # any other end, which leaves the approvals given as they are.
+    counted: int | None = None
+    approval: Approval | None = None
 
     @property
     def status(self) -> Status:
         return TRANSITIONS[(Status.PENDING, self.trigger)]
+
+
+@dataclass(slots=True)
+class Approved:
+    """One approval of a pending action that does not yet complete its
+    quorum (the one that does is an ``Ended``). Takes effect only while it
+    is pending with ``counted`` approvals, the count it was decided against
+    (compare and set, as ``Extended``): of two approvals decided at once,
+    one applies and the other is decided again, so none counts against a
+    stale count and no quorum is skipped. ``approval`` is the record with
+    ``vote`` added. The kept frame is not re-encoded: a push adds the
+    approvals as they are then (``Request.push_fields``), so an extension
+    decided at the same moment, which rewrites the frame, loses none."""
+
+    session_id: str
+    request_id: str
+    counted: int
+    vote: Vote
+    approval: Approval
 
 
 @dataclass(slots=True)
@@ -121,4 +147,4 @@ class GroupDeleted:
     group: str
 
 
-Change = Union[Asked, Ended, Extended, Forgot, Notified, Escalated, GroupSet, GroupDeleted]
+Change = Union[Asked, Ended, Approved, Extended, Forgot, Notified, Escalated, GroupSet, GroupDeleted]

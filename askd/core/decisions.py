@@ -17,11 +17,14 @@ from typing import Any
 from askd.core import events as ev
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
-from askd.core.changes import Ended, Extended, GroupDeleted, GroupSet
-from askd.core.errors import InvalidAnswer, NotAllowed, NotFound, NotPending
+from askd.core.approvals import Vote
+from askd.core.changes import Approved, Ended, Extended, GroupDeleted, GroupSet
+from askd.core.errors import AlreadyVoted, InvalidAnswer, InvalidRequest, NotAllowed, NotFound, NotPending
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
-from askd.core.receipted import ended_digest
+from askd.core.receipted import approval_digest, ended_digest
+from askd.protocol.action import arguments_problem
+from askd.receipts.digest import canonical
 from askd.core.records import Limits, Request
 from askd.core.reservations import Reservations
 from askd.protocol import codec
@@ -62,6 +65,8 @@ class Decisions:
         when the answers do not fit its questions. The result names
         ``answered_by`` (default: ``user_id``) and ``via``."""
         req = self._pending_for(session_id, request_id, user_id)
+        if req.approval is not None:
+            raise InvalidRequest(f"question {request_id} is an action to approve: send approve or decline, not an answer")
         # The check reads the questions' texts and multiSelect flags, no number.
         questions = req.ask_payload(exact_numbers=False)["questions"]
         problem = check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
@@ -97,6 +102,54 @@ class Decisions:
         req = self._pending_for(session_id, request_id, user_id)
         by = user_id if answered_by is None else answered_by
         return self._ending(req, Trigger.DECLINE, answered_by=by, via=via, reason=reason)
+
+    def prepare_approve(
+        self,
+        session_id: str,
+        request_id: str,
+        arguments: dict[str, Any] | None = None,
+        scope: str | None = None,
+        *,
+        user_id: str | None = None,
+        via: str = "ws",
+        answered_by: str | None = None,
+    ) -> Approved | Ended:
+        """One approval of a pending action (section 17) by ``user_id`` (None:
+        an admin, named ``answered_by``). The one that completes its quorum
+        is an ``Ended`` (answered), any other an ``Approved``; both take
+        effect only against the count of approvals decided with here.
+        Raises :class:`NotPending` as ``prepare_answer`` does,
+        :class:`AlreadyVoted` when this approver approved it already, and
+        :class:`InvalidRequest` for a question that is no action, arguments
+        it does not let be edited or that fail its schema, and ``always``
+        it does not offer."""
+        req = self._pending_for(session_id, request_id, user_id)
+        approval = req.approval
+        if approval is None:
+            raise InvalidRequest(f"question {request_id} is not an action to approve: answer it instead")
+        action = req.ask_payload()["action"]
+        if arguments is not None and not action.get("editable", False):
+            raise _refused("arguments", "this action's arguments are not editable")
+        if scope == "always" and not action.get("allowAlways", False):
+            raise _refused("scope", "this action does not offer always")
+        if arguments is not None:
+            problem = arguments_problem(action.get("schema"), arguments)
+            if problem is not None:
+                where, msg = problem
+                raise _refused(f"arguments.{where}" if where else "arguments", f"the arguments fail the action's schema: {msg}")
+        by = user_id if answered_by is None else answered_by
+        if approval.voted(by):  # after what is wrong with the approve itself: that is an error whoever sends it
+            raise AlreadyVoted(f"{by or 'the admin'} approved {request_id} already")
+        vote = Vote(by, via, self._clock(), scope or "once")
+        counted = len(approval.votes)
+        if counted + 1 < approval.quorum:
+            return Approved(req.session_id, req.request_id, counted, vote, approval.with_vote(vote))
+        final = approval.arguments if arguments is None else arguments
+        edited = arguments is not None and canonical(arguments) != canonical(approval.arguments)
+        done = approval.approved(vote, final, edited)
+        ended = self._ending(req, _ANSWER, answered_by=by, via=via)
+        ended.counted, ended.approval, ended.digest = counted, done, approval_digest(req, final, done.scope)
+        return ended
 
     def prepare_extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> Extended:
         """Move a pending question's deadline later. From a person
@@ -179,3 +232,7 @@ class Decisions:
         if group not in self._audiences.groups:
             raise NotFound(f"no group {group}")
         return GroupDeleted(group)
+
+
+def _refused(loc: str, msg: str) -> InvalidRequest:
+    return InvalidRequest(f"{loc}: {msg}", [{"loc": loc, "msg": msg}])

@@ -14,7 +14,7 @@ from askd.core import events as ev
 from askd.core.agenda import Agenda
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
-from askd.core.changes import Asked, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Approved, Asked, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import Event, isotime
 from askd.core.lifecycle import REASSIGNED, next_status
 from askd.core.records import Counters, Outbox, Request
@@ -81,6 +81,8 @@ class Apply:
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
         req.digest = change.digest
+        if change.approval is not None:  # the approval completing the quorum
+            req.approval = change.approval
         self._held.take(req.user_id, req.agent, len(req.frame or b""))
         req.frame = None
         self._book.sessions[req.session_id].pending -= 1
@@ -103,6 +105,14 @@ class Apply:
         if req.max_extension:
             payload.update(req.allowance_fields())  # so every tab knows whether more is left
         self._tabs.send_to_audience(req, Event(ev.EXTENDED, req.session_id, payload))
+
+    def approve(self, req: Request, change: Approved) -> None:
+        """An action got an approval short of its quorum: it is kept (every
+        re-push carries it), every tab of its audience hears it."""
+        req.approval = change.approval
+        payload = {"requestId": req.request_id, "approvals": change.approval.wire(), "needed": change.approval.quorum}
+        self._tabs.send_to_audience(req, Event(ev.VOTED, req.session_id, payload))
+
 
     def escalate(self, req: Request, change: Escalated) -> None:
         """Steps up to ``change.step`` are taken: their entries join the

@@ -32,6 +32,12 @@ class NotPending(AskdError):
     code = "not_pending"
 
 
+class AlreadyVoted(AskdError):
+    """This user approved the action already (an ``approve`` ack's reason)."""
+
+    code = "already_voted"
+
+
 class NotFound(AskdError):
     """Unknown to this caller: an agent token with a ``sub`` calling on a
     session another agent first asked in gets this, never a hint it exists."""

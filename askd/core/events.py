@@ -13,9 +13,11 @@ from typing import Any
 from askd.protocol import codec
 
 # The frames' type names and shapes are the wire's (askd.protocol.events).
-from askd.protocol.events import ACK, ASK, CANCELLED, ERROR, ESCALATED, EXTENDED, PONG, SNAPSHOT
+from askd.protocol.events import ACK, ASK, CANCELLED, ERROR, ESCALATED, EXTENDED, PONG, SNAPSHOT, VOTED
 
-__all__ = ["ACK", "ASK", "CANCELLED", "ERROR", "ESCALATED", "EXTENDED", "PONG", "SNAPSHOT", "Event", "Send", "encode", "isotime"]
+__all__ = [
+    "ACK", "ASK", "CANCELLED", "ERROR", "ESCALATED", "EXTENDED", "PONG", "SNAPSHOT", "VOTED", "Event", "Send", "encode", "isotime",
+]
 
 
 def isotime(ts: float) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from askd.protocol import codec
 from askd.core import events as ev
+from askd.core.approvals import Approval
 from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import END_REASON, Status
 from askd.protocol.ids import ALL_SESSIONS  # noqa: F401  (re-exported: askd.core.ALL_SESSIONS)
@@ -74,7 +75,7 @@ class AskInput:
 
     session_id: str
     user_id: str
-    questions: list[dict[str, Any]]  # stored and re-pushed exactly as sent
+    questions: list[dict[str, Any]] | None  # stored and re-pushed exactly as sent (None: an action)
     metadata: dict[str, Any] | None = None
     timeout: float | None = None  # None: ``Limits.question_timeout``
     require_online: bool = False
@@ -89,6 +90,8 @@ class AskInput:
     to: tuple[str, ...] | None = None
     # Spec H: steps (afterSeconds, entries), in time order.
     escalate: tuple[Step, ...] = ()
+    action: dict[str, Any] | None = None  # an action to approve instead of questions (section 17), as sent
+    quorum: int = 1
 
 
 @dataclass(slots=True, frozen=True)
@@ -153,6 +156,7 @@ class Request:
     escalate: tuple[Step, ...] = ()  # escalation steps (spec H), in time order
     escalations: int = 0  # steps taken so far (an Escalated change each)
     digest: str | None = None  # once ended: its receipt's digest (None: ended before askd kept one)
+    approval: Approval | None = None  # an action's approvals (section 17); None: questions
     # The order the registry learned of it (asked, applied from a shared
     # store, or restored in the store's order): deadlines due at the same
     # moment fire in this order, an extended one too. Not kept by stores.
@@ -176,6 +180,11 @@ class Request:
     @property
     def pending(self) -> bool:
         return self.status is _PENDING
+
+    @property
+    def approvals(self) -> int:
+        """The approvals given so far: what an approval's guard compares (``rules.Row``)."""
+        return len(self.approval.votes) if self.approval is not None else 0
 
     def ask_payload(self, *, exact_numbers: bool = True) -> dict[str, Any]:
         """The pending question's payload: requestId, questions (exactly as
@@ -207,8 +216,8 @@ class Request:
     def push_fields(self) -> dict[str, Any]:
         """What a push adds to the kept frame, as the question is now: whom
         it is asked of (a team, or with escalation steps) and the person's
-        time allowance. A question asked of one user alone, without steps or
-        allowance, adds nothing: its page shows it as asked of "you"."""
+        time allowance; an action's approvals so far. A question asked of one
+        user alone, without steps or allowance, adds nothing: its page shows it as asked of "you"."""
         out: dict[str, Any] = {}
         if is_team(self.user_id) or self.escalate:
             out["to"] = self.to
@@ -216,6 +225,8 @@ class Request:
             out.update(self.escalation_fields())
         if self.max_extension:
             out.update(self.allowance_fields())
+        if self.approval is not None:  # an action's approvals so far (section 17)
+            out["approvals"] = self.approval.wire()
         return out
 
     def escalation_fields(self) -> dict[str, Any]:
@@ -263,6 +274,8 @@ class Request:
             out["error"] = self.error
         if self.escalate:
             out["escalations"] = self.escalations
+        if self.approval is not None:
+            out.update(self.approval.result_fields(self.status is _ANSWERED, self.status is not _PENDING))
         return out
 
     def end_payload(self) -> dict[str, Any]:
@@ -288,10 +301,14 @@ class Request:
         out["to"] = self.to
         if self.escalate:
             out["escalations"] = self.escalations
+        if self.approval is not None:
+            asked = {"action": payload["action"], "quorum": payload["quorum"], "approvals": self.approval.wire()}
+        else:
+            asked = {"questions": payload["questions"]}
         return {
             **out,
             "requestId": self.request_id,
-            "questions": payload["questions"],
+            **asked,
             "metadata": payload["metadata"],
             "createdAt": payload["createdAt"],
             "expiresAt": payload["expiresAt"],

@@ -33,7 +33,7 @@ from askd.core import rules
 from askd.core.agenda import Agenda
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
-from askd.core.changes import Asked, Change, Ended, Extended, GroupDeleted, GroupSet
+from askd.core.changes import Approved, Asked, Change, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.decisions import Decisions
 from askd.core.effects import Apply
 from askd.core.records import (
@@ -152,6 +152,16 @@ class Registry:
     ) -> Ended:
         """An ``Ended`` declining a pending question (``Decisions.prepare_decline``)."""
         return self._decisions.prepare_decline(session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by)
+
+    def prepare_approve(
+        self, session_id: str, request_id: str, arguments: dict[str, Any] | None = None, scope: str | None = None, *,
+        user_id: str | None = None, via: str = "ws", answered_by: str | None = None,
+    ) -> Approved | Ended:
+        """An approval of a pending action: ``Approved``, or the ``Ended``
+        completing its quorum (``Decisions.prepare_approve``)."""
+        return self._decisions.prepare_approve(
+            session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by
+        )
 
     def prepare_extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> Extended:
         """An ``Extended`` moving a pending question's deadline (``Decisions.prepare_extend``)."""

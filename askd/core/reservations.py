@@ -13,8 +13,10 @@ its asker's already.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from askd.core import events as ev
+from askd.core.approvals import Approval
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
 from askd.core.budgets import Tally, check_bytes, check_count
@@ -128,6 +130,13 @@ class Reservations:
             escalate=ask.escalate,
         )
         req.max_extension, req.on_timeout = ask.max_extension, ask.on_timeout
+        asked: dict[str, Any]
+        if ask.action is not None:  # an approval (section 17): what it runs, its quorum
+            # (the approvals so far are added at each push: Request.push_fields)
+            req.approval = Approval(ask.quorum, ask.action["arguments"])
+            asked = {"action": ask.action, "quorum": ask.quorum}
+        else:
+            asked = {"questions": ask.questions}
         # Only the encoded frame is kept: pushes wrap it (Request.ask_event).
         req.frame = ev.encode(
             {
@@ -135,7 +144,7 @@ class Reservations:
                 "sessionId": session_id,
                 "payload": {
                     "requestId": req.request_id,
-                    "questions": ask.questions,
+                    **asked,
                     "metadata": ask.metadata if ask.metadata is not None else {},
                     "createdAt": isotime(req.created_at),
                     "expiresAt": isotime(req.expires_at),

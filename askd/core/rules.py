@@ -28,7 +28,9 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, Protocol
 
-from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import (
+    Approved, Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified,
+)
 from askd.core.lifecycle import TRANSITIONS, Status
 from askd.core.records import Request
 
@@ -48,6 +50,8 @@ class Row(Protocol):
     def escalations(self) -> int: ...  # escalation steps taken
     @property
     def notified(self) -> bool: ...  # a webhook delivery succeeded
+    @property
+    def approvals(self) -> int: ...  # an action's approvals given (0 for questions)
 
 
 class Rows(Protocol):
@@ -65,10 +69,11 @@ class RowState:
     expires_at: float
     escalations: int = 0
     notified: bool = False
+    approvals: int = 0
 
     @classmethod
     def of(cls, row: Row) -> RowState:
-        return cls(row.status, row.expires_at, row.escalations, row.notified)
+        return cls(row.status, row.expires_at, row.escalations, row.notified, row.approvals)
 
 
 class Effects(Protocol):
@@ -79,6 +84,7 @@ class Effects(Protocol):
     def take_ask(self, row: None, change: Asked) -> None: ...
     def refuse_ask(self, row: Request, change: Asked) -> None: ...  # known already: only its reservation goes
     def end(self, row: Request, change: Ended) -> None: ...
+    def approve(self, row: Request, change: Approved) -> None: ...
     def extend(self, row: Request, change: Extended) -> None: ...
     def escalate(self, row: Request, change: Escalated) -> None: ...
     def mark_notified(self, row: Request, change: Notified) -> None: ...
@@ -119,15 +125,32 @@ def _group(change: GroupSet | GroupDeleted) -> tuple[str]:
     return (change.group,)
 
 
+def _ends(c: Ended, row: Row | None) -> bool:
+    """An end takes effect by a move the lifecycle has; the approval that
+    completes a quorum, only with the count of approvals it was decided
+    against (``counted``)."""
+    return row is not None and (row.status, c.trigger) in TRANSITIONS and (c.counted is None or row.approvals == c.counted)
+
+
+def _ended(c: Ended, row: Row) -> RowState:
+    approvals = row.approvals if c.counted is None else c.counted + 1
+    return replace(RowState.of(row), status=TRANSITIONS[(row.status, c.trigger)], approvals=approvals)
+
+
 RULES: dict[type, Rule] = {
     rule.kind: rule
     for rule in (
         # A new question: only if no row has its id (not asked, nor still kept).
         Rule(Asked, _asked, "get", lambda c, row: row is None,
              lambda c, row: RowState.of(c.request), "take_ask", otherwise="refuse_ask"),
-        # It ends: only by a move the lifecycle has (from pending, once).
-        Rule(Ended, _question, "get", lambda c, row: row is not None and (row.status, c.trigger) in TRANSITIONS,
-             lambda c, row: replace(RowState.of(row), status=TRANSITIONS[(row.status, c.trigger)]), "end"),
+        # It ends: only by a move the lifecycle has (from pending, once);
+        # an action's last approval, only against the count it was decided with.
+        Rule(Ended, _question, "get", _ends, _ended, "end"),
+        # An action's approval short of its quorum: while open, with the
+        # count of approvals it was decided against (compare and set).
+        Rule(Approved, _question, "get",
+             lambda c, row: row is not None and row.status in OPEN and row.approvals == c.counted,
+             lambda c, row: replace(RowState.of(row), approvals=c.counted + 1), "approve"),
         # Its deadline moves: while open, from the deadline it was decided
         # against (of two extensions at once, one applies).
         Rule(Extended, _question, "get",

@@ -18,15 +18,17 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Field, RootModel, StrictBool, StrictStr, with_config
 from typing_extensions import NotRequired, TypedDict
 
+from askd.protocol.action import Action
 from askd.protocol.ids import Id
 from askd.protocol.models import Answers, Question
-from askd.protocol.results import ErrorDetail
+from askd.protocol.results import ApprovalGiven, ErrorDetail
 
 #: Each frame's ``type``.
 ASK = "ask_user_questions"
 CANCELLED = "ask_user_questions_cancelled"
 EXTENDED = "ask_user_questions_extended"
 ESCALATED = "ask_user_questions_escalated"
+VOTED = "ask_user_questions_voted"
 SNAPSHOT = "session_snapshot"
 ACK = "ack"
 ERROR = "error"
@@ -40,7 +42,17 @@ _FrameIdOrNone = Annotated[StrictStr | int | None, Field(default=None)]
 @with_config(ConfigDict(extra="allow"))
 class AskedPayload(TypedDict):
     requestId: Id
-    questions: Annotated[list[Question], Field(description="As the agent sent them, unknown fields included.")]
+    questions: NotRequired[
+        Annotated[
+            list[Question] | None,
+            Field(default=None, description="As the agent sent them, unknown fields included; absent for an action."),
+        ]
+    ]
+    action: NotRequired[Annotated[Action | None, Field(default=None, description="An action to approve (instead of questions).")]]
+    quorum: NotRequired[Annotated[int | None, Field(default=None, description="Approvals it needs (action only).")]]
+    approvals: NotRequired[
+        Annotated[list[ApprovalGiven] | None, Field(default=None, description="Approvals given so far (action only).")]
+    ]
     metadata: dict[str, Any]
     createdAt: StrictStr
     expiresAt: StrictStr
@@ -152,6 +164,20 @@ class EscalatedEvent(TypedDict):
     payload: EscalatedPayload
 
 
+class VotedPayload(TypedDict):
+    requestId: Id
+    approvals: Annotated[list[ApprovalGiven], Field(description="The approvals given so far, in order.")]
+    needed: Annotated[int, Field(description="The approvals it needs (its quorum).")]
+
+
+class VotedEvent(TypedDict):
+    """``ask_user_questions_voted``: an action got an approval and needs more."""
+
+    type: Literal["ask_user_questions_voted"]
+    sessionId: Id
+    payload: VotedPayload
+
+
 class SnapshotPayload(TypedDict):
     active: StrictBool
     pending: int
@@ -168,13 +194,18 @@ class SnapshotEvent(TypedDict):
 
 @with_config(ConfigDict(extra="allow"))
 class AckPayload(TypedDict):
-    """One of ``{"accepted", "reason"?}`` (answer, decline), ``{"repushed",
+    """One of ``{"accepted", "reason"?}`` (answer, decline), ``{"accepted",
+    "approvals", "needed"}`` or ``{"accepted": false, "reason"}`` (approve), ``{"repushed",
     "sessionId"}`` (subscribe), ``{"extended", "expiresAt"?, "reason"?}``
     (extend), ``{}`` (unsubscribe)."""
 
     accepted: NotRequired[Annotated[StrictBool | None, Field(default=None)]]
     extended: NotRequired[Annotated[StrictBool | None, Field(default=None)]]
-    reason: NotRequired[Annotated[StrictStr | None, Field(default=None, description="Why not: not_pending, not_allowed.")]]
+    reason: NotRequired[
+        Annotated[StrictStr | None, Field(default=None, description="Why not: not_pending, not_allowed, already_voted.")]
+    ]
+    approvals: NotRequired[Annotated[int | None, Field(default=None, description="approve: the approvals it has now.")]]
+    needed: NotRequired[Annotated[int | None, Field(default=None, description="approve: the approvals it needs.")]]
     expiresAt: NotRequired[Annotated[StrictStr | None, Field(default=None)]]
     repushed: NotRequired[Annotated[int | None, Field(default=None)]]
     sessionId: NotRequired[Annotated[StrictStr | None, Field(default=None)]]
@@ -211,6 +242,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     CANCELLED: CancelledEvent,
     EXTENDED: ExtendedEvent,
     ESCALATED: EscalatedEvent,
+    VOTED: VotedEvent,
     SNAPSHOT: SnapshotEvent,
     ACK: AckEvent,
     ERROR: ErrorEvent,
@@ -221,7 +253,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
 class ServerEvent(
     RootModel[
         Annotated[
-            Union[AskedEvent, CancelledEvent, ExtendedEvent, EscalatedEvent, SnapshotEvent, AckEvent, ErrorEvent, PongEvent],
+            Union[AskedEvent, CancelledEvent, ExtendedEvent, EscalatedEvent, VotedEvent, SnapshotEvent, AckEvent, ErrorEvent, PongEvent],
             Field(discriminator="type"),
         ]
     ]

@@ -12,6 +12,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 
 from askd.protocol import codec
+from askd.protocol.action import Scope
 from askd.protocol.ids import FrameId, Id
 from askd.protocol.models import json_number
 
@@ -73,7 +74,19 @@ class DeclineFrame(_Frame):
     reason: StrictStr | None = Field(default=None, max_length=1000)
 
 
-Frame = Union[Subscribe, Unsubscribe, AnswerFrame, ExtendFrame, DeclineFrame, Ping]
+class ApproveFrame(_Frame):
+    """The person approves an action (``Registry.prepare_approve``): with
+    edited ``arguments`` when it is editable, ``scope`` ``always`` when it
+    allows that. Denying is ``decline``."""
+
+    type: Literal["approve"]
+    sessionId: Id
+    requestId: Id
+    arguments: dict[str, Any] | None = None
+    scope: Scope | None = None
+
+
+Frame = Union[Subscribe, Unsubscribe, AnswerFrame, ExtendFrame, DeclineFrame, ApproveFrame, Ping]
 
 FRAME_TYPES: dict[str, type[_Frame]] = {
     "subscribe": Subscribe,
@@ -81,6 +94,7 @@ FRAME_TYPES: dict[str, type[_Frame]] = {
     "ask_user_questions_result": AnswerFrame,
     "extend": ExtendFrame,
     "decline": DeclineFrame,
+    "approve": ApproveFrame,
     "ping": Ping,
 }
 

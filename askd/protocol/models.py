@@ -28,6 +28,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from askd.addresses import EmailAddress
+from askd.protocol.action import MAX_QUORUM, Action, arguments_problem
 from askd.protocol.ids import Id, NonEmpty
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
@@ -124,7 +125,9 @@ def _not_finite() -> PydanticCustomError:
     return PydanticCustomError("finite_number", "Input should be a finite number")
 
 
-def _check_questions(questions: list[Question], info: ValidationInfo) -> list[Question]:
+def _check_questions(questions: list[Question] | None, info: ValidationInfo) -> list[Question] | None:
+    if questions is None:  # an approval (AskBody's action) asks none
+        return None
     limit = (info.context or {}).get("max_questions", 20)
     if not 1 <= len(questions) <= limit:
         raise ValueError(f"must hold 1 to {limit} questions")
@@ -216,12 +219,10 @@ class AskFields(BaseModel):
     @model_validator(mode="after")
     def _default_fits(self) -> AskFields:
         """onTimeout's answers are checked against the questions like an answer."""
-        if self.onTimeout is not None:
+        if self.onTimeout is not None and self.questions is not None:
             problem = check_answers(self.onTimeout.answers, {q.question: q.multiSelect for q in self.questions})
             if problem:
-                error = PydanticCustomError("on_timeout", "{problem}", {"problem": problem})
-                detail = InitErrorDetails(type=error, loc=("onTimeout", "answers"), input=self.onTimeout.answers)
-                raise ValidationError.from_exception_data(type(self).__name__, [detail])
+                raise _invalid(type(self).__name__, ("onTimeout", "answers"), problem, self.onTimeout.answers)
         return self
 
     # That afterSeconds increase, each below the timeout, is the core's to
@@ -243,10 +244,24 @@ class AskFields(BaseModel):
         return v
 
 
-class AskBody(AskFields):
-    """``POST /v1/sessions/{S}/questions``. Validate with a context giving
-    ``max_questions`` and ``max_timeout``."""
+def _invalid(title: str, loc: tuple[str | int, ...], problem: str, value: Any) -> ValidationError:
+    """A model's error at ``loc`` (a validator's own ``ValueError`` would be the model's, loc "")."""
+    error = PydanticCustomError("invalid", "{problem}", {"problem": problem})
+    return ValidationError.from_exception_data(title, [InitErrorDetails(type=error, loc=loc, input=value)])
 
+
+class AskBody(AskFields):
+    """``POST /v1/sessions/{S}/questions``: questions, or an ``action`` to
+    approve (section 17). Validate with a context giving ``max_questions``
+    and ``max_timeout``."""
+
+    questions: list[Question] | None = Field(  # type: ignore[assignment]
+        default=None, description="The questions, asked together; each needs a unique 'question' text. Or action."
+    )
+    action: Action | None = Field(default=None, description="An action to approve, instead of questions.")
+    quorum: int | None = Field(
+        default=None, ge=1, le=MAX_QUORUM, description="Approvals needed from distinct people (action only; default 1)."
+    )
     userId: Id | None = None
     requireOnline: StrictBool = False
     parentSessionId: Id | None = None
@@ -255,6 +270,28 @@ class AskBody(AskFields):
     def _one_audience(self) -> AskBody:
         if (self.userId is None) == (self.to is None):
             raise ValueError("give exactly one of userId and to")
+        return self
+
+    @model_validator(mode="after")
+    def _questions_or_action(self) -> AskBody:
+        """Exactly one of questions and action; what an approval may not
+        carry; its arguments against its schema (jsonschema)."""
+        title, action = type(self).__name__, self.action
+        if (self.questions is None) == (action is None):
+            raise _invalid(title, ("action",), "give exactly one of questions and action", None)
+        if action is None:
+            if self.quorum is not None:
+                raise _invalid(title, ("quorum",), "quorum is for an action, not for questions", self.quorum)
+            return self
+        if self.onTimeout is not None:
+            raise _invalid(title, ("onTimeout",), "an action takes no onTimeout: silence is never consent", None)
+        if self.quorum is not None and self.quorum > 1 and action.editable:
+            raise _invalid(title, ("quorum",), "an editable action needs a quorum of 1", self.quorum)
+        problem = arguments_problem(action.schema_, action.arguments)
+        if problem is not None:
+            where, msg = problem
+            loc = ("action", "arguments", *(where.split(".") if where else ()))
+            raise _invalid(title, loc, msg, None)
         return self
 
 

@@ -16,9 +16,18 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictBool, StrictStr, with_config
 from typing_extensions import NotRequired, TypedDict
 
+from askd.protocol.action import Action, Scope
 from askd.protocol.ids import Id
 from askd.protocol.models import Answers, Question
 from askd.protocol.status import Status, Via
+
+
+class ApprovalGiven(TypedDict):
+    """One approval of an action (section 17), in the order given."""
+
+    by: Annotated[StrictStr | None, Field(description="Who approved (null: an admin without a sub).")]
+    via: Via
+    at: Annotated[StrictStr, Field(description="When, RFC 3339 UTC.")]
 
 
 class QuestionResult(TypedDict):
@@ -47,6 +56,26 @@ class QuestionResult(TypedDict):
     reason: NotRequired[Annotated[StrictStr | None, Field(default=None, description="Declined: the reason the person gave, if any.")]]
     escalations: NotRequired[
         Annotated[int | None, Field(default=None, description="Escalation steps taken so far (asked with escalate).")]
+    ]
+    approvals: NotRequired[
+        Annotated[list[ApprovalGiven] | None, Field(default=None, description="An action's approvals so far, in order.")]
+    ]
+    approved: NotRequired[
+        Annotated[StrictBool | None, Field(default=None, description="An ended action: true only when answered (approved).")]
+    ]
+    arguments: NotRequired[
+        Annotated[
+            dict[str, Any] | None, Field(default=None, description="An ended action: the final arguments, edited or as asked.")
+        ]
+    ]
+    edited: NotRequired[
+        Annotated[StrictBool | None, Field(default=None, description="An ended action: the arguments differ from those asked.")]
+    ]
+    scope: NotRequired[
+        Annotated[
+            Scope | None,
+            Field(default=None, description="An approved action: always when every approval chose it, else once."),
+        ]
     ]
     receipt: NotRequired[
         Annotated[
@@ -78,7 +107,10 @@ class PendingQuestion(TypedDict):
     to: Annotated[list[StrictStr], Field(description="Whom it is asked of now: user ids and group:NAME entries.")]
     escalations: NotRequired[Annotated[int | None, Field(default=None)]]
     requestId: Id
-    questions: list[Question]
+    questions: NotRequired[Annotated[list[Question] | None, Field(default=None, description="Absent for an action.")]]
+    action: NotRequired[Annotated[Action | None, Field(default=None, description="An action to approve, as asked.")]]
+    quorum: NotRequired[Annotated[int | None, Field(default=None, description="Approvals needed (action only).")]]
+    approvals: NotRequired[Annotated[list[ApprovalGiven] | None, Field(default=None, description="Approvals so far (action only).")]]
     metadata: dict[str, Any]
     createdAt: StrictStr
     expiresAt: StrictStr

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
-from askd.protocol import events, frames, models, results
+from askd.protocol import action, events, frames, models, results
 
 # In the order a reader meets them: what a tab sends, what it gets, what an agent sends and gets.
 # Models (what the daemon validates) and TypedDicts (what it sends) alike.
@@ -21,6 +21,7 @@ MODELS: tuple[Any, ...] = (
     frames.AnswerFrame,
     frames.ExtendFrame,
     frames.DeclineFrame,
+    frames.ApproveFrame,
     frames.Ping,
     events.ServerEvent,
     models.AskBody,
@@ -29,6 +30,7 @@ MODELS: tuple[Any, ...] = (
     results.PendingQuestion,
     models.ExtendBody,
     models.AnswerBody,
+    action.ApproveBody,
     results.ErrorBody,
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from askd.core import Request, Status
+from askd.core.approvals import Approval
 from askd.protocol import codec
 from askd.core.records import Step
 
@@ -33,14 +34,17 @@ def request_from_row(
     reason: str | None = None,
     defaulted: bool = False,
     digest: str | None = None,
+    approval: bytes | str | None = None,
 ) -> Request:
     """The request as kept: a pending one with its frame, its allowance and
-    its default, an ended one with its result (``answers`` and
-    ``on_timeout`` are UTF-8 JSON)."""
+    its default, an ended one with its result (``answers``,
+    ``on_timeout`` and an action's ``approval`` are UTF-8 JSON)."""
     req = Request(
         request_id, session_id, user_id, created_at, expires_at, idempotency_key=idempotency_key, status=Status(status), agent=agent
     )
     req.notified = notified
+    if approval is not None:  # an action to approve (section 17): its approvals, pending or ended
+        req.approval = Approval.from_json(approval)
     if req.pending:
         req.frame = frame
         req.max_extension, req.extended = max_extension, extended

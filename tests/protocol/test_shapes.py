@@ -79,6 +79,16 @@ def test_every_result_and_event_fits_its_shape() -> None:
     clock.now += 6
     reg.advance()
     results += [defaulted.result(), withdrawn.result()]
+    # an action with a quorum of two (section 17): one approval, then the second ends it; one denied
+    action = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship **it**", "allowAlways": True}
+    approval, _ = reg.ask("s4", "alice", None, to=("alice", "bob"), action=action, quorum=2)
+    fits(PendingQuestion, approval.describe())
+    reg.apply(reg.prepare_approve("s4", approval.request_id, user_id="alice", scope="always"))
+    results.append(approval.result())
+    reg.apply(reg.prepare_approve("s4", approval.request_id, user_id="bob"))
+    denied, _ = reg.ask("s5", "alice", None, action=action)
+    reg.apply(reg.prepare_decline("s5", denied.request_id, "not today", user_id="alice"))
+    results += [approval.result(), denied.result()]
     sent += frames_sent(reg)
     reg.subscribe("tab", "s3", reply_id=7)
     sent += frames_sent(reg)

@@ -7,7 +7,7 @@ import pytest
 
 from tests.wire.conftest import daemon  # noqa: F401  the two-node daemon for store=redis
 
-WIRE_MODULES = {"test_wire"}
+WIRE_MODULES = {"test_wire", "test_approvals"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

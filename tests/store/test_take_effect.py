@@ -148,6 +148,26 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
     ]) == [True, False, True, True, False, True, False]
     assert e.escalations == 2
 
+    # Approvals (protocol section 17): compare and set on the count of
+    # approvals each was decided against; the last one, and a denial, end it once.
+    action = {"name": "deploy", "arguments": {"env": "prod", "n": 2**60 + 1}}
+    ap, asked_ap = reg.prepare_ask(AskInput("s11", "", None, to=("alice", "bob", "carol"), action=action, quorum=2))
+    assert asked_ap is not None and await step([asked_ap]) == [True]
+    first = reg.prepare_approve("s11", ap.request_id, user_id="alice")
+    rival = reg.prepare_approve("s11", ap.request_id, user_id="bob")  # decided against the same count
+    assert await step([first, rival]) == [True, False]
+    last = reg.prepare_approve("s11", ap.request_id, user_id="bob")
+    other = reg.prepare_approve("s11", ap.request_id, user_id="carol")  # the last slot too
+    deny = reg.prepare_decline("s11", ap.request_id, "no", user_id="carol")
+    assert await step([last, other, deny, rival]) == [True, False, False, False]
+    assert ap.approvals == 2 and ap.status.value == "answered"
+    denied, asked_dn = reg.prepare_ask(AskInput("s12", "", None, to=("alice", "bob"), action=action, quorum=2))
+    assert asked_dn is not None and await step([asked_dn]) == [True]
+    one = reg.prepare_approve("s12", denied.request_id, user_id="alice")
+    no = reg.prepare_decline("s12", denied.request_id, None, user_id="bob")
+    two = reg.prepare_approve("s12", denied.request_id, user_id="bob")  # decided before the approval above: stale
+    assert await step([one, no, two]) == [True, True, False]
+
     # Groups: a set always takes; a delete only of a group held (as the
     # batch left it). What took is what a fresh load restores.
     assert await step([
@@ -165,3 +185,7 @@ async def test_the_core_and_the_stores_agree_on_what_takes_effect(store: Store) 
         assert fresh.audiences.groups == {"oncall": ("bob",)}
         kept = fresh.get(e.session_id, e.request_id)
         assert kept is not None and (kept.escalate, kept.escalations) == (e.escalate, 2)
+        kept = fresh.get(ap.session_id, ap.request_id)  # an approved action: its approvals and final record
+        assert kept is not None and kept.approval == ap.approval and kept.approvals == 2
+        kept = fresh.get(denied.session_id, denied.request_id)  # a denied one: the approval given before
+        assert kept is not None and kept.approval == denied.approval and [v.by for v in kept.approval.votes] == ["alice"]

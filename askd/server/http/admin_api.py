@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd.channels import sample as notify_sample
 from askd.addresses import EmailAddress
+from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id
 from askd.protocol.models import AnswerBody, DeclineBody, GroupBody, UserBody
 from askd.server.door.proxy import public_base
@@ -38,32 +39,44 @@ class _EndHandler(_AdminHandler):
     """Ends a pending question as if its user had: ``end`` calls the hub
     with the admin's name (its token's ``sub``) and ``via`` ``admin``."""
 
-    body: type[AnswerBody] | type[DeclineBody]
+    body: type[AnswerBody] | type[DeclineBody] | type[ApproveBody]
 
     async def post(self, session_id: str, request_id: str) -> None:
         sid = self.session_id(session_id)
         rid = self.path_id(request_id, "requestId")
         body, _ = self.json_body(self.body)
         by = self.principal.sub if self.principal is not None else None
-        await self.end(sid, rid, body, by)  # NotPending, InvalidAnswer: base.py's codes
-        self.send_json({"accepted": True})
+        reply = await self.end(sid, rid, body, by)  # NotPending, InvalidAnswer, AlreadyVoted: base.py's codes
+        self.send_json({"accepted": True, **(reply or {})})
 
-    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> dict[str, Any] | None:
         raise NotImplementedError
 
 
 class AnswerHandler(_EndHandler):
     body = AnswerBody
 
-    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:  # type: ignore[override]
         await self.ctx.hub.answer(sid, rid, body.answers, user_id=None, via="admin", answered_by=by)
 
 
 class DeclineHandler(_EndHandler):
     body = DeclineBody
 
-    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> None:  # type: ignore[override]
         await self.ctx.hub.decline(sid, rid, body.reason, user_id=None, via="admin", answered_by=by)
+
+
+class ApproveHandler(_EndHandler):
+    """One approval of an action (section 17) by the admin token's ``sub``
+    (without one, ``by`` is null and all such approvals are one approver)."""
+
+    body = ApproveBody
+
+    async def end(self, sid: str, rid: str, body: Any, by: str | None) -> dict[str, Any]:
+        req = await self.ctx.hub.approve(sid, rid, body.arguments, body.scope, user_id=None, via="admin", answered_by=by)
+        assert req.approval is not None
+        return {"approvals": req.approvals, "needed": req.approval.quorum}
 
 
 class ConnectionsHandler(_AdminHandler):
@@ -210,6 +223,7 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (r"/admin/v1/pending", PendingHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/questions/{seg}/answer", AnswerHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/questions/{seg}/decline", DeclineHandler, {"ctx": ctx}),
+        (rf"/admin/v1/sessions/{seg}/questions/{seg}/approve", ApproveHandler, {"ctx": ctx}),
         (r"/admin/v1/connections", ConnectionsHandler, {"ctx": ctx}),
         (r"/admin/v1/disconnect", DisconnectHandler, {"ctx": ctx}),
         (rf"/admin/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),

@@ -108,7 +108,7 @@ class QuestionsHandler(_AgentHandler):
             AskInput(
                 sid,
                 body.userId or "",
-                raw["questions"],  # stored and re-pushed exactly as sent
+                raw.get("questions"),  # stored and re-pushed exactly as sent (None: an action)
                 metadata=raw.get("metadata"),
                 timeout=body.timeoutSeconds,
                 require_online=body.requireOnline,
@@ -119,6 +119,8 @@ class QuestionsHandler(_AgentHandler):
                 on_timeout=raw["onTimeout"]["answers"] if body.onTimeout is not None else None,
                 to=to,
                 escalate=escalate,
+                action=raw.get("action"),  # as sent, like questions
+                quorum=body.quorum or 1,
             )
         )
         if not created:

@@ -15,6 +15,7 @@ STATUS = {
     "method_not_allowed": 405,
     "session_owner_mismatch": 409,
     "not_allowed": 409,
+    "already_voted": 409,
     "user_offline": 409,
     "too_large": 413,
     "too_many_pending": 429,

@@ -130,6 +130,8 @@ class LinkPageHandler(tornado.web.RequestHandler):
             # link to nothing; a one-tap option must still exist.
             if claim.user_id is not None and claim.user_id not in self.ctx.hub.audience(req):
                 return None
+            if req.approval is not None:  # an action to approve: its link page is not built yet (the inbox approves)
+                return None
             if claim.option is not None and claim.option >= len(links.one_tap_labels(req.questions)):
                 return None
         structlog.contextvars.bind_contextvars(sessionId=req.session_id, requestId=req.request_id)

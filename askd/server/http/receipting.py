@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from askd.core import Request
+from askd.core import Request, Status
 from askd.receipts import Keyring, receipt_claims, sign
 
 # Ended results kept with their receipt: a question asked again for its
@@ -46,6 +46,7 @@ class Receipts:
             via=req.via,
             digest=req.digest,
             ended_at=req.ended_at,
+            approval=_approval(req),
         )
         token = sign(claims, self.keys)
         self._cache[key] = (req.ended_at, token)
@@ -60,3 +61,15 @@ class Receipts:
         if token is not None:
             out["receipt"] = token
         return out
+
+
+def _approval(req: Request) -> dict[str, Any] | None:
+    """An action's claims (section 17): approved, the scope granted, who approved."""
+    if req.approval is None:
+        return None
+    approved = req.status is Status.ANSWERED
+    return {
+        "approved": approved,
+        "scope": req.approval.scope if approved else None,
+        "approvals": [v.by for v in req.approval.votes],
+    }

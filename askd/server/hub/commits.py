@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from askd.core import Status
 from askd.core.registry import Registry
-from askd.core.changes import Asked, Change, Ended, Escalated
+from askd.core.changes import Approved, Asked, Change, Ended, Escalated
 from askd.core.records import audience_entries, is_team
 from askd.server.hub.flush import Flush
 from askd.server.hub.tasks import Tasks
@@ -144,6 +144,11 @@ class Commits:
                 self._log_end(change)
             elif type(change) is Escalated:  # from the node whose step took effect, as an end
                 log.info("question.escalated", sessionId=change.session_id, requestId=change.request_id, step=change.step)
+            elif type(change) is Approved:  # an approval short of the quorum (the last one ends it)
+                log.info(
+                    "question.approved", sessionId=change.session_id, requestId=change.request_id,
+                    approvals=change.counted + 1, needed=change.approval.quorum, answeredBy=change.vote.by, via=change.vote.via,
+                )
         self._settle(batch, changes)
         taken = {id(c) for c in done}
         for entry_changes, _, fut in batch:

@@ -17,6 +17,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import structlog
@@ -28,6 +29,7 @@ from askd.core import events as ev
 from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight
 from askd.core.snapshot import restore
+from askd.protocol.action import MAX_QUORUM
 from askd.server.hub.admin_ops import AdminOps
 from askd.server.hub.clock import DeadlineClock
 from askd.server.hub.commits import Commits
@@ -47,6 +49,9 @@ log = get_logger("askd.hub")
 
 # How many times an ask is decided again after another node's change got in first.
 ASK_ATTEMPTS = 3
+# An approval not taken lost to another approval (the count moved on, at
+# most a quorum's worth) or to the end: decided again at most this often.
+APPROVE_ATTEMPTS = MAX_QUORUM + 2
 
 
 class Hub:
@@ -192,19 +197,13 @@ class Hub:
         structlog.contextvars.bind_contextvars(requestId=req.request_id)
         # One line per question: what was asked and to how many connections it went.
         pushed = sum(len(self.registry.connections(u)) for u in self.registry.audiences.of(req))
-        log.info("question.asked", questions=len(ask.questions), expiresAt=ev.isotime(req.expires_at), connections=pushed)
+        what = {"action": ask.action["name"]} if ask.action is not None else {"questions": len(ask.questions or ())}
+        log.info("question.asked", **what, expiresAt=ev.isotime(req.expires_at), connections=pushed)
         return req, True
 
     async def answer(
-        self,
-        session_id: str,
-        request_id: str,
-        answers: dict[str, Any],
-        *,
-        user_id: str | None,
-        via: str = "ws",
-        answered_by: str | None = None,
-        before_flush: Callable[[], None] | None = None,
+        self, session_id: str, request_id: str, answers: dict[str, Any], *,
+        user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
     ) -> Request:
         """Answer; raises (changing nothing) when not pending, invalid, or the
         store fails. ``before_flush`` runs once the answer is taken and before
@@ -216,15 +215,8 @@ class Hub:
         return await self._end(change, before_flush)
 
     async def decline(
-        self,
-        session_id: str,
-        request_id: str,
-        reason: str | None,
-        *,
-        user_id: str | None,
-        via: str = "ws",
-        answered_by: str | None = None,
-        before_flush: Callable[[], None] | None = None,
+        self, session_id: str, request_id: str, reason: str | None, *,
+        user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
     ) -> Request:
         """The person refuses to answer; raises as ``answer`` does."""
         await self.lookup(session_id, request_id)
@@ -232,6 +224,33 @@ class Hub:
             session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by
         )
         return await self._end(change, before_flush)
+
+    async def approve(
+        self, session_id: str, request_id: str, arguments: dict[str, Any] | None = None, scope: str | None = None, *,
+        user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
+    ) -> Request:
+        """One approval of a pending action (``Registry.prepare_approve``);
+        the one completing its quorum ends it. Raises (changing nothing)
+        :class:`NotPending`, ``AlreadyVoted``, ``InvalidRequest`` or
+        :class:`StoreUnavailable`; ``before_flush`` as ``extend``'s."""
+        await self.lookup(session_id, request_id)
+        prepare = partial(
+            self.registry.prepare_approve, session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by
+        )
+        return await self._retried(prepare, before_flush, APPROVE_ATTEMPTS, "approval")
+
+    async def _retried(self, prepare: Callable[[], Change], before_flush: Callable[[], None] | None, attempts: int, what: str) -> Request:
+        """Decide (``prepare``), commit, and while not taken (another change
+        to its question got in first and was applied here) decide again
+        against what holds now: the question it is about after."""
+        for _ in range(attempts):
+            change = prepare()
+            replies = {id(change): before_flush} if before_flush is not None else None
+            if await self.commits.commit([change], replies):
+                req = self.registry.get(change.session_id, change.request_id)  # type: ignore[union-attr]
+                assert req is not None
+                return req
+        raise StoreUnavailable(f"the store refused the {what} each time; nothing changed")
 
     async def _end(self, change: Ended, before_flush: Callable[[], None] | None) -> Request:
         replies = {id(change): before_flush} if before_flush is not None else None
@@ -244,29 +263,15 @@ class Hub:
         return req
 
     async def extend(
-        self,
-        session_id: str,
-        request_id: str,
-        seconds: float,
-        *,
-        user_id: str | None,
-        before_flush: Callable[[], None] | None = None,
+        self, session_id: str, request_id: str, seconds: float, *, user_id: str | None, before_flush: Callable[[], None] | None = None,
     ) -> Request:
         """Move a pending question's deadline (``Registry.prepare_extend``:
         a person's with ``user_id``, the agent's without). Raises
         :class:`NotPending`, :class:`NotAllowed` or :class:`StoreUnavailable`,
         changing nothing. ``before_flush`` runs before the tabs hear of it."""
         await self.lookup(session_id, request_id)
-        for _ in range(ASK_ATTEMPTS):
-            change = self.registry.prepare_extend(session_id, request_id, seconds, user_id=user_id)
-            replies = {id(change): before_flush} if before_flush is not None else None
-            if await self.commits.commit([change], replies):
-                req = self.registry.get(session_id, request_id)
-                assert req is not None
-                return req
-            # Not taken: another extension (or the end) got in first and was
-            # applied here: decide again against what holds now.
-        raise StoreUnavailable("the store refused the extension each time; nothing changed")
+        prepare = partial(self.registry.prepare_extend, session_id, request_id, seconds, user_id=user_id)
+        return await self._retried(prepare, before_flush, ASK_ATTEMPTS, "extension")
 
     async def withdraw(self, session_id: str, request_id: str, *, agent: str | None = None) -> Request | None:
         await self.lookup(session_id, request_id)

@@ -11,11 +11,12 @@ from typing import Any
 
 import structlog
 
-from askd.core import Forbidden, InvalidAnswer, NotAllowed, NotPending
+from askd.core import AlreadyVoted, Forbidden, InvalidAnswer, InvalidRequest, NotAllowed, NotPending
 from askd.core import events as ev
 from askd.core.events import Event, isotime
 from askd.protocol.frames import (
     AnswerFrame,
+    ApproveFrame,
     DeclineFrame,
     ExtendFrame,
     FrameError,
@@ -230,6 +231,9 @@ class WsHandler(JsonErrors, PeerSocket):
         elif isinstance(frame, ExtendFrame):
             structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
             return self._extend(frame)
+        elif isinstance(frame, ApproveFrame):
+            structlog.contextvars.bind_contextvars(sessionId=frame.sessionId, requestId=frame.requestId)
+            return self._approve(frame)
         return None
 
     def _ack_when_listed(self, ack: Event) -> Awaitable[None] | None:
@@ -258,10 +262,44 @@ class WsHandler(JsonErrors, PeerSocket):
             self._reply(Event(ev.ACK, frame.sessionId, {"accepted": False, "reason": "not_pending"}, frame.id))
         except InvalidAnswer as err:  # an answer's only
             self._reply(Event(ev.ERROR, frame.sessionId, {"code": "invalid_answer", "message": err.message}, frame.id))
+        except InvalidRequest as err:  # an answer to an action
+            self._invalid(frame, err)
         except StoreUnavailable:
             self._store_failed(frame, what)
         except Exception:
             self._internal(frame)
+
+    async def _approve(self, frame: ApproveFrame) -> None:
+        """One approval (section 17): the ack says how many it has now and
+        needs; the tabs hear of it (``voted``, or the end) after the ack."""
+        def ack(payload: dict[str, Any]) -> None:
+            self._reply(Event(ev.ACK, frame.sessionId, payload, frame.id))
+
+        def approved() -> None:
+            req = self.ctx.hub.get(frame.sessionId, frame.requestId)
+            assert req is not None and req.approval is not None
+            ack({"accepted": True, "approvals": req.approvals, "needed": req.approval.quorum})
+
+        try:
+            await self.ctx.hub.approve(
+                frame.sessionId, frame.requestId, frame.arguments, frame.scope, user_id=self.user_id, before_flush=approved
+            )
+        except NotPending:
+            ack({"accepted": False, "reason": "not_pending"})
+        except AlreadyVoted:
+            ack({"accepted": False, "reason": "already_voted"})
+        except InvalidRequest as err:
+            self._invalid(frame, err)
+        except StoreUnavailable:
+            self._store_failed(frame, "the approval was not taken")
+        except Exception:
+            self._internal(frame)
+
+    def _invalid(self, frame: AnswerFrame | DeclineFrame | ApproveFrame, err: InvalidRequest) -> None:
+        payload: dict[str, Any] = {"code": "invalid_request", "message": err.message}
+        if err.details:
+            payload["details"] = err.details
+        self._reply(Event(ev.ERROR, frame.sessionId, payload, frame.id))
 
     async def _extend(self, frame: ExtendFrame) -> None:
         def ack(payload: dict[str, Any]) -> None:
@@ -283,7 +321,7 @@ class WsHandler(JsonErrors, PeerSocket):
         except Exception:
             self._internal(frame)
 
-    def _store_failed(self, frame: AnswerFrame | DeclineFrame | ExtendFrame, what: str) -> None:
+    def _store_failed(self, frame: AnswerFrame | DeclineFrame | ExtendFrame | ApproveFrame, what: str) -> None:
         message = f"askd cannot write to its store right now; {what}, send it again"
         self._reply(Event(ev.ERROR, frame.sessionId, {"code": "store_unavailable", "message": message}, frame.id))
 

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from askd.core import Request
-from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.approvals import Approval
+from askd.core.changes import Approved, Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
 from askd.store.rows import steps_from_json, steps_to_json
@@ -33,6 +34,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["otm"] = encode(req.on_timeout).decode()
         if req.escalate:
             out["esc"] = steps_to_json(req.escalate)
+        if req.approval is not None:  # an action to approve: its record, as SQLite keeps it
+            out["appr"] = req.approval.to_json().decode()
         return json.dumps(out, separators=(",", ":"))
     if isinstance(change, GroupSet):
         # members as one JSON string: the script stores it as is (cjson
@@ -55,6 +58,12 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["dflt"] = 1
         if change.digest is not None:
             out["dg"] = change.digest
+        if change.counted is not None:  # an action's last approval: against its count
+            assert change.approval is not None
+            out.update(counted=change.counted, appr=change.approval.to_json().decode())
+    elif isinstance(change, Approved):
+        # An approval short of the quorum: compare and set on the count.
+        out.update(t="v", rid=change.request_id, counted=change.counted, appr=change.approval.to_json().decode())
     elif isinstance(change, Extended):
         # The deadlines as repr strings (exact); the script compares them as numbers.
         out.update(t="x", rid=change.request_id, prev=repr(change.previous), expires=repr(change.expires_at),
@@ -82,13 +91,20 @@ def from_json(data: dict[str, Any]) -> Change:
         req.max_extension = float(data.get("mext", 0.0))
         req.on_timeout = json.loads(data["otm"]) if "otm" in data else None
         req.escalate = steps_from_json(data.get("esc"))
+        req.approval = Approval.from_json(data["appr"]) if "appr" in data else None
         return Asked(req, data.get("parent"))
     if t == "e":
         answers = json.loads(data["answers"]) if "answers" in data else None
-        return Ended(
+        ended = Ended(
             sid, rid, Trigger(data["trigger"]), answers, data.get("error"), float(data["ended"]),
             data.get("by"), data.get("via"), data.get("reason"), bool(data.get("dflt")), data.get("dg"),
         )
+        if "counted" in data:
+            ended.counted, ended.approval = int(data["counted"]), Approval.from_json(data["appr"])
+        return ended
+    if t == "v":
+        approval = Approval.from_json(data["appr"])
+        return Approved(sid, rid, int(data["counted"]), approval.votes[-1], approval)
     if t == "x":
         return Extended(sid, rid, float(data["prev"]), float(data["expires"]), float(data["ext"]), data["frame"].encode())
     if t == "n":

@@ -60,6 +60,8 @@ for i = 4, #ARGV do
       if c.mext then redis.call('HSET', rk, 'mext', c.mext) end
       if c.otm then redis.call('HSET', rk, 'otm', c.otm) end
       if c.esc then redis.call('HSET', rk, 'esc', c.esc, 'escalations', 0) end
+      -- an action to approve: its record (JSON) and its count of approvals
+      if c.appr then redis.call('HSET', rk, 'appr', c.appr, 'apn', 0) end
       if c.key then
         redis.call('HSET', rk, 'key', c.key)
         redis.call('SET', keyname(c.sid, c.key, c.agent), c.rid)
@@ -68,7 +70,10 @@ for i = 4, #ARGV do
       ok = 1
     end
   elseif c.t == 'e' then
-    if redis.call('HGET', rk, 'status') == 'pending' then
+    -- an action's last approval only against the count it was decided with
+    -- (compared as numbers); any other end while pending
+    if redis.call('HGET', rk, 'status') == 'pending'
+        and (c.counted == nil or tonumber(redis.call('HGET', rk, 'apn') or '0') == tonumber(c.counted)) then
       redis.call('HSET', rk, 'status', c.status, 'ended', c.ended)
       redis.call('HDEL', rk, 'frame', 'otm')
       if c.answers then redis.call('HSET', rk, 'answers', c.answers) end
@@ -79,6 +84,7 @@ for i = 4, #ARGV do
       if c.reason then redis.call('HSET', rk, 'reason', c.reason) end
       if c.dflt then redis.call('HSET', rk, 'dflt', 1) end
       if c.dg then redis.call('HSET', rk, 'dg', c.dg) end  -- the receipt's digest (protocol section 16)
+      if c.counted ~= nil then redis.call('HSET', rk, 'appr', c.appr, 'apn', tonumber(c.counted) + 1) end
       ok = 1
     end
   elseif c.t == 'x' then
@@ -87,6 +93,14 @@ for i = 4, #ARGV do
     if redis.call('HGET', rk, 'status') == 'pending'
         and tonumber(redis.call('HGET', rk, 'expires')) == tonumber(c.prev) then
       redis.call('HSET', rk, 'expires', c.expires, 'ext', c.ext, 'frame', c.frame)
+      ok = 1
+    end
+  elseif c.t == 'v' then
+    -- an approval short of the quorum: compare and set on the count of
+    -- approvals it was decided against (as numbers)
+    if redis.call('HGET', rk, 'status') == 'pending'
+        and tonumber(redis.call('HGET', rk, 'apn') or '0') == tonumber(c.counted) then
+      redis.call('HSET', rk, 'appr', c.appr, 'apn', tonumber(c.counted) + 1)
       ok = 1
     end
   elseif c.t == 's' then

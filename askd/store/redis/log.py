@@ -173,6 +173,7 @@ class RedisStore:
             reason=_text(f.get(b"reason")),
             defaulted=f.get(b"dflt") == b"1",
             digest=_text(f.get(b"dg")),
+            approval=f.get(b"appr"),
         )
 
     # ---- commits -------------------------------------------------------

@@ -71,17 +71,19 @@ class SqliteStore:
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
             " status, answers, error, ended_at, notified, agent, max_extension, extended, on_timeout, answered_by,"
-            " via, reason, defaulted, escalate, escalations, digest FROM requests ORDER BY rowid"
+            " via, reason, defaulted, escalate, escalations, digest, approval FROM requests ORDER BY rowid"
         )
         requests = loaded.requests
         for (
             rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent,
             max_extension, extended, on_timeout, answered_by, via, reason, defaulted, escalate, escalations, digest,
+            approval,
         ) in rows:
             req = request_from_row(
                 rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified),
                 agent=agent, max_extension=max_extension, extended=extended, on_timeout=on_timeout,
                 answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted), digest=digest,
+                approval=approval,
             )
             req.escalate, req.escalations = steps_from_json(escalate), escalations
             requests.append(req)

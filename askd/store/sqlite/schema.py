@@ -95,5 +95,11 @@ MIGRATIONS: list[list[str]] = [
         "INSERT INTO user_settings SELECT user_id, 'email', email FROM users",
         "DROP TABLE users",
     ],
+    [  # 10: approvals (protocol section 17): an action's record (JSON: its quorum,
+        # the approvals given, once approved the final arguments and scope) and
+        # the count of approvals, which an approval's write compares
+        "ALTER TABLE requests ADD COLUMN approval BLOB",
+        "ALTER TABLE requests ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Approved, Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.store.rows import steps_to_json
 
@@ -21,8 +21,8 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
         # first, so its sessions are written only when it takes.
         cur = db.execute(
             "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
+            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate, approval)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
             (
                 req.request_id,
                 req.session_id,
@@ -35,6 +35,7 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                 req.max_extension,
                 None if req.on_timeout is None else encode(req.on_timeout),
                 steps_to_json(req.escalate),
+                None if req.approval is None else req.approval.to_json(),
             ),
         )
         if cur.rowcount != 1:
@@ -60,6 +61,17 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                 )
         return True
     if isinstance(change, Ended):
+        if change.counted is not None:  # an action's last approval: against its count, as Approved
+            assert change.approval is not None
+            cur = db.execute(
+                "UPDATE requests SET status = ?, ended_at = ?, frame = NULL, answered_by = ?, via = ?, digest = ?,"
+                " approval = ?, approvals = approvals + 1 WHERE request_id = ? AND status = 'pending' AND approvals = ?",
+                (
+                    change.status.value, change.ended_at, change.answered_by, change.via, change.digest,
+                    change.approval.to_json(), change.request_id, change.counted,
+                ),
+            )
+            return cur.rowcount == 1
         cur = db.execute(
             "UPDATE requests SET status = ?, answers = ?, error = ?, ended_at = ?, frame = NULL, on_timeout = NULL,"
             " answered_by = ?, via = ?, reason = ?, defaulted = ?, digest = ? WHERE request_id = ? AND status = 'pending'",
@@ -75,6 +87,14 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                 change.digest,
                 change.request_id,
             ),
+        )
+        return cur.rowcount == 1
+    if isinstance(change, Approved):
+        # Compare and set: only against the count of approvals it was decided with.
+        cur = db.execute(
+            "UPDATE requests SET approval = ?, approvals = approvals + 1"
+            " WHERE request_id = ? AND status = 'pending' AND approvals = ?",
+            (change.approval.to_json(), change.request_id, change.counted),
         )
         return cur.rowcount == 1
     if isinstance(change, Extended):

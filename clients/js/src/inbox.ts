@@ -476,7 +476,7 @@ export class Inbox {
     const question: AskedQuestion = {
       sessionId,
       requestId,
-      questions: payload.questions,
+      questions: payload.questions ?? [], // none for an action to approve (payload.action)
       metadata: payload.metadata ?? {},
       createdAt: payload.createdAt,
       expiresAt: payload.expiresAt,

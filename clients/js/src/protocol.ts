@@ -12,7 +12,15 @@ export type Status = "pending" | "answered" | "timeout" | "cancelled" | "decline
  * via the `definition` "ServerEvent".
  */
 export type ServerEvent =
-  AskedEvent | CancelledEvent | ExtendedEvent | EscalatedEvent | SnapshotEvent | AckEvent | ErrorEvent | PongEvent;
+  | AskedEvent
+  | CancelledEvent
+  | ExtendedEvent
+  | EscalatedEvent
+  | VotedEvent
+  | SnapshotEvent
+  | AckEvent
+  | ErrorEvent
+  | PongEvent;
 
 export interface Askd {
   [k: string]: unknown;
@@ -28,7 +36,8 @@ export interface AckEvent {
   type: "ack";
 }
 /**
- * One of ``{"accepted", "reason"?}`` (answer, decline), ``{"repushed",
+ * One of ``{"accepted", "reason"?}`` (answer, decline), ``{"accepted",
+ * "approvals", "needed"}`` or ``{"accepted": false, "reason"}`` (approve), ``{"repushed",
  * "sessionId"}`` (subscribe), ``{"extended", "expiresAt"?, "reason"?}``
  * (extend), ``{}`` (unsubscribe).
  *
@@ -37,15 +46,66 @@ export interface AckEvent {
  */
 export interface AckPayload {
   accepted?: boolean | null;
+  /**
+   * approve: the approvals it has now.
+   */
+  approvals?: number | null;
   expiresAt?: string | null;
   extended?: boolean | null;
   /**
-   * Why not: not_pending, not_allowed.
+   * approve: the approvals it needs.
+   */
+  needed?: number | null;
+  /**
+   * Why not: not_pending, not_allowed, already_voted.
    */
   reason?: string | null;
   repushed?: number | null;
   sessionId?: string | null;
   [k: string]: unknown;
+}
+/**
+ * What an agent asks permission to run: ``action`` in an ask.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Action".
+ */
+export interface Action {
+  /**
+   * Offer Approve always beside Approve.
+   */
+  allowAlways?: boolean;
+  /**
+   * What it will run with: a JSON object.
+   */
+  arguments: {
+    [k: string]: unknown;
+  };
+  /**
+   * The person may change the arguments before approving.
+   */
+  editable?: boolean;
+  /**
+   * What will run (Bash, deploy, mcp__github__merge_pr): 1 to 200 characters.
+   */
+  name: string;
+  /**
+   * What it will change (Markdown: a diff, a command), at most 32 KiB.
+   */
+  preview?: string | null;
+  /**
+   * A JSON Schema (draft 2020-12) the arguments must satisfy, as asked and as edited.
+   */
+  schema?:
+    | {
+        [k: string]: unknown;
+      }
+    | boolean
+    | null;
+  /**
+   * Why, in words (Markdown), at most 4,000 characters.
+   */
+  summary?: string | null;
 }
 /**
  * ``POST /admin/v1/sessions/{S}/questions/{R}/answer``.
@@ -92,13 +152,73 @@ export interface ErrorDetail {
   msg: string;
 }
 /**
- * ``POST /v1/sessions/{S}/questions``. Validate with a context giving
- * ``max_questions`` and ``max_timeout``.
+ * One approval of an action (section 17), in the order given.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ApprovalGiven".
+ */
+export interface ApprovalGiven {
+  /**
+   * When, RFC 3339 UTC.
+   */
+  at: string;
+  /**
+   * Who approved (null: an admin without a sub).
+   */
+  by: string | null;
+  via: "ws" | "link" | "mcp" | "admin";
+  [k: string]: unknown;
+}
+/**
+ * ``POST /admin/v1/sessions/{S}/questions/{R}/approve``: one approval,
+ * by the admin token's ``sub``.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ApproveBody".
+ */
+export interface ApproveBody {
+  /**
+   * Edited arguments (an editable action only).
+   */
+  arguments?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * once (default), or always when the action allows it.
+   */
+  scope?: ("once" | "always") | null;
+}
+/**
+ * The person approves an action (``Registry.prepare_approve``): with
+ * edited ``arguments`` when it is editable, ``scope`` ``always`` when it
+ * allows that. Denying is ``decline``.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "ApproveFrame".
+ */
+export interface ApproveFrame {
+  arguments?: {
+    [k: string]: unknown;
+  } | null;
+  id?: string | number | null;
+  requestId: string;
+  scope?: ("once" | "always") | null;
+  sessionId: string;
+  type: "approve";
+}
+/**
+ * ``POST /v1/sessions/{S}/questions``: questions, or an ``action`` to
+ * approve (section 17). Validate with a context giving ``max_questions``
+ * and ``max_timeout``.
  *
  * This interface was referenced by `Askd`'s JSON-Schema
  * via the `definition` "AskBody".
  */
 export interface AskBody {
+  /**
+   * An action to approve, instead of questions.
+   */
+  action?: Action | null;
   /**
    * Steps that widen the audience while nobody answers; afterSeconds strictly increasing.
    */
@@ -125,9 +245,13 @@ export interface AskBody {
   onTimeout?: OnTimeout | null;
   parentSessionId?: string | null;
   /**
-   * The questions, asked together; each needs a unique 'question' text.
+   * The questions, asked together; each needs a unique 'question' text. Or action.
    */
-  questions: Question[];
+  questions?: Question[] | null;
+  /**
+   * Approvals needed from distinct people (action only; default 1).
+   */
+  quorum?: number | null;
   requireOnline?: boolean;
   /**
    * Seconds the user has to answer (default: the daemon's, 900).
@@ -491,6 +615,14 @@ export interface AskedEvent {
  * via the `definition` "AskedPayload".
  */
 export interface AskedPayload {
+  /**
+   * An action to approve (instead of questions).
+   */
+  action?: Action | null;
+  /**
+   * Approvals given so far (action only).
+   */
+  approvals?: ApprovalGiven[] | null;
   createdAt: string;
   /**
    * The entries the steps taken added: the tail of to (asked with escalate only).
@@ -513,9 +645,13 @@ export interface AskedPayload {
     [k: string]: unknown;
   };
   /**
-   * As the agent sent them, unknown fields included.
+   * As the agent sent them, unknown fields included; absent for an action.
    */
-  questions: Question[];
+  questions?: Question[] | null;
+  /**
+   * Approvals it needs (action only).
+   */
+  quorum?: number | null;
   requestId: string;
   /**
    * Whom it is asked of now (users and group:G), for a team question or one with escalation steps; absent: asked of this user alone.
@@ -713,13 +849,28 @@ export interface PendingBody {
  * via the `definition` "PendingQuestion".
  */
 export interface PendingQuestion {
+  /**
+   * An action to approve, as asked.
+   */
+  action?: Action | null;
+  /**
+   * Approvals so far (action only).
+   */
+  approvals?: ApprovalGiven[] | null;
   createdAt: string;
   escalations?: number | null;
   expiresAt: string;
   metadata: {
     [k: string]: unknown;
   };
-  questions: Question[];
+  /**
+   * Absent for an action.
+   */
+  questions?: Question[] | null;
+  /**
+   * Approvals needed (action only).
+   */
+  quorum?: number | null;
   requestId: string;
   sessionId: string;
   /**
@@ -768,9 +919,27 @@ export interface QuestionResult {
     [k: string]: string | string[];
   } | null;
   /**
+   * An action's approvals so far, in order.
+   */
+  approvals?: ApprovalGiven[] | null;
+  /**
+   * An ended action: true only when answered (approved).
+   */
+  approved?: boolean | null;
+  /**
+   * An ended action: the final arguments, edited or as asked.
+   */
+  arguments?: {
+    [k: string]: unknown;
+  } | null;
+  /**
    * True: timed out, answers are the ask's onTimeout default.
    */
   defaulted?: boolean | null;
+  /**
+   * An ended action: the arguments differ from those asked.
+   */
+  edited?: boolean | null;
   error?: string | null;
   /**
    * Escalation steps taken so far (asked with escalate).
@@ -789,12 +958,42 @@ export interface QuestionResult {
    */
   receipt?: string | null;
   requestId: string;
+  /**
+   * An approved action: always when every approval chose it, else once.
+   */
+  scope?: ("once" | "always") | null;
   sessionId: string;
   status: Status;
   /**
    * Answered or declined: how.
    */
   via?: ("ws" | "link" | "mcp" | "admin") | null;
+}
+/**
+ * ``ask_user_questions_voted``: an action got an approval and needs more.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "VotedEvent".
+ */
+export interface VotedEvent {
+  payload: VotedPayload;
+  sessionId: string;
+  type: "ask_user_questions_voted";
+}
+/**
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "VotedPayload".
+ */
+export interface VotedPayload {
+  /**
+   * The approvals given so far, in order.
+   */
+  approvals: ApprovalGiven[];
+  /**
+   * The approvals it needs (its quorum).
+   */
+  needed: number;
+  requestId: string;
 }
 /**
  * ``session_snapshot``: sent on subscribe, before the re-pushed questions.

@@ -360,7 +360,7 @@ export class Inbox {
         const question = {
             sessionId,
             requestId,
-            questions: payload.questions,
+            questions: payload.questions ?? [], // none for an action to approve (payload.action)
             metadata: payload.metadata ?? {},
             createdAt: payload.createdAt,
             expiresAt: payload.expiresAt,

@@ -1,0 +1,82 @@
+"""An approval's own record (protocol section 17): its quorum, the approvals
+given so far, and once it ends, what was approved.
+
+A question asked with ``action`` holds an :class:`Approval`
+(``Request.approval``; None for questions). Every store keeps it as one JSON
+object (:meth:`Approval.to_json`) beside the count of approvals its guards
+compare (``rules.py``: an approval takes effect only against the count it
+was decided with).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from askd.core.events import isotime
+from askd.protocol import codec
+
+
+@dataclass(slots=True, frozen=True)
+class Vote:
+    """One approval: who (None: an admin without a ``sub``), how, when, and
+    the scope they chose."""
+
+    by: str | None
+    via: str
+    at: float
+    scope: str = "once"
+
+    def wire(self) -> dict[str, Any]:
+        return {"by": self.by, "via": self.via, "at": isotime(self.at)}
+
+
+@dataclass(slots=True, frozen=True)
+class Approval:
+    """An action's approvals. ``arguments`` are those asked until it ends
+    approved, then the final ones (edited or as asked); ``scope`` is set
+    only when approved."""
+
+    quorum: int
+    arguments: Any
+    votes: tuple[Vote, ...] = ()
+    edited: bool = False
+    scope: str | None = None
+
+    def voted(self, by: str | None) -> bool:
+        """Whether ``by`` approved it already (all null approvers are one)."""
+        return any(v.by == by for v in self.votes)
+
+    def wire(self) -> list[dict[str, Any]]:
+        """``approvals`` as the wire shows them: ``[{"by","via","at"}]``."""
+        return [v.wire() for v in self.votes]
+
+    def with_vote(self, vote: Vote) -> Approval:
+        return replace(self, votes=(*self.votes, vote))
+
+    def approved(self, vote: Vote, arguments: Any, edited: bool) -> Approval:
+        """The final record with ``vote`` completing the quorum: the scope
+        is ``always`` only when every approval chose it."""
+        votes = (*self.votes, vote)
+        scope = "always" if all(v.scope == "always" for v in votes) else "once"
+        return Approval(self.quorum, arguments, votes, edited, scope)
+
+    def result_fields(self, approved: bool, ended: bool) -> dict[str, Any]:
+        """What a result adds for an approval (section 17)."""
+        out: dict[str, Any] = {"approvals": self.wire()}
+        if ended:
+            out.update(approved=approved, arguments=self.arguments, edited=self.edited, scope=self.scope)
+        return out
+
+    def to_json(self) -> bytes:
+        """As stores keep it."""
+        votes = [[v.by, v.via, v.at, v.scope] for v in self.votes]
+        return codec.dumps(
+            {"quorum": self.quorum, "arguments": self.arguments, "votes": votes, "edited": self.edited, "scope": self.scope}
+        )
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> Approval:
+        obj = codec.loads(data)
+        votes = tuple(Vote(by, via, float(at), scope) for by, via, at, scope in obj["votes"])
+        return cls(int(obj["quorum"]), obj["arguments"], votes, bool(obj["edited"]), obj["scope"])
