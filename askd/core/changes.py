@@ -15,7 +15,7 @@ every question makes several changes (docs/performance.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from askd.core.approvals import Approval, Vote
@@ -99,6 +99,10 @@ class Extended:
     expires_at: float
     extended: float
     frame: bytes
+    # Who asked for it and how (the audit trail, section P): the person
+    # (``ws`` or ``link``), or the agent's sub (``agent``).
+    by: str | None = field(default=None, compare=False)
+    via: str | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
@@ -128,6 +132,7 @@ class Escalated:
     session_id: str
     request_id: str
     step: int
+    added: tuple[str, ...] = field(default=(), compare=False)  # the step's entries (the audit trail, section P)
 
 
 @dataclass(slots=True)

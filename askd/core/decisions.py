@@ -151,7 +151,10 @@ class Decisions:
         ended.counted, ended.approval, ended.digest = counted, done, approval_digest(req, final, done.scope)
         return ended
 
-    def prepare_extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> Extended:
+    def prepare_extend(
+        self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None,
+        agent: str | None = None, via: str | None = None,
+    ) -> Extended:
         """Move a pending question's deadline later. From a person
         (``user_id``): by ``seconds`` or what is left of its allowance
         (``maxExtensionSeconds``), :class:`NotAllowed` when nothing is left.
@@ -176,7 +179,8 @@ class Decisions:
             )
         frame = codec.loads(req.frame or b"")
         frame["payload"]["expiresAt"] = isotime(expires_at)
-        return Extended(req.session_id, req.request_id, req.expires_at, expires_at, extended, ev.encode(frame))
+        by, how = (user_id, via or "ws") if user_id is not None else (agent, "agent")
+        return Extended(req.session_id, req.request_id, req.expires_at, expires_at, extended, ev.encode(frame), by, how)
 
     def prepare_withdraw(
         self, session_id: str, request_id: str, agent: str | None = None
