@@ -34,7 +34,7 @@ from askd.server.door.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.door.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.from_settings import limits_from, next_steps, notify_policy
 from askd.server.gc_tuning import settle_gc
-from askd.server.http import admin_api, agent_api, link_page, web
+from askd.server.http import admin_api, agent_api, audit_api, link_page, web
 from askd.server.http.base import access_log
 from askd.server.http.health import HealthHandler, NotFoundHandler, WrongHostHandler
 from askd.server.http.jwks import JwksHandler
@@ -135,6 +135,7 @@ class Daemon:
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
                 (r"/\.well-known/jwks\.json", JwksHandler, {"ctx": ctx}),
                 *agent_api.routes(ctx),
+                *audit_api.public_routes(ctx),
                 *web.routes(ctx),
                 *link_page.routes(ctx),
             ],
@@ -142,7 +143,7 @@ class Daemon:
             **common,
         )
         admin = Application(
-            [(r"/healthz", HealthHandler, {"ctx": ctx, "detailed": True}), *admin_api.routes(ctx)],
+            [(r"/healthz", HealthHandler, {"ctx": ctx, "detailed": True}), *admin_api.routes(ctx), *audit_api.admin_routes(ctx)],
             **common,
         )
         return public, admin

@@ -1,0 +1,134 @@
+"""The audit trail over real sockets (protocol section P): records for an
+ask and its answer, an extension, an approval, a timeout and a cancel;
+export as NDJSON and CSV with filters; the signed head; history."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from typing import Any
+
+import rfc8785
+
+from askd.audit.chain import ZERO, verify
+from tests.conftest import RunningDaemon, eventually, q
+from tests.receipts.independent import check
+from tests.receipts.test_wire import jwks
+from tests.wire.test_approvals import approve, ask_action, reply
+
+
+async def export(daemon: RunningDaemon, **params: Any) -> list[dict[str, Any]]:
+    r = await daemon.admin("GET", "/admin/v1/audit", params=params)
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("application/x-ndjson")
+    return [json.loads(line) for line in r.text.splitlines()]
+
+
+def chained(records: list[dict[str, Any]]) -> None:
+    """The chain, recomputed here with rfc8785 alone."""
+    prev = ZERO if records and records[0]["seq"] == 1 else records[0]["prev"]
+    for i, rec in enumerate(records):
+        assert rec["seq"] == records[0]["seq"] + i
+        assert rec["prev"] == prev
+        body = {k: v for k, v in rec.items() if k != "hash"}
+        assert rec["hash"] == hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+        prev = rec["hash"]
+
+
+async def test_an_ask_and_its_answer_are_two_records_without_the_answer(daemon: RunningDaemon) -> None:
+    tab = await daemon.connect("alice")
+    rid = (await daemon.ask("s1", "alice", [q("Deploy?")]))["requestId"]
+    await tab.expect("ask_user_questions")
+    assert (await tab.answer("s1", rid, {"Deploy?": "a secret yes"}))["payload"] == {"accepted": True}
+    digest = (await daemon.result("s1", rid)).json()
+    records = await export(daemon)
+    chained(records)
+    assert [(r["event"], r["requestId"], r["by"], r["via"]) for r in records] == [
+        ("asked", rid, None, "agent"), ("answered", rid, "alice", "ws")
+    ]
+    assert records[0]["data"] == {"to": ["alice"], "audience": ["alice"]}
+    assert set(records[1]["data"]) == {"digest", "defaulted"} and records[1]["data"]["defaulted"] is False
+    assert "a secret yes" not in json.dumps(records)
+    assert digest["status"] == "answered"
+
+
+async def test_an_extension_a_timeout_and_a_cancel(daemon: RunningDaemon) -> None:
+    tab = await daemon.connect("alice")
+    rid = (await daemon.ask("s1", "alice", [q("Deploy?")], timeoutSeconds=0.3, maxExtensionSeconds=0.2))["requestId"]
+    await tab.expect("ask_user_questions")
+    for id_, granted in (("x", True), ("y", False)):  # the second is refused: it records nothing
+        await tab.send({"type": "extend", "sessionId": "s1", "requestId": rid, "seconds": 0.2, "id": id_})
+        assert (await reply(tab, id_))["payload"]["extended"] is granted
+    await eventually(lambda: daemon.daemon.hub.get("s1", rid) is not None and not daemon.daemon.hub.get("s1", rid).pending)
+    other = (await daemon.ask("s2", "alice", [q("Other?")]))["requestId"]
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s2/cancel", headers=daemon.agent_headers)
+    assert r.status_code == 200, r.text
+    records = await export(daemon)
+    chained(records)
+    events = [(r["event"], r["requestId"]) for r in records]
+    assert events == [("asked", rid), ("extended", rid), ("timeout", rid), ("asked", other), ("cancelled", other)]
+    ext = records[1]
+    assert (ext["by"], ext["via"], ext["data"]["seconds"]) == ("alice", "ws", 0.2)
+    assert records[2]["by"] is None and records[2]["data"]["defaulted"] is False
+    assert records[4]["via"] == "agent" and set(records[4]["data"]) == {"digest"}
+
+
+async def test_an_approval_is_a_record(daemon: RunningDaemon) -> None:
+    alice, bob = await daemon.connect("alice"), await daemon.connect("bob")
+    rid = (await ask_action(daemon, "s1", ["alice", "bob"], quorum=2))["requestId"]
+    assert (await approve(alice, "s1", rid))["payload"]["accepted"] is True
+    assert (await approve(bob, "s1", rid, "ap2"))["payload"]["accepted"] is True
+    records = await export(daemon)
+    chained(records)
+    assert [(r["event"], r["by"]) for r in records] == [("asked", None), ("approved", "alice"), ("answered", "bob")]
+    assert records[0]["data"]["action"] == "deploy"
+
+
+async def test_filters_csv_and_limits(daemon: RunningDaemon) -> None:
+    for sid, user in (("s1", "alice"), ("s2", "bob"), ("s3", "bob")):
+        await daemon.ask(sid, user)
+    everything = await export(daemon)
+    assert len(everything) == 3
+    assert [r["sessionId"] for r in await export(daemon, session="s2")] == ["s2"]
+    assert [r["data"]["to"] for r in await export(daemon, user="bob")] == [["bob"], ["bob"]]
+    assert [r["seq"] for r in await export(daemon, after_seq=1, limit=1)] == [2]
+    assert await export(daemon, since="2000-01-01T00:00:00Z", until="2000-01-02T00:00:00Z") == []
+    assert len(await export(daemon, since="2000-01-01T00:00:00Z")) == 3
+    assert verify(await export(daemon, user="bob"), filtered=True).problem is None
+    r = await daemon.admin("GET", "/admin/v1/audit", params={"limit": 100_001})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request"
+    r = await daemon.admin("GET", "/admin/v1/audit", params={"format": "csv"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    assert [int(row["seq"]) for row in rows] == [1, 2, 3]
+    assert rows[0]["by"] == "" and json.loads(rows[0]["data"]) == everything[0]["data"]
+    assert rows[2]["hash"] == everything[2]["hash"]
+
+
+async def test_the_head_is_signed_with_the_receipts_key(daemon: RunningDaemon) -> None:
+    await daemon.ask("s1", "alice")
+    await daemon.ask("s2", "bob")
+    head = (await daemon.admin("GET", "/admin/v1/audit/head")).json()
+    records = await export(daemon)
+    assert (head["seq"], head["hash"], head["at"]) == (2, records[-1]["hash"], records[-1]["at"])
+    _, claims = check(head["signature"], await jwks(daemon))
+    assert claims == {"seq": 2, "hash": records[-1]["hash"], "at": records[-1]["at"]}
+
+
+async def test_history_is_the_users_own(daemon: RunningDaemon) -> None:
+    alice = await daemon.connect("alice")
+    mine = (await daemon.ask("s1", "alice", [q("Deploy?")]))["requestId"]
+    theirs = (await daemon.ask("s2", "bob", [q("Secret?")]))["requestId"]
+    await alice.expect("ask_user_questions")
+    await alice.answer("s1", mine, {"Deploy?": "yes"})
+    await daemon.admin("POST", f"/admin/v1/sessions/s2/questions/{theirs}/answer", json={"answers": {"Secret?": "x"}})
+    token = daemon.token("user", "alice")
+    r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    [entry] = r.json()["questions"]
+    assert (entry["requestId"], entry["status"], entry["answeredBy"], entry["via"]) == (mine, "answered", "alice", "ws")
+    assert entry["answers"] == {"Deploy?": "yes"}
+    r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers=daemon.agent_headers)
+    assert r.status_code == 403
