@@ -49,6 +49,11 @@ class MemoryTrail:
         records, self._head = self._head.sealed(taken, at)
         self._records.extend(records)
 
+    @property
+    def sealed(self) -> int:
+        """Records sealed so far, pruned ones included (the head's seq)."""
+        return self._head.seq
+
     async def head(self) -> dict[str, Any] | None:
         return self._head.wire()
 

@@ -4,15 +4,18 @@ export as NDJSON and CSV with filters; the signed head; history."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import io
 import json
+import time
 from typing import Any
 
 import rfc8785
 
 from askd.audit.chain import ZERO, verify
+from askd.server.audit_retention import AuditRetention
 from tests.conftest import RunningDaemon, eventually, q
 from tests.receipts.independent import check
 from tests.receipts.test_wire import jwks
@@ -132,3 +135,33 @@ async def test_history_is_the_users_own(daemon: RunningDaemon) -> None:
     assert entry["answers"] == {"Deploy?": "yes"}
     r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers=daemon.agent_headers)
     assert r.status_code == 403
+
+
+async def test_the_metric_and_stats_count_records(daemon: RunningDaemon) -> None:
+    await daemon.ask("s1", "alice")
+    assert (await daemon.admin("GET", "/admin/v1/stats")).json()["auditRecords"] == 1
+    text = (await daemon.admin("GET", "/metrics")).text
+    assert "askd_audit_records_total 1.0" in text
+
+
+async def test_retention_prunes_from_the_front_and_the_rest_verifies(daemon: RunningDaemon) -> None:
+    for sid in ("s1", "s2", "s3"):
+        await daemon.ask(sid, "alice")
+        await asyncio.sleep(0.005)  # each its own millisecond
+    trail = daemon.daemon.hub.store.audit
+    *first, third = await export(daemon)
+    assert await trail.prune(third["at"]) == 2  # older than the third
+    rest = await export(daemon)
+    assert [r["seq"] for r in rest] == [3] and rest[0]["prev"] == first[-1]["hash"]
+    assert verify(rest).problem is None
+    await daemon.ask("s4", "alice")
+    after = await export(daemon)
+    assert [r["seq"] for r in after] == [3, 4] and verify(after).problem is None
+    head = (await daemon.admin("GET", "/admin/v1/audit/head")).json()
+    assert head["seq"] == 4
+    # audit.retention_days, a year and a day later: every record goes, the head stays.
+    later = AuditRetention(trail, 365, clock=lambda: time.time() + 366 * 86400)
+    assert await later.prune() == 2 and await trail.count() == 0
+    assert (await daemon.admin("GET", "/admin/v1/audit/head")).json()["seq"] == 4
+    await daemon.ask("s5", "alice")
+    assert [(r["seq"], r["prev"]) for r in await export(daemon)] == [(5, head["hash"])]

@@ -39,6 +39,11 @@ class SqliteTrail:
     def advanced(self, head: Head) -> None:
         self._head = head
 
+    @property
+    def sealed(self) -> int:
+        """Records sealed so far, pruned ones included (the head's seq)."""
+        return self._head.seq
+
     async def head(self) -> dict[str, Any] | None:
         return self._head.wire()
 
