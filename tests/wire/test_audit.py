@@ -140,6 +140,8 @@ async def test_history_is_the_users_own(daemon: RunningDaemon) -> None:
 async def test_the_metric_and_stats_count_records(daemon: RunningDaemon) -> None:
     await daemon.ask("s1", "alice")
     assert (await daemon.admin("GET", "/admin/v1/stats")).json()["auditRecords"] == 1
+    # (on two nodes the calls alternate: each node has now read the chain)
+    assert (await daemon.admin("GET", "/admin/v1/stats")).json()["auditRecords"] == 1
     text = (await daemon.admin("GET", "/metrics")).text
     assert "askd_audit_records_total 1.0" in text
 
@@ -165,3 +167,18 @@ async def test_retention_prunes_from_the_front_and_the_rest_verifies(daemon: Run
     assert (await daemon.admin("GET", "/admin/v1/audit/head")).json()["seq"] == 4
     await daemon.ask("s5", "alice")
     assert [(r["seq"], r["prev"]) for r in await export(daemon)] == [(5, head["hash"])]
+
+
+async def test_asks_at_once_on_two_nodes_make_one_gap_free_chain(daemon: RunningDaemon, store: str) -> None:
+    await asyncio.gather(*(daemon.ask(f"s{i}", "alice") for i in range(40)))  # to both nodes in turn
+    nodes = getattr(daemon, "nodes", (daemon.daemon,))
+    exports = []
+    for node in nodes:
+        r = await daemon.http.get(f"http://127.0.0.1:{node.admin_port}/admin/v1/audit", headers=daemon.admin_headers)
+        exports.append(r.text)
+    records = [json.loads(line) for line in exports[0].splitlines()]
+    assert [r["seq"] for r in records] == list(range(1, 41))
+    chained(records)
+    assert all(text == exports[0] for text in exports)  # every node serves the same chain, byte for byte
+    page = await export(daemon, after_seq=25, limit=5)
+    assert page == records[25:30]
