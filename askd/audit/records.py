@@ -47,7 +47,7 @@ def bodies(change: Change, at: float) -> list[dict[str, Any]]:
         sid, rid = change.session_id, change.request_id
         if change.trigger == Trigger.CANCEL:
             event = "withdrawn" if change.error == WITHDRAW_ERROR else "cancelled"
-            return [_body(at, event, sid, rid, change.answered_by, change.via or "agent", {"digest": change.digest})]
+            return [_body(at, event, sid, rid, change.actor, "agent", {"digest": change.digest})]
         event = _END_EVENTS[change.trigger]
         if change.trigger == Trigger.EXPIRE:
             return [_body(at, event, sid, rid, None, None, {"digest": change.digest, "defaulted": change.defaulted})]

@@ -59,6 +59,8 @@ class Ended:
     # any other end, which leaves the approvals given as they are.
     counted: int | None = None
     approval: Approval | None = None
+    # Who cancelled or withdrew it (the audit trail, section P): the agent's sub.
+    actor: str | None = field(default=None, compare=False)
 
     @property
     def status(self) -> Status:

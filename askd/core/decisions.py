@@ -191,7 +191,9 @@ class Decisions:
         req = self._book.get(session_id, request_id) if self._reservations.reaches(session_id, agent) else None
         if req is None or not req.pending:
             return req, None
-        return req, self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
+        ended = self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
+        ended.actor = agent
+        return req, ended
 
     def prepare_cancel(self, session_id: str, agent: str | None = None) -> list[Ended]:
         """End every pending question of the session and of its descendants
@@ -201,12 +203,15 @@ class Decisions:
         root = self._book.sessions.get(session_id)
         if root is None:
             return []
-        return [
+        ended = [
             self._ending(req, Trigger.CANCEL, error=CANCEL_ERROR)
             for session in self._book.descendants(root)
             for req in session.requests.values()
             if req.pending
         ]
+        for change in ended:
+            change.actor = agent
+        return ended
 
     def _ending(
         self,

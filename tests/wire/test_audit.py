@@ -192,3 +192,13 @@ async def test_asks_at_once_on_two_nodes_make_one_gap_free_chain(
         assert await export(daemon, after_seq=after, limit=5) == records[after : after + 5]
     head = (await daemon.admin("GET", "/admin/v1/audit/head")).json()
     assert (head["seq"], head["hash"]) == (40, records[-1]["hash"])
+
+
+async def test_a_withdraw_names_the_agent_and_a_second_records_nothing(daemon: RunningDaemon) -> None:
+    headers = {"Authorization": f"Bearer {daemon.token('agent', 'bot-1')}"}
+    rid = (await daemon.ask("s1", "alice", headers=headers))["requestId"]
+    for _ in range(2):
+        r = await daemon.http.delete(f"{daemon.url}/v1/sessions/s1/questions/{rid}", headers=headers)
+        assert r.status_code == 200, r.text
+    records = await export(daemon)
+    assert [(r["event"], r["by"], r["via"]) for r in records] == [("asked", "bot-1", "agent"), ("withdrawn", "bot-1", "agent")]
