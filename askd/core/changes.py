@@ -33,6 +33,8 @@ class Asked:
     # The session was known, with this parent, before the ask: a store
     # already holds its row and need not write it again.
     session_known: bool = False
+    # The users it reaches (groups resolved) when asked of a team; None: its one user.
+    audience: tuple[str, ...] | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)

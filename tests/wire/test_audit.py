@@ -202,3 +202,15 @@ async def test_a_withdraw_names_the_agent_and_a_second_records_nothing(daemon: R
         assert r.status_code == 200, r.text
     records = await export(daemon)
     assert [(r["event"], r["by"], r["via"]) for r in records] == [("asked", "bot-1", "agent"), ("withdrawn", "bot-1", "agent")]
+
+
+async def test_a_teams_audience_is_resolved_and_the_user_filter_follows_it(daemon: RunningDaemon) -> None:
+    r = await daemon.admin("PUT", "/admin/v1/groups/oncall", json={"members": ["bob", "carol"]})
+    assert r.status_code in (200, 201), r.text
+    r = await daemon.http.post(
+        f"{daemon.url}/v1/sessions/s1/questions", json={"to": ["alice", "group:oncall"], "questions": [q()]}, headers=daemon.agent_headers
+    )
+    assert r.status_code == 201, r.text
+    [rec] = await export(daemon, user="carol")
+    assert rec["data"] == {"to": ["alice", "group:oncall"], "audience": ["alice", "bob", "carol"]}
+    assert await export(daemon, user="dave") == []
