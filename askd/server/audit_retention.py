@@ -16,6 +16,9 @@ from askd.server.logs import get_logger
 log = get_logger("askd.audit")
 
 EVERY_SECONDS = 3600.0
+# The first prune waits this long: never in the way of the start's own work
+# (questions overdue while it was down end as it starts).
+FIRST_SECONDS = 60.0
 DAY = 86400.0
 
 
@@ -23,10 +26,16 @@ class AuditRetention:
     def __init__(self, trail: Any, days: float, clock: Callable[[], float] = time.time) -> None:
         self._trail, self._days, self._clock = trail, days, clock
         self._task: asyncio.Task[None] | None = None
+        self._first: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
-        if self._trail is not None and self._days > 0 and self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+        # A timer, not a task: a task's first step would be one more callback
+        # in the start's loop turn, which the commit path waits for.
+        if self._trail is not None and self._days > 0 and self._first is None:
+            self._first = asyncio.get_running_loop().call_later(FIRST_SECONDS, self._begin)
+
+    def _begin(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def prune(self) -> int:
         """Remove the records older than the retention now; how many went."""
@@ -46,6 +55,8 @@ class AuditRetention:
             await asyncio.sleep(EVERY_SECONDS)
 
     def stop(self) -> None:
+        if self._first is not None:
+            self._first.cancel()
         if self._task is not None:
             self._task.cancel()
             self._task = None
