@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
+from rich.text import Text
 
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, reply
+from askd.cli.output import QuestionMarkdown, terminal_safe
 
 
 def arguments_from(value: str) -> dict[str, Any]:
@@ -31,6 +34,26 @@ def arguments_from(value: str) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         fail(f'{source} must be a JSON object, e.g. \'{{"env": "staging"}}\'', EXIT_USAGE)
     return parsed
+
+
+def show_action(out: Console, item: dict[str, Any]) -> None:
+    """``askd pending show`` of an action: what will run, why, with what,
+    the preview, and the quorum's progress."""
+    action = item["action"]
+    out.print(Text(terminal_safe(f"Approve {action['name']}?"), style="bold reverse"))
+    if action.get("summary"):
+        out.print(QuestionMarkdown(action["summary"]))
+    out.print(Text("Arguments:", style="bold"))
+    out.print(Text(terminal_safe(json.dumps(action.get("arguments", {}), indent=2, ensure_ascii=False))))
+    if action.get("preview"):
+        out.print(Text("Preview:", style="bold"))
+        out.print(QuestionMarkdown(action["preview"]))
+    given = item.get("approvals") or []
+    who = ", ".join(str(a.get("by") or "admin") for a in given)
+    out.print(f"{len(given)} of {item.get('quorum', 1)} approvals" + (f": {terminal_safe(who)}" if who else ""))
+    offers = [text for key, text in (("editable", "arguments editable"), ("allowAlways", "approve always offered")) if action.get(key)]
+    if offers:
+        out.print(", ".join(offers))
 
 
 @command

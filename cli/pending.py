@@ -93,8 +93,8 @@ def show(
         print_json(found)
         return
     out = console()
-    if "action" in found:  # an action to approve: its record as JSON until `pending approve` shows it in full
-        print_json(found)
+    if "action" in found:  # an action to approve (protocol section 17)
+        approvals.show_action(out, found)
         return
     for q in found["questions"]:
         if q.get("header"):

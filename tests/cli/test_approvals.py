@@ -77,3 +77,14 @@ async def test_deny_ends_it_declined_with_the_reason(local: RunningDaemon) -> No
     assert (r.exit_code, r.stdout) == (0, f"Denied {rid} in session s1.\n"), r.stderr
     result = (await local.result("s1", rid)).json()
     assert (result["status"], result["approved"], result["reason"]) == ("declined", False, "not today")
+
+
+async def test_show_renders_the_action_and_the_quorum(local: RunningDaemon) -> None:  # noqa: F811
+    rid = await ask_action(local, quorum=2, summary="Ship **v2**", preview="image: web:v1 → web:v2", allowAlways=True)
+    assert (await askd("pending", "approve", "s1", rid)).exit_code == 0
+    r = await askd("pending", "show", "s1", rid)
+    assert r.exit_code == 0, r.stderr
+    assert "Approve deploy?" in r.stdout and "Ship v2" in r.stdout and '"env": "staging"' in r.stdout
+    assert "web:v1 → web:v2" in r.stdout and "1 of 2 approvals: admin" in r.stdout and "approve always offered" in r.stdout
+    r = await askd("pending", "show", "s1", rid, "--json")
+    assert json.loads(r.stdout)["action"]["name"] == "deploy"
