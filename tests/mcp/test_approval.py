@@ -120,3 +120,16 @@ def test_the_form_is_spec_primitives_and_reads_the_choice() -> None:
     assert form.decision(types.ElicitResult(action="decline")) == ("deny", None)
     assert form.decision(types.ElicitResult(action="cancel")) is None
     assert form.decision(accept({})) is None and form.decision(None) is None
+
+
+async def test_get_answer_keeps_waiting_for_an_approval(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    args, kw = agent(daemon, "--max-wait", "0.3", "--no-elicit")
+    async with bridge(*args, **kw) as b:
+        first = await b.call("request_approval", ACTION)
+        rid = first.structured_content["requestId"]
+        assert first.structured_content["status"] == "pending" and "Do not run the action." in text(first)
+        path = f"/admin/v1/sessions/{S}/questions/{rid}/approve"
+        assert (await daemon.admin("POST", path, json={})).status_code == 200
+        done = await b.call("get_answer", {"requestId": rid})
+    assert done.structured_content["approved"] is True
+    assert text(done).startswith("An admin approved the action.") and '"env": "staging"' in text(done)
