@@ -23,6 +23,7 @@ DESKTOP = {"width": 1000, "height": 760}
 PHONE = {"width": 390, "height": 844}
 WIDTHS = [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")]
 DOCS_SHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "approval.png"
+UPDATE_DOCS_SHOT = os.environ.get("ASKD_UPDATE_SCREENSHOT") == "1"  # read at import: the fixtures clear ASKD_*
 
 DIFF = """```diff
 --- a/deploy/prod.yaml
@@ -280,6 +281,6 @@ async def test_screenshot_for_the_docs(daemon: RunningDaemon, inbox: OpenInbox, 
     await bob.send({"type": "approve", "sessionId": "deploy-7f3a", "requestId": rid, "id": "a1"})
     await expect(tab.panel(rid).locator(".progress")).to_have_text("1 of 2 approvals: bob")
     path = await tab.shot("docs-approval")
-    if os.environ.get("ASKD_UPDATE_SCREENSHOT") == "1":
+    if UPDATE_DOCS_SHOT:
         await tab.page.locator("main").screenshot(path=str(DOCS_SHOT))
     assert path.stat().st_size > 0
