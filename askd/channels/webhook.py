@@ -91,7 +91,8 @@ def _action_lines(ev: dict[str, Any]) -> list[str]:
     if isinstance(preview, str) and preview:
         lines.append(to_mrkdwn(preview))
     arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
-    lines.append("```\n" + escape(arguments) + "\n```")  # as mrkdwn.py writes a code block
+    # Cut inside the block, so a long one still ends it (as mrkdwn.py writes one).
+    lines.append("```\n" + _cut(escape(arguments), SECTION_CHARS - 8) + "\n```")
     quorum, approvals = int(ev.get("quorum") or 1), ev.get("approvals") or []
     if quorum > 1:
         lines.append(f"{len(approvals)} of {quorum} approvals")

@@ -113,3 +113,15 @@ async def test_json_body_holds_approve_and_deny_links(daemon: RunningDaemon, rec
         assert claim(made["deny"]) == links.LinkClaim("s1", rid, user, links.DENY)
         assert claim(made["open"]) == links.LinkClaim("s1", rid, user, None)
     assert json.loads(got.body) == body
+
+
+def test_long_arguments_are_cut_inside_their_code_block() -> None:
+    ev = {
+        "sessionId": "s1", "requestId": "r1", "to": ["alice"], "users": ["alice"], "expiresAt": "2026-12-02T12:00:00Z",
+        "url": "https://askd.example/?session=s1", "quorum": 1, "approvals": [],
+        "action": {"name": "deploy", "arguments": {"script": "<@U123> " + "x" * 10_000}},
+    }
+    body = webhook.slack_blocks(ev, {"open": "https://a/o", "options": [], "approve": "https://a/y", "deny": "https://a/n"})
+    check_block_kit(body)
+    code = body["blocks"][2]["text"]["text"]
+    assert code.startswith("```\n") and code.endswith("…\n```") and "<@U123>" not in code  # no mention either
