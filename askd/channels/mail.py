@@ -238,11 +238,12 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
     action = description["action"]
     name, session, until = str(action.get("name", "")), str(description["sessionId"]), str(description["expiresAt"])[11:16]
     subject = f"{p['approval.title']}: {_clip(name, SUBJECT_CHARS)}"
-    intro = f"{p['approval.lead']} (session {session}, until {until} UTC)"
+    intro = p["approval.mail.intro"].replace("{until}", f"{until} UTC")
     e = html.escape
-    text = [intro, "", name]
+    text = [intro.replace("{session}", session), "", name]
+    shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
     parts = [
-        f'<p style="{STYLE["intro"]}">{e(p["approval.lead"])} (session <span style="{STYLE["session"]}">{e(session)}</span>, until {e(until)} UTC)</p>',
+        f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>',
         f'<h3 style="{STYLE["header"]}">{e(name)}</h3>',
     ]
     for key in ("summary", "preview"):

@@ -64,7 +64,7 @@ def event(
         "sessionId": description["sessionId"],
         "requestId": description["requestId"],
         # An action to approve (section 17) has no questions: its action,
-        # quorum and approvals so far instead (its buttons come later).
+        # quorum and approvals so far instead (its links: approve, deny, open).
         **{k: description[k] for k in ("questions", "action", "quorum", "approvals") if k in description},
         "createdAt": description["createdAt"],
         "expiresAt": description["expiresAt"],

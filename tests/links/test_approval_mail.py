@@ -75,3 +75,17 @@ async def test_each_recipient_gets_approve_deny_open(daemon: RunningDaemon, mail
         assert (await daemon.http.post(approve[user], data={"action": "approve"})).status_code == 200
     result = (await daemon.result("s1", rid)).json()
     assert result["approved"] is True and [(a["by"], a["via"]) for a in result["approvals"]] == [("alice", "link"), ("bob", "link")]
+
+
+def test_a_chinese_mail_says_approve_and_deny_in_chinese() -> None:
+    from askd.channels import mail
+
+    description = {
+        "sessionId": "s<1>", "requestId": "r1", "expiresAt": "2026-12-02T12:00:00Z", "quorum": 1, "approvals": [],
+        "action": {"name": "deploy <now>", "arguments": {"env": "prod"}},
+    }
+    made = {"open": "https://a/o", "options": [], "approve": "https://a/y", "deny": "https://a/n"}
+    composed = mail.compose(description, inbox="https://a/", links=made, lang="zh-CN")
+    assert "批准: https://a/y" in composed.text and "拒绝: https://a/n" in composed.text
+    assert "会话 s<1>" in composed.text and "12:00 UTC" in composed.text
+    assert "s&lt;1&gt;" in composed.html and "deploy &lt;now&gt;" in composed.html and "<now>" not in composed.html
