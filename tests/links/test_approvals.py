@@ -130,3 +130,18 @@ async def test_a_cross_site_post_and_a_stranger_change_nothing(daemon: RunningDa
     stranger = await daemon.http.post(link(daemon, "s1", rid, "mallory"), data={"action": "approve"})
     assert stranger.status_code == 404 and "Link not valid" in stranger.text
     assert (await result(daemon, rid))["status"] == "pending"
+
+
+async def test_an_open_tab_sees_a_links_approval_and_the_end(daemon: RunningDaemon) -> None:
+    rid = await ask_action(daemon, ["alice", "bob"], quorum=2)
+    tab = await daemon.connect("bob")
+    await tab.subscribe("s1")
+    await daemon.http.post(link(daemon, "s1", rid, "alice"), data={"action": "approve"})
+    voted = await tab.expect("ask_user_questions_voted")
+    approvals = voted["payload"]["approvals"]
+    assert [(a["by"], a["via"]) for a in approvals] == [("alice", "link")] and voted["payload"]["needed"] == 2
+    await daemon.http.post(link(daemon, "s1", rid, "bob"), data={"action": "decline"})
+    ended = await tab.expect("ask_user_questions_cancelled")
+    assert rid in str(ended)
+    got = await result(daemon, rid)
+    assert (got["status"], got["answeredBy"], got["via"]) == ("declined", "bob", "link")
