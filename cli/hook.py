@@ -16,7 +16,7 @@ import typer
 
 from askd.cli.clients import CaCertOption, TokenOption, UrlOption, describe_error
 from askd.cli.common import ConfigOption, debug_enabled, eprint
-from askd.cli.hook_ask import Target, ask_approval
+from askd.cli.hook_ask import Approval, Target, ask_approval
 from askd.cli.hook_event import AGENTS, CLAUDE, Agent, BadEvent, Event, action, allow, deny, read_event, session_of
 from askd.cli.hook_install import DEFAULT_TIMEOUT, agent_timeout, codex_snippet, hook_command, install, settings_path, uninstall
 from askd.client import Result, Status
@@ -53,8 +53,8 @@ def _emit(obj: dict[str, Any]) -> None:
 def decision(agent: Agent, event: Event, result: Result) -> dict[str, Any] | None:
     """The agent's decision JSON, or None (with the line saying why) when
     askd has none: the agent then shows its own dialog."""
-    if result.status is Status.answered and result.raw.get("approved") is True:
-        return allow(agent, event, result.raw.get("scope"))
+    if result.status is Status.answered and result.approved is True:
+        return allow(agent, event, result.scope)
     if result.status is Status.declined:
         return deny(result.answered_by, result.reason)
     if result.status is Status.timeout:
@@ -72,8 +72,8 @@ def run_hook(agent: Agent, to: list[str], timeout: str, url: str | None, token: 
         whom = audience(to)
         if not whom:
             raise BadEvent("nobody to ask: give --to USER or set ASKD_HOOK_TO")
-        body = {"action": action(agent, event), "to": whom, "timeoutSeconds": _seconds(timeout)}
-        result = ask_approval(Target.find(url, token, config, cacert), session_of(agent, event), body)
+        approval = Approval(session_of(agent, event), action(agent, event), whom, _seconds(timeout))
+        result = ask_approval(Target.find(url, token, config, cacert), approval)
     except BadEvent as err:
         eprint(f"askd hook: {err}; {agent.label} asks instead")
         return

@@ -1,28 +1,24 @@
-"""``askd hook``'s one approval: asked through ``askd.client``, waited on
-through drops and restarts as ``askd ask`` waits, and withdrawn at once
-when the agent ends the hook (SIGTERM, SIGINT, SIGHUP)."""
+"""``askd hook``'s one approval: asked with ``AgentClient.request_approval``,
+waited on through drops and restarts as ``askd ask`` waits, and withdrawn
+at once when the agent ends the hook (SIGTERM, SIGINT, SIGHUP)."""
 
 from __future__ import annotations
 
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from askd.cli.clients import global_options
-from askd.client import Discovery, Result, RetryPolicy
-from askd.client.agent import DEFAULT_POLL_SECONDS, new_key
-from askd.client.agent_calls import AgentFlows, setup
-from askd.client.http import drive_sync
+from askd.client import AgentClient, DaemonUnavailable, Discovery, Result, RetryPolicy
+from askd.client.agent import new_key
 
 # An askd that cannot be reached to ask at all is given up on within 15 s:
-# a 3 s connect, then retries for 6 s more (each try at most 3 s).
-ASK_RETRY = RetryPolicy(retry_for=6.0, backoff_cap=1.0)
-ASK_CONNECT_SECONDS = 3.0
+# retries for 8 s, and a timer that cuts a hanging connect short at 12 s.
+ASK_RETRY = RetryPolicy(retry_for=8.0, backoff_cap=1.0)
+ASK_GIVE_UP_SECONDS = 12.0
 # Withdrawing as the hook ends: the agent may kill it soon after.
 WITHDRAW_RETRY = RetryPolicy(retry_for=3.0, backoff_cap=0.5)
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -34,6 +30,30 @@ class Ended(BaseException):
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
+
+
+class _GaveUp(BaseException):
+    """The ask took longer than askd is waited for before it is asked."""
+
+
+@dataclass
+class Approval:
+    """What ``request_approval`` is given, kept to ask again by the same
+    Idempotency-Key (which finds the question instead of a second one)."""
+
+    session: str
+    action: dict[str, Any]
+    to: list[str]
+    timeout: float
+    key: str = field(default_factory=new_key)
+
+    def submit(self, agent: AgentClient) -> Result:
+        a = self.action
+        return agent.request_approval(
+            self.session, a["name"], a["arguments"], summary=a.get("summary"), preview=a.get("preview"),
+            allow_always=bool(a.get("allowAlways")), to=self.to, timeout=self.timeout,
+            idempotency_key=self.key, wait=False,
+        )
 
 
 @dataclass
@@ -50,17 +70,16 @@ class Target:
         found = Discovery(config)
         return cls(found.url(url or g.url), found.agent_token(token or g.token), cacert or g.cacert)
 
-    @contextmanager
-    def flows(self, retry: RetryPolicy, connect: float | None = None) -> Iterator[tuple[AgentFlows, httpx.Client]]:
-        _, flows, http = setup(self.url, self.token, DEFAULT_POLL_SECONDS, retry, self.ca_file)
-        if connect is not None:
-            http["timeout"] = httpx.Timeout(10.0, read=http["timeout"].read, connect=connect)
-        with httpx.Client(**http) as client:
-            yield flows, client
+    def client(self, retry: RetryPolicy | None = None) -> AgentClient:
+        return AgentClient(self.url, self.token, retry=retry, ca_file=self.ca_file)
 
 
 def _raise_ended(signum: int, _frame: Any) -> None:
     raise Ended(signum)
+
+
+def _raise_gave_up(_signum: int, _frame: Any) -> None:
+    raise _GaveUp
 
 
 @contextmanager
@@ -73,31 +92,44 @@ def _ending_signals() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def ask_approval(target: Target, session: str, body: dict[str, Any]) -> Result | None:
+@contextmanager
+def _give_up_after(seconds: float) -> Iterator[None]:
+    before = signal.signal(signal.SIGALRM, _raise_gave_up)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+def ask_approval(target: Target, approval: Approval) -> Result | None:
     """The ended approval, or None when the agent ended the hook first (the
     question then withdrawn). Errors of askd.client pass through."""
-    key = new_key()
     request_id: str | None = None
     try:
         with _ending_signals():
-            with target.flows(ASK_RETRY, ASK_CONNECT_SECONDS) as (flows, client):
-                result = drive_sync(client, flows.submit(session, body, key, 0.0))
+            try:
+                with _give_up_after(ASK_GIVE_UP_SECONDS), target.client(ASK_RETRY) as agent:
+                    result = approval.submit(agent)
+            except _GaveUp:
+                raise DaemonUnavailable(target.url, f"no answer in {ASK_GIVE_UP_SECONDS:g} s") from None
             request_id = result.request_id
             if not result.pending:
                 return result
-            with target.flows(RetryPolicy()) as (flows, client):
-                return drive_sync(client, flows.wait(session, request_id, None))
+            with target.client() as agent:
+                return agent.wait(approval.session, request_id)
     except Ended:
         for s in ENDING_SIGNALS:  # once is enough: withdraw, then go
             signal.signal(s, signal.SIG_IGN)
-        _withdraw(target, session, body, key, request_id)
+        _withdraw(target, approval, request_id)
         return None
 
 
-def _withdraw(target: Target, session: str, body: dict[str, Any], key: str, request_id: str | None) -> None:
-    with target.flows(WITHDRAW_RETRY, ASK_CONNECT_SECONDS) as (flows, client):
+def _withdraw(target: Target, approval: Approval, request_id: str | None) -> None:
+    with target.client(WITHDRAW_RETRY) as agent:
         if request_id is None:
-            # Ended while asking: the same Idempotency-Key finds the question
-            # if it was made (or makes it, to be withdrawn at once).
-            request_id = drive_sync(client, flows.submit(session, body, key, 0.0)).request_id
-        drive_sync(client, flows.withdraw(session, request_id))
+            # Ended while asking: the same key finds the question if it was
+            # made (or makes it, to be withdrawn at once).
+            request_id = approval.submit(agent).request_id
+        agent.withdraw(approval.session, request_id)

@@ -104,7 +104,7 @@ def test_no_decision_without_one(capsys: pytest.CaptureFixture[str]) -> None:
     assert decision(CLAUDE, e, _result(Status.timeout)) is None
     assert decision(CLAUDE, e, _result(Status.cancelled)) is None
     # answered but not approved (never expected): still no allow
-    assert decision(CLAUDE, e, _result(Status.answered, approved=False)) is None
+    assert decision(CLAUDE, e, Result("r1", "claude-abc123", Status.answered, approved=False)) is None
     assert len(capsys.readouterr().err.strip().splitlines()) == 3
 
 
