@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.hooks.conftest import RUN_TIMEOUT, Served, event_text
+from tests.hooks.conftest import ASKD, RUN_TIMEOUT, Served, event_text
 
 ALLOW = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
 
@@ -128,7 +128,7 @@ def test_askd_unreachable_prints_nothing_within_15_s(served: Served) -> None:
 
 def test_nobody_to_ask_prints_nothing(served: Served) -> None:
     proc = subprocess.Popen(
-        [*served.hook.__globals__["ASKD"], "hook", "claude-code"], env=served.env,
+        [*ASKD, "hook", "claude-code"], env=served.env,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     code, out, err = finish(proc, event_text("claude_bash"))
@@ -143,3 +143,41 @@ def test_the_hook_rides_a_daemon_restart(served: Served) -> None:
     approve(served, served.wait_pending(pending["sessionId"]))
     code, out, err = finish(proc)
     assert (code, json.loads(out)) == (0, ALLOW), err
+
+
+def _tab(served: Served, user: str):  # type: ignore[no-untyped-def]
+    from websockets.sync.client import connect
+
+    token = subprocess.run(
+        [*ASKD, "token", "issue", "--role", "user", "--sub", user],
+        env=served.env, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+    ).stdout.strip()
+    return connect(f"ws://127.0.0.1:{served.info['port']}/ws", additional_headers={"Authorization": f"Bearer {token}"})
+
+
+def _frame(tab, kind: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while True:
+        frame = json.loads(tab.recv(timeout=max(0.1, deadline - time.monotonic())))
+        if frame["type"] == kind:
+            return frame  # type: ignore[no-any-return]
+
+
+def test_a_tab_approves_always_and_a_tab_sees_the_withdrawal(served: Served) -> None:
+    with _tab(served, "alice") as tab:
+        text = event_text("claude_bash")
+        proc, pending = start(served, "claude-code", text)
+        asked = _frame(tab, "ask_user_questions")["payload"]
+        assert asked["requestId"] == pending["requestId"] and asked["action"]["name"] == "Bash"
+        tab.send(json.dumps({"type": "approve", "sessionId": pending["sessionId"], "requestId": pending["requestId"], "scope": "always", "id": "a1"}))
+        code, out, _ = finish(proc)
+        decision = json.loads(out)["hookSpecificOutput"]["decision"]
+        assert code == 0 and decision["updatedPermissions"] == json.loads(text)["permission_suggestions"]
+
+        proc, pending = start(served, "codex", event_text("codex_bash"))
+        assert _frame(tab, "ask_user_questions")["payload"]["requestId"] == pending["requestId"]
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        closed = _frame(tab, "ask_user_questions_cancelled")["payload"]
+        assert (closed["requestId"], closed["reason"]) == (pending["requestId"], "cancelled")
+        assert finish(proc)[:2] == (0, "")
