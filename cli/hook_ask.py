@@ -16,9 +16,10 @@ from askd.client import AgentClient, DaemonUnavailable, Discovery, Result, Retry
 from askd.client.agent import new_key
 
 # An askd that cannot be reached to ask at all is given up on within 15 s:
-# retries for 8 s, and a timer that cuts a hanging connect short at 12 s.
-ASK_RETRY = RetryPolicy(retry_for=8.0, backoff_cap=1.0)
-ASK_GIVE_UP_SECONDS = 12.0
+# retries for 7 s, and a timer that cuts a hanging call short at 10 s
+# (the interpreter starting takes a second or two of the 15).
+ASK_RETRY = RetryPolicy(retry_for=7.0, backoff_cap=1.0)
+ASK_GIVE_UP_SECONDS = 10.0
 # Withdrawing as the hook ends: the agent may kill it soon after.
 WITHDRAW_RETRY = RetryPolicy(retry_for=3.0, backoff_cap=0.5)
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

@@ -181,3 +181,14 @@ def test_a_tab_approves_always_and_a_tab_sees_the_withdrawal(served: Served) -> 
         closed = _frame(tab, "ask_user_questions_cancelled")["payload"]
         assert (closed["requestId"], closed["reason"]) == (pending["requestId"], "cancelled")
         assert finish(proc)[:2] == (0, "")
+
+
+def test_an_askd_that_never_answers_is_given_up_within_15_s(served: Served) -> None:
+    with socket.socket() as s:  # accepts connections (the kernel's backlog), never answers
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        began = time.monotonic()
+        proc = served.hook("claude-code", "--to", "alice", env={"ASKD_URL": f"http://127.0.0.1:{s.getsockname()[1]}"})
+        code, out, err = finish(proc, event_text("claude_bash"))
+    assert (code, out) == (0, "") and len(err.strip().splitlines()) == 1
+    assert time.monotonic() - began < 15
