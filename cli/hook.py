@@ -60,11 +60,14 @@ def decision(agent: Agent, event: Event, result: Result) -> dict[str, Any] | Non
     if result.status is Status.timeout:
         eprint(f"askd hook: no answer in time ({result.error or 'timed out'}); {agent.label} asks instead")
     else:
-        eprint(f"askd hook: the question was withdrawn or cancelled ({result.error or result.status}); {agent.label} asks instead")
+        why = result.error or result.status
+        eprint(f"askd hook: the question was withdrawn or cancelled ({why}); {agent.label} asks instead")
     return None
 
 
-def run_hook(agent: Agent, to: list[str], timeout: str, url: str | None, token: str | None, cacert: Path | None, config: Path | None) -> None:
+def run_hook(
+    agent: Agent, to: list[str], timeout: str, url: str | None, token: str | None, cacert: Path | None, config: Path | None
+) -> None:
     try:
         event = read_event(sys.stdin.read())
         if event is None:
