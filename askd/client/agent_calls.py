@@ -17,6 +17,7 @@ from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import QuestionLost
 from askd.client.http import BearerAuth, Call, Flow, RetryPolicy, health, json_or_raise, send, seg
 from askd.client.results import QuestionLike, Result, question_dicts
+from askd.protocol.action import Action
 
 DEFAULT_POLL_SECONDS = 25.0
 MAX_POLL_SECONDS = 55.0  # stay under the 60 s many proxies and tool runners allow
@@ -40,6 +41,66 @@ def ask_body(
     entries) names whom to ask; ``escalate`` is ``(afterSeconds, entries)``
     steps that join the audience while nobody answers."""
     body: dict[str, Any] = {"questions": question_dicts(questions)}
+    return _audience_and_limits(
+        body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+    )
+
+
+def approval_body(
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    summary: str | None = None,
+    preview: str | None = None,
+    schema: Mapping[str, Any] | bool | None = None,
+    editable: bool = False,
+    allow_always: bool = False,
+    quorum: int | None = None,
+    user: str | None = None,
+    to: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    require_online: bool = False,
+    parent_session: str | None = None,
+    max_extension: float | None = None,
+    escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+) -> dict[str, Any]:
+    """An approval's ask (protocol section 17): ``action`` in place of
+    ``questions``, checked against ``Action`` before sending (a bad schema
+    fails here, not at the daemon). No ``on_timeout``: silence is never consent."""
+    action: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
+    if summary is not None:
+        action["summary"] = summary
+    if preview is not None:
+        action["preview"] = preview
+    if schema is not None:
+        action["schema"] = schema if isinstance(schema, bool) else dict(schema)
+    if editable:
+        action["editable"] = True
+    if allow_always:
+        action["allowAlways"] = True
+    Action.model_validate(action)
+    body: dict[str, Any] = {"action": action}
+    if quorum is not None:
+        body["quorum"] = quorum
+    return _audience_and_limits(
+        body, user, metadata, timeout, require_online, parent_session, max_extension, None, to, escalate
+    )
+
+
+def _audience_and_limits(
+    body: dict[str, Any],
+    user: str | None,
+    metadata: Mapping[str, Any] | None,
+    timeout: float | None,
+    require_online: bool,
+    parent_session: str | None,
+    max_extension: float | None,
+    on_timeout: Mapping[str, Any] | None,
+    to: Sequence[str] | None,
+    escalate: Sequence[tuple[float, Sequence[str]]] | None,
+) -> dict[str, Any]:
+    """The keys an ask of questions and an approval share."""
     if user is not None:
         body["userId"] = user
     if to is not None:
