@@ -3,6 +3,7 @@
 export { Inbox, TOKEN_ENDED } from './inbox.js';
 export type {
   AnswerVerdict,
+  ApproveVerdict,
   AskedQuestion,
   ClosedQuestion,
   CloseReason,
@@ -12,6 +13,7 @@ export type {
   ExtendVerdict,
   InboxEvents,
   InboxOptions,
+  VotedQuestion,
 } from './inbox.js';
 export { Agent, randomKey } from './agent.js';
 export type { AgentOptions, ApprovalBody, ApprovalOptions, AskOptions, CallOptions, QuestionsBody, WaitOptions } from './agent.js';
