@@ -204,3 +204,18 @@ class AgentClient:
         """Decline for ``user`` (with ``reason`` when given), as ``answer_for`` answers."""
         return drive_sync(self._http, self._flows.decline_for(session, request_id, user, reason, via))
 
+    def approve_for(
+        self,
+        session: str,
+        request_id: str,
+        user: str,
+        arguments: Mapping[str, Any] | None = None,
+        scope: str | None = None,
+        via: str = "mcp",
+    ) -> Result | None:
+        """One approval of this agent's action for ``user``, who approved in
+        the agent's own window (protocol section 17): the result (still
+        pending while a quorum needs more), or None when it had already ended
+        (or is not ``user``'s). ``ApiError`` 409 ``already_voted``, 400 for
+        arguments or a scope the action does not allow."""
+        return drive_sync(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via))

@@ -148,3 +148,15 @@ class AsyncAgentClient:
     ) -> Result | None:
         """See ``AgentClient.decline_for``."""
         return await drive_async(self._http, self._flows.decline_for(session, request_id, user, reason, via))
+
+    async def approve_for(
+        self,
+        session: str,
+        request_id: str,
+        user: str,
+        arguments: Mapping[str, Any] | None = None,
+        scope: str | None = None,
+        via: str = "mcp",
+    ) -> Result | None:
+        """See ``AgentClient.approve_for``."""
+        return await drive_async(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via))

@@ -204,8 +204,18 @@ class AgentFlows:
             body["reason"] = reason
         return (yield from self._on_behalf(session, request_id, "decline", body))
 
+    def approve_for(
+        self, session: str, request_id: str, user: str, arguments: Mapping[str, Any] | None, scope: str | None, via: str
+    ) -> Flow[Result | None]:
+        body: dict[str, Any] = {"answeredBy": user, "via": via}
+        if arguments is not None:
+            body["arguments"] = dict(arguments)
+        if scope is not None:
+            body["scope"] = scope
+        return (yield from self._on_behalf(session, request_id, "approve", body))
+
     def _on_behalf(self, session: str, request_id: str, verb: str, body: dict[str, Any]) -> Flow[Result | None]:
-        """``verb`` (answer, decline) for the person who did so in the agent's
+        """``verb`` (answer, decline, approve) for the person who did so in the agent's
         own window; None when the question was no longer pending for them."""
         call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/{verb}", json=body)
         response = yield from self._send(call)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from askd.client import AgentClient, Status
+from askd.client import AgentClient, ApiError, Status
 from askd.receipts.jws import verify
 from tests.client.proxy import FlakyProxy
 from tests.client.test_agent_client import FAST_RETRY, agent
@@ -122,3 +122,23 @@ async def test_the_blocking_client(daemon: RunningDaemon) -> None:
     await admin_approve(daemon)
     result = await asyncio.wait_for(task, 5)
     assert result.approved is True and result.arguments == ARGS
+
+
+async def test_approve_for_and_decline_for_an_approval_in_the_agents_window(daemon: RunningDaemon) -> None:
+    """What ``askd mcp`` does when the person approves in its host: one
+    approval for them (a quorum waits for more), never twice, then a denial."""
+    async with agent(daemon.url, daemon) as client:
+        asked = await client.request_approval("s1", "deploy", ARGS, to=["alice", "bob"], quorum=2, wait=False)
+        rid = asked.request_id
+        first = await client.approve_for("s1", rid, "alice")
+        assert first is not None and first.pending and [a["by"] for a in first.approvals or []] == ["alice"]
+        with pytest.raises(ApiError) as again:
+            await client.approve_for("s1", rid, "alice")
+        assert (again.value.status, again.value.code) == (409, "already_voted")
+        assert await client.approve_for("s1", rid, "mallory") is None  # not in the audience
+        done = await client.approve_for("s1", rid, "bob")
+        assert done is not None and (done.approved, done.answered_by, done.via) == (True, "bob", "mcp")
+        assert await client.decline_for("s1", rid, "alice", "late") is None  # ended: the approval won
+        denied = await client.request_approval("s2", "rm", {"path": "/"}, user="alice", wait=False)
+        no = await client.decline_for("s2", denied.request_id, "alice", "no way")
+    assert no is not None and (no.status, no.approved, no.reason, no.via) == (Status.declined, False, "no way", "mcp")

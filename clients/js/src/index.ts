@@ -16,7 +16,7 @@ export type {
   VotedQuestion,
 } from './inbox.js';
 export { Agent, randomKey } from './agent.js';
-export type { AgentOptions, AskOptions, CallOptions, WaitOptions } from './agent.js';
+export type { AgentOptions, ApprovalBody, ApprovalOptions, AskOptions, CallOptions, QuestionsBody, WaitOptions } from './agent.js';
 export { redeemCode, redeemLocationCode } from './open.js';
 export type { LocationCodeOptions, OpenedToken, RedeemOptions } from './open.js';
 export { JWKS_PATH, ReceiptError, ReceiptKeys, approvalContent, questionsContent, receiptDigest, verifyReceipt } from './receipts.js';
