@@ -1,5 +1,5 @@
 """``askd pending``: list the questions waiting for an answer, and answer
-one by hand as if the user had."""
+one by hand as if the user had (``approve`` and ``deny``: ``approvals``)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import typer
 from rich.padding import Padding
 from rich.text import Text
 
+from askd.cli import approvals
 from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, print_json, reply
 from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until
 
-app = typer.Typer(help="See and answer pending questions.", no_args_is_help=True)
+app = typer.Typer(help="See and answer pending questions, approve or deny actions.", no_args_is_help=True)
+app.command("approve")(approvals.approve)
+app.command("deny")(approvals.deny)
 
 
 def _summary(p: dict[str, Any]) -> str:
@@ -90,8 +93,8 @@ def show(
         print_json(found)
         return
     out = console()
-    if "action" in found:  # an action to approve: its record as JSON until `pending approve` shows it in full
-        print_json(found)
+    if "action" in found:  # an action to approve (protocol section 17)
+        approvals.show_action(out, found)
         return
     for q in found["questions"]:
         if q.get("header"):

@@ -39,6 +39,12 @@ PURPOSE = b"askd.answer-link"  # HKDF's info: this key seals links and nothing e
 # later format can tell itself apart, and no byte of T can be changed unnoticed.
 _VERSION = b"\x02"  # 1 was the unencrypted, itsdangerous-signed form
 PATH = "a"  # links live at {public_url}/a/{T}
+# On an action to approve (section 17) a link's option names the decision it
+# opens with: the question it names tells an approval from a question, so the
+# claim (and T's format) stay as they are. Opening one never decides: only
+# the page's POST does, as for a one-tap answer.
+APPROVE, DENY = 0, 1
+CHOICES = (APPROVE, DENY)
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -147,13 +153,22 @@ def one_tap_labels(questions: Sequence[dict[str, Any]]) -> list[str]:
 
 def link_set(public_base: str, secret: str, req: Request, user_id: str | None, epoch: int = 0) -> dict[str, Any]:
     """``{"open": URL, "options": [{"label", "url"}, ...]}`` for one
-    recipient (None: a shared channel) of a pending question."""
+    recipient (None: a shared channel) of a pending question; an action to
+    approve has no options but ``approve`` and ``deny``, its page opened
+    with that decision chosen."""
     sid, rid = req.session_id, req.request_id
+    if req.approval is not None:
+        return {
+            "open": url(public_base, mint(secret, sid, rid, user_id, None, epoch)),
+            "options": [],
+            "approve": url(public_base, mint(secret, sid, rid, user_id, APPROVE, epoch)),
+            "deny": url(public_base, mint(secret, sid, rid, user_id, DENY, epoch)),
+        }
     return {
         "open": url(public_base, mint(secret, sid, rid, user_id, None, epoch)),
         "options": [
             {"label": label, "url": url(public_base, mint(secret, sid, rid, user_id, i, epoch))}
-            for i, label in enumerate(one_tap_labels(req.questions) if req.approval is None else ())
+            for i, label in enumerate(one_tap_labels(req.questions))
         ],
     }
 

@@ -132,6 +132,10 @@ STYLE = {
     "option": "display:inline-block;margin:0 8px 8px 0;padding:7px 17px;border:1px solid #d0d7de;border-radius:6px;font-weight:600;",
     "about": "margin:0 0 8px;color:#59636e;font-size:14px;",
     "link": "color:#0969da;",
+    "pre": (
+        "margin:0 0 16px;padding:8px;overflow-x:auto;background:#f5f6f8;border-radius:6px;"
+        "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;white-space:pre-wrap;"
+    ),
     "footer": "margin:20px 0 0;padding-top:12px;border-top:1px solid #d8dee4;font-size:14px;",
 }
 
@@ -153,8 +157,10 @@ def compose(
     from askd.web.markdown import plain, render
 
     lang = lang or default_language()
+    if "action" in description:
+        return _compose_action(description, inbox=inbox, links=links or {}, lang=lang)
     w = _words(lang)
-    questions = description.get("questions") or []  # none for an action to approve (its mail comes later)
+    questions = description.get("questions") or []
     session = str(description["sessionId"])
     until = str(description["expiresAt"])[11:16]
     option_urls = {o["label"]: o["url"] for o in (links or {}).get("options") or ()}
@@ -201,6 +207,71 @@ def compose(
     text.append(f"{w['mail.inbox']}: {inbox}")
     footer.append(f'<a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a>')
     parts.append(f'<p style="{STYLE["footer"]}">{" · ".join(footer)}</p>')
+    page = (
+        f'<!DOCTYPE html><html lang="{e(lang)}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>{e(subject)}</title></head><body style="{STYLE["body"]}">'
+        f'<div style="{STYLE["card"]}">{"".join(parts)}</div></body></html>'
+    )
+    return Mail(subject, "\n".join(text).rstrip() + "\n", page)
+
+
+@cache
+def _page_words(lang: str) -> dict[str, str]:
+    """The answer-link page's words (askd/web/link_page): an approval's
+    mail says Approve and Deny as its page does."""
+    from askd.web import STATIC_DIR
+
+    words: dict[str, str] = json.loads((STATIC_DIR.parent / "link_page" / f"{lang}.json").read_text(encoding="utf-8"))
+    return words
+
+
+def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str, Any], lang: str) -> Mail:
+    """One recipient's mail about an action to approve (section 17): its
+    name, summary and preview (Markdown: source in the text part, rendered
+    safely in the HTML), its arguments as JSON, the quorum's progress, and
+    with answer links the buttons *Approve*, *Deny* and *Open* (each opens
+    the page, with that decision chosen; opening decides nothing)."""
+    from askd.web.markdown import render
+
+    w, p = _words(lang), _page_words(lang)
+    action = description["action"]
+    name, session, until = str(action.get("name", "")), str(description["sessionId"]), str(description["expiresAt"])[11:16]
+    subject = f"{p['approval.title']}: {_clip(name, SUBJECT_CHARS)}"
+    intro = p["approval.mail.intro"].replace("{until}", f"{until} UTC")
+    e = html.escape
+    text = [intro.replace("{session}", session), "", name]
+    shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
+    parts = [
+        f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>',
+        f'<h3 style="{STYLE["header"]}">{e(name)}</h3>',
+    ]
+    for key in ("summary", "preview"):
+        value = action.get(key)
+        if isinstance(value, str) and value:
+            text += ["", value]
+            parts.append(f'<div style="{STYLE["question"]}">{render(value)}</div>')
+    arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
+    text += ["", f"{p['approval.arguments']}:", arguments]
+    parts.append(f'<p style="{STYLE["about"]}">{e(p["approval.arguments"])}</p><pre style="{STYLE["pre"]}">{e(arguments)}</pre>')
+    quorum, approvals = int(description.get("quorum") or 1), description.get("approvals") or []
+    if quorum > 1:
+        progress = p["approval.progress"].replace("{n}", str(len(approvals))).replace("{needed}", str(quorum))
+        text += ["", progress]
+        parts.append(f'<p style="{STYLE["about"]}">{e(progress)}</p>')
+    text.append("")
+    buttons = [(p["approve"], links.get("approve")), (p["deny"], links.get("deny")), (w["mail.open"], links.get("open"))]
+    shown = [(label, url) for label, url in buttons if url]
+    for label, url in shown:
+        text.append(f"{label}: {url}")  # the URL last on its line: mail programs end a bare link there
+    if shown:
+        parts.append(
+            f'<div style="{STYLE["options"]}">'
+            + "".join(f'<a href="{e(url)}" style="{STYLE["button"]}">{e(label)}</a>' for label, url in shown)
+            + "</div>"
+        )
+    text.append(f"{w['mail.inbox']}: {inbox}")
+    parts.append(f'<p style="{STYLE["footer"]}"><a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a></p>')
     page = (
         f'<!DOCTYPE html><html lang="{e(lang)}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ def event(
         "sessionId": description["sessionId"],
         "requestId": description["requestId"],
         # An action to approve (section 17) has no questions: its action,
-        # quorum and approvals so far instead (its buttons come later).
+        # quorum and approvals so far instead (its links: approve, deny, open).
         **{k: description[k] for k in ("questions", "action", "quorum", "approvals") if k in description},
         "createdAt": description["createdAt"],
         "expiresAt": description["expiresAt"],
@@ -76,7 +77,26 @@ def _intro(ev: dict[str, Any]) -> str:
     """Whom the agent waits for, in which session, until when (mrkdwn)."""
     who = str(ev.get("userId") or ", ".join(ev.get("to") or ev.get("users") or ()))
     until = str(ev["expiresAt"])[11:16]
-    return f"An agent is waiting for *{escape(who)}* to answer (session {escape(ev['sessionId'])}, until {until} UTC)"
+    what = "to approve an action" if "action" in ev else "to answer"
+    return f"An agent is waiting for *{escape(who)}* {what} (session {escape(ev['sessionId'])}, until {until} UTC)"
+
+
+def _action_lines(ev: dict[str, Any]) -> list[str]:
+    """An action to approve (section 17) in mrkdwn: its name and summary,
+    its preview, its arguments as JSON, the quorum's progress."""
+    action = ev["action"]
+    summary = action.get("summary")
+    lines = [f"*{escape(str(action.get('name', '')))}*" + (f": {to_mrkdwn(summary)}" if isinstance(summary, str) and summary else "")]
+    preview = action.get("preview")
+    if isinstance(preview, str) and preview:
+        lines.append(to_mrkdwn(preview))
+    arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
+    # Cut inside the block, so a long one still ends it (as mrkdwn.py writes one).
+    lines.append("```\n" + _cut(escape(arguments), SECTION_CHARS - 8) + "\n```")
+    quorum, approvals = int(ev.get("quorum") or 1), ev.get("approvals") or []
+    if quorum > 1:
+        lines.append(f"{len(approvals)} of {quorum} approvals")
+    return lines
 
 
 def _question_line(q: dict[str, Any]) -> str:
@@ -93,6 +113,8 @@ def slack_text(ev: dict[str, Any], open_url: str | None = None) -> str:
     """One short message for a chat incoming webhook (Slack's mrkdwn); also
     the Block Kit message's ``text``, which notifications show."""
     lines = [_intro(ev) + ":"]
+    if "action" in ev:
+        lines.append("• " + _action_lines(ev)[0])
     for q in ev.get("questions") or ():
         line = _question_line(q)
         labels = _labels(q)
@@ -100,7 +122,7 @@ def slack_text(ev: dict[str, Any], open_url: str | None = None) -> str:
             line += " (" + " / ".join(escape(label) for label in labels) + ")"
         lines.append("• " + line)
     if open_url is not None:
-        lines.append(f"<{open_url}|Answer>")
+        lines.append(f"<{open_url}|{'Open' if 'action' in ev else 'Answer'}>")
     else:
         lines.append(f"<{ev['url']}|Open the askd inbox to answer>")
     return "\n".join(lines)
@@ -116,9 +138,9 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _button(label: str, url: str, action_id: str) -> dict[str, Any]:
+def _button(label: str, url: str, action_id: str, style: str | None = None) -> dict[str, Any]:
     text = {"type": "plain_text", "text": _cut(label, BUTTON_CHARS), "emoji": False}
-    return {"type": "button", "text": text, "url": url, "action_id": action_id}
+    return {"type": "button", "text": text, "url": url, "action_id": action_id, **({"style": style} if style else {})}
 
 
 def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str, Any]:
@@ -130,6 +152,9 @@ def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str
     ``public_url``: then one button opens the inbox."""
     intro = {"type": "mrkdwn", "text": _cut(_intro(ev) + ".", SECTION_CHARS)}
     blocks: list[dict[str, Any]] = [{"type": "section", "text": intro}]
+    if "action" in ev:
+        for line in _action_lines(ev):
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut(line, SECTION_CHARS)}})
     for q in ev.get("questions") or ():
         text = _question_line(q)
         for o in q.get("options") or []:
@@ -139,6 +164,12 @@ def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut(text, SECTION_CHARS)}})
     if channel is None:
         buttons = [_button("Open the askd inbox", ev["url"], "open")]
+    elif "approve" in channel:  # an action: its page opens with that decision chosen (a tap decides nothing)
+        buttons = [
+            _button("Approve", channel["approve"], "approve", "primary"),
+            _button("Deny", channel["deny"], "deny", "danger"),
+            _button("Open", channel["open"], "open"),
+        ]
     else:
         buttons = [_button(o["label"], o["url"], f"option-{i}") for i, o in enumerate(channel["options"][:MAX_BUTTONS])]
         buttons.append(_button("Open", channel["open"], "open"))

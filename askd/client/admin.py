@@ -87,6 +87,21 @@ class AdminClient:
         path = f"/admin/v1/sessions/{seg(session)}/questions/{seg(request_id)}/decline"
         return bool(self._call("POST", path, json={} if reason is None else {"reason": reason})["accepted"])
 
+    def approve(
+        self, session: str, request_id: str, arguments: dict[str, Any] | None = None, scope: str | None = None
+    ) -> dict[str, Any]:
+        """One approval of a pending action (protocol section 17), by this
+        token's ``sub``: ``{"accepted": True, "approvals": k, "needed": n}``;
+        ``ApiError`` 409 ``already_voted``, 404 ``not_pending``, 400 when the
+        arguments fail the schema or the action does not allow them."""
+        body: dict[str, Any] = {}
+        if arguments is not None:
+            body["arguments"] = arguments
+        if scope is not None:
+            body["scope"] = scope
+        path = f"/admin/v1/sessions/{seg(session)}/questions/{seg(request_id)}/approve"
+        return self._call("POST", path, json=body)  # type: ignore[no-any-return]
+
     def connections(self, user: str | None = None) -> list[dict[str, Any]]:
         params = {"userId": user} if user is not None else None
         return self._call("GET", "/admin/v1/connections", params=params)["connections"]  # type: ignore[no-any-return]

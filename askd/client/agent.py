@@ -22,6 +22,7 @@ from askd.client.agent_calls import (
     DEFAULT_POLL_SECONDS,
     MAX_POLL_SECONDS,
     READ_GRACE_SECONDS,
+    approval_body,
     ask_body,
     new_key,
     setup,
@@ -36,6 +37,7 @@ __all__ = [
     "READ_GRACE_SECONDS",
     "AgentClient",
     "AsyncAgentClient",
+    "approval_body",
     "ask_body",
     "new_key",
 ]
@@ -91,6 +93,48 @@ class AgentClient:
             user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
         )
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
+
+    def request_approval(
+        self,
+        session: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        summary: str | None = None,
+        preview: str | None = None,
+        schema: Mapping[str, Any] | bool | None = None,
+        editable: bool = False,
+        allow_always: bool = False,
+        quorum: int | None = None,
+        to: Sequence[str] | None = None,
+        user: str | None = None,
+        timeout: float | None = None,
+        idempotency_key: str | None = None,
+        wait: bool = True,
+        metadata: Mapping[str, Any] | None = None,
+        require_online: bool = False,
+        parent_session: str | None = None,
+        max_extension: float | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+    ) -> Result:
+        """Ask permission to run ``name`` with ``arguments`` (protocol
+        section 17) of ``user`` or ``to``, and block until approved, denied,
+        timed out or withdrawn, riding through dropped links and restarts as
+        ``ask`` does. Check ``result.approved`` and run ``result.arguments``
+        (the person may have edited them when ``editable``); ``result.receipt``
+        is the signed proof. ``wait=False`` returns the pending result at once
+        (its ``request_id`` to ``wait`` on or ``withdraw``). ``quorum``: the
+        approvals needed from distinct people. ``ValueError`` before sending
+        when the action is malformed (a bad schema, arguments not an object)."""
+        body = approval_body(
+            name, arguments, summary=summary, preview=preview, schema=schema, editable=editable,
+            allow_always=allow_always, quorum=quorum, user=user, to=to, metadata=metadata, timeout=timeout,
+            require_online=require_online, parent_session=parent_session, max_extension=max_extension,
+            escalate=escalate,
+        )
+        key = idempotency_key or new_key()
+        flow = self._flows.ask(session, body, key) if wait else self._flows.submit(session, body, key, 0.0)
+        return drive_sync(self._http, flow)
 
     def submit(
         self,
@@ -160,3 +204,18 @@ class AgentClient:
         """Decline for ``user`` (with ``reason`` when given), as ``answer_for`` answers."""
         return drive_sync(self._http, self._flows.decline_for(session, request_id, user, reason, via))
 
+    def approve_for(
+        self,
+        session: str,
+        request_id: str,
+        user: str,
+        arguments: Mapping[str, Any] | None = None,
+        scope: str | None = None,
+        via: str = "mcp",
+    ) -> Result | None:
+        """One approval of this agent's action for ``user``, who approved in
+        the agent's own window (protocol section 17): the result (still
+        pending while a quorum needs more), or None when it had already ended
+        (or is not ``user``'s). ``ApiError`` 409 ``already_voted``, 400 for
+        arguments or a scope the action does not allow."""
+        return drive_sync(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via))

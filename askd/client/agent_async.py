@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from askd.client.agent_calls import DEFAULT_POLL_SECONDS, ask_body, new_key, setup
+from askd.client.agent_calls import DEFAULT_POLL_SECONDS, approval_body, ask_body, new_key, setup
 from askd.client.discovery import TokenSource
 from askd.client.http import RetryPolicy, drive_async
 from askd.client.results import QuestionLike, Result
@@ -60,6 +60,40 @@ class AsyncAgentClient:
             user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
         )
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
+
+    async def request_approval(
+        self,
+        session: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        summary: str | None = None,
+        preview: str | None = None,
+        schema: Mapping[str, Any] | bool | None = None,
+        editable: bool = False,
+        allow_always: bool = False,
+        quorum: int | None = None,
+        to: Sequence[str] | None = None,
+        user: str | None = None,
+        timeout: float | None = None,
+        idempotency_key: str | None = None,
+        wait: bool = True,
+        metadata: Mapping[str, Any] | None = None,
+        require_online: bool = False,
+        parent_session: str | None = None,
+        max_extension: float | None = None,
+        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+    ) -> Result:
+        """See ``AgentClient.request_approval``."""
+        body = approval_body(
+            name, arguments, summary=summary, preview=preview, schema=schema, editable=editable,
+            allow_always=allow_always, quorum=quorum, user=user, to=to, metadata=metadata, timeout=timeout,
+            require_online=require_online, parent_session=parent_session, max_extension=max_extension,
+            escalate=escalate,
+        )
+        key = idempotency_key or new_key()
+        flow = self._flows.ask(session, body, key) if wait else self._flows.submit(session, body, key, 0.0)
+        return await drive_async(self._http, flow)
 
     async def submit(
         self,
@@ -114,3 +148,15 @@ class AsyncAgentClient:
     ) -> Result | None:
         """See ``AgentClient.decline_for``."""
         return await drive_async(self._http, self._flows.decline_for(session, request_id, user, reason, via))
+
+    async def approve_for(
+        self,
+        session: str,
+        request_id: str,
+        user: str,
+        arguments: Mapping[str, Any] | None = None,
+        scope: str | None = None,
+        via: str = "mcp",
+    ) -> Result | None:
+        """See ``AgentClient.approve_for``."""
+        return await drive_async(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via))

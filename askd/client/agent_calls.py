@@ -17,6 +17,7 @@ from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import QuestionLost
 from askd.client.http import BearerAuth, Call, Flow, RetryPolicy, health, json_or_raise, send, seg
 from askd.client.results import QuestionLike, Result, question_dicts
+from askd.protocol.action import Action
 
 DEFAULT_POLL_SECONDS = 25.0
 MAX_POLL_SECONDS = 55.0  # stay under the 60 s many proxies and tool runners allow
@@ -40,6 +41,66 @@ def ask_body(
     entries) names whom to ask; ``escalate`` is ``(afterSeconds, entries)``
     steps that join the audience while nobody answers."""
     body: dict[str, Any] = {"questions": question_dicts(questions)}
+    return _audience_and_limits(
+        body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+    )
+
+
+def approval_body(
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    summary: str | None = None,
+    preview: str | None = None,
+    schema: Mapping[str, Any] | bool | None = None,
+    editable: bool = False,
+    allow_always: bool = False,
+    quorum: int | None = None,
+    user: str | None = None,
+    to: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    require_online: bool = False,
+    parent_session: str | None = None,
+    max_extension: float | None = None,
+    escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+) -> dict[str, Any]:
+    """An approval's ask (protocol section 17): ``action`` in place of
+    ``questions``, checked against ``Action`` before sending (a bad schema
+    fails here, not at the daemon). No ``on_timeout``: silence is never consent."""
+    action: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
+    if summary is not None:
+        action["summary"] = summary
+    if preview is not None:
+        action["preview"] = preview
+    if schema is not None:
+        action["schema"] = schema if isinstance(schema, bool) else dict(schema)
+    if editable:
+        action["editable"] = True
+    if allow_always:
+        action["allowAlways"] = True
+    Action.model_validate(action)
+    body: dict[str, Any] = {"action": action}
+    if quorum is not None:
+        body["quorum"] = quorum
+    return _audience_and_limits(
+        body, user, metadata, timeout, require_online, parent_session, max_extension, None, to, escalate
+    )
+
+
+def _audience_and_limits(
+    body: dict[str, Any],
+    user: str | None,
+    metadata: Mapping[str, Any] | None,
+    timeout: float | None,
+    require_online: bool,
+    parent_session: str | None,
+    max_extension: float | None,
+    on_timeout: Mapping[str, Any] | None,
+    to: Sequence[str] | None,
+    escalate: Sequence[tuple[float, Sequence[str]]] | None,
+) -> dict[str, Any]:
+    """The keys an ask of questions and an approval share."""
     if user is not None:
         body["userId"] = user
     if to is not None:
@@ -143,8 +204,18 @@ class AgentFlows:
             body["reason"] = reason
         return (yield from self._on_behalf(session, request_id, "decline", body))
 
+    def approve_for(
+        self, session: str, request_id: str, user: str, arguments: Mapping[str, Any] | None, scope: str | None, via: str
+    ) -> Flow[Result | None]:
+        body: dict[str, Any] = {"answeredBy": user, "via": via}
+        if arguments is not None:
+            body["arguments"] = dict(arguments)
+        if scope is not None:
+            body["scope"] = scope
+        return (yield from self._on_behalf(session, request_id, "approve", body))
+
     def _on_behalf(self, session: str, request_id: str, verb: str, body: dict[str, Any]) -> Flow[Result | None]:
-        """``verb`` (answer, decline) for the person who did so in the agent's
+        """``verb`` (answer, decline, approve) for the person who did so in the agent's
         own window; None when the question was no longer pending for them."""
         call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/{verb}", json=body)
         response = yield from self._send(call)

@@ -8,9 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from askd.protocol.action import Scope
 from askd.protocol.models import Answers, Question
 from askd.protocol.parse import parse
-from askd.protocol.results import QuestionResult
+from askd.protocol.results import ApprovalGiven, QuestionResult
 from askd.protocol.status import Status
 
 __all__ = ["QuestionLike", "Result", "Status", "question_dicts"]
@@ -23,7 +24,12 @@ class Result:
     ask's ``on_timeout``); ``error`` when it timed out or was cancelled.
     Answered or declined: ``answered_by`` and ``via``; declined: ``reason``.
     Once ended: ``receipt``, askd's signed statement of the end
-    (``askd.receipts.verify`` checks it; protocol section 16)."""
+    (``askd.receipts.verify`` checks it; protocol section 16).
+
+    An approval (section 17) adds ``approvals`` (so far, in order) and, once
+    ended, ``approved`` (True only when answered), ``arguments`` (the final
+    ones, edited or as asked), ``edited`` and ``scope`` (``once`` or
+    ``always`` when approved). For a question they stay None."""
 
     request_id: str
     session_id: str
@@ -37,6 +43,11 @@ class Result:
     reason: str | None = None
     defaulted: bool = False
     receipt: str | None = None
+    approvals: list[ApprovalGiven] | None = None
+    approved: bool | None = None
+    arguments: dict[str, Any] | None = None
+    edited: bool | None = None
+    scope: Scope | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -58,6 +69,11 @@ class Result:
             reason=result.get("reason"),
             defaulted=result.get("defaulted") is True,
             receipt=result.get("receipt"),
+            approvals=result.get("approvals"),
+            approved=result.get("approved"),
+            arguments=result.get("arguments"),
+            edited=result.get("edited"),
+            scope=result.get("scope"),
             raw=dict(data),
         )
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -33,10 +32,13 @@ from mcp_types import INVALID_PARAMS, RequestId
 from pydantic import ValidationError
 
 from askd.client import AsyncAgentClient, Discovery, Result
-from askd.client.errors import ApiError, AskdClientError, AuthError, DaemonUnavailable, QuestionLost
+from askd.client.errors import AskdClientError, DaemonUnavailable
 from askd.config import ConfigError
+from askd.mcp import calls
+from askd.mcp.approval import APPROVE, RequestApprovalArgs
+from askd.mcp.calls import HOST_KEY, CallFailed
+from askd.mcp.host import ApprovalForm, HostForm, build_approval_form, build_form, declares_form, input_required_era
 from askd.protocol.models import AskFields
-from askd.mcp.host import HostForm, build_form, declares_form, input_required_era
 from askd.mcp.keys import AskKeys
 from askd.mcp.tools import ASK, GET, GetAnswerArgs, invalid_arguments, tool_error, tool_list, tool_result
 from askd.server.logs import get_logger
@@ -48,7 +50,6 @@ PROGRESS_SECONDS = 10.0  # the spec asks for at least one progress notification 
 # notifications/cancelled (the SDK cancels the handler first, then delivers it).
 CANCEL_NOTICE_SECONDS = 0.5
 WITHDRAW_SECONDS = 10.0  # a withdraw that takes longer is given up (and logged)
-HOST_KEY = "answer"  # the one input request of an InputRequiredResult
 
 
 @dataclass(frozen=True)
@@ -63,65 +64,6 @@ class BridgeConfig:
     elicit: bool = True  # --no-elicit: never ask in the host itself
 
 
-class CallFailed(Exception):
-    """A call that ends in a tool error: the message is the sentence the model reads."""
-
-
-def _where(found: Discovery, explicit: str | None) -> str:
-    """Why the bridge looked at that address, for the daemon-down sentence."""
-    if explicit:
-        return "given by --url"
-    if os.environ.get("ASKD_URL"):
-        return "from ASKD_URL"
-    state_dir = found.settings.state_dir
-    if found.runtime() is not None:
-        return f"from {state_dir / 'askd.json'}"
-    return f"the configured address, as no running daemon wrote askd.json in {state_dir}"
-
-
-def _failure(err: Exception) -> str:
-    """One sentence for the model and the person reading its transcript."""
-    if isinstance(err, ConfigError):
-        message = f"askd's configuration is invalid: {err}"
-    elif isinstance(err, DaemonUnavailable):
-        message = f"askd stopped answering at {err.url} ({err.reason}); `askd serve` starts it"
-    elif isinstance(err, AuthError):
-        message = f"askd refused the agent token ({err.status} {err.code}: {err.message}); pass --token or ASKD_AGENT_TOKEN"
-    elif isinstance(err, ApiError):
-        where = "; ".join(f"{d.get('loc') or 'body'}: {d.get('msg')}" for d in (err.details or [])[:5])
-        message = f"askd refused the call: {err.message}" + (f" ({where})" if where else "")
-    elif isinstance(err, QuestionLost):
-        message = (
-            f"askd does not know question {err.request_id} in session {err.session_id}: "
-            "it was never asked here, or it ended too long ago"
-        )
-    else:  # CallFailed, NoToken: already the sentence
-        message = str(err)
-    return message if message.endswith(".") else message + "."
-
-
-def _resumed(params: types.CallToolRequestParams) -> str | None:
-    """The requestId of an ``InputRequiredResult`` the host now answers;
-    the SDK's request-state boundary has checked the state's seal already."""
-    if params.request_state is None:
-        return None
-    try:
-        state = json.loads(params.request_state)
-        return str(state["requestId"])
-    except (ValueError, KeyError, TypeError):
-        raise CallFailed("askd mcp cannot read the requestState of this call; call the tool again without it") from None
-
-
-def _host_reply(params: types.CallToolRequestParams) -> types.ElicitResult | None:
-    reply = (params.input_responses or {}).get(HOST_KEY)
-    if isinstance(reply, types.ElicitResult):
-        return reply
-    try:
-        return types.ElicitResult.model_validate(reply.model_dump(by_alias=True) if reply is not None else None)
-    except ValidationError:
-        return None
-
-
 class Bridge:
     def __init__(self, cfg: BridgeConfig) -> None:
         self.cfg = cfg
@@ -131,7 +73,7 @@ class Bridge:
         # The host as a channel: questions it may still be asked (by
         # requestId), those it has replied to (never asked again), and those
         # whose dialog is open now.
-        self._forms: dict[str, HostForm] = {}
+        self._forms: dict[str, HostForm | ApprovalForm] = {}
         self._replied: set[str] = set()
         self._open: set[str] = set()
 
@@ -147,7 +89,7 @@ class Bridge:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        if params.name not in (ASK, GET):
+        if params.name not in (ASK, GET, APPROVE):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         arguments = params.arguments or {}
         call_id = coerce_request_id(ctx.request_id) if ctx.request_id is not None else None
@@ -157,6 +99,8 @@ class Bridge:
         try:
             if params.name == ASK:
                 result = await self._ask(ctx, arguments, params)
+            elif params.name == APPROVE:
+                result = await self._request_approval(ctx, arguments, params)
             else:
                 result = await self._get_answer(ctx, arguments, params)
         except ValidationError as err:
@@ -164,7 +108,7 @@ class Bridge:
             return tool_error(invalid_arguments(params.name, err))
         except (AskdClientError, ConfigError, CallFailed) as err:
             log.warning("mcp.call_failed", tool=params.name, error=type(err).__name__, message=str(err))
-            return tool_error(_failure(err))
+            return tool_error(calls.failure(err))
         except Exception as err:  # a bug: say so, keep serving
             log.exception("mcp.call_crashed", tool=params.name)
             return tool_error(f"askd mcp failed unexpectedly ({type(err).__name__}: {err}); see its log on stderr.")
@@ -181,12 +125,15 @@ class Bridge:
             status=result.status.value,
             seconds=round(time.monotonic() - started, 3),
         )
-        return tool_result(result, self._whom(arguments) if params.name == ASK else self.cfg.user)
+        return tool_result(result, self._whom(arguments) if params.name != GET else self.cfg.user)
 
     def _whom(self, arguments: Mapping[str, Any]) -> str:
-        """Whom an ask waits for, in words: its ``to``, else the bridge's user."""
-        to = arguments.get("to")
-        return ", ".join(map(str, to)) if isinstance(to, list) and to else self.cfg.user
+        """Whom an ask waits for, in words: its ``to`` (or an approval's
+        ``userId``), else the bridge's user."""
+        to, user = arguments.get("to"), arguments.get("userId")
+        if isinstance(to, list) and to:
+            return ", ".join(map(str, to))
+        return user if isinstance(user, str) and user else self.cfg.user
 
     async def on_cancelled(self, ctx: ServerRequestContext[Any], params: types.CancelledNotificationParams) -> None:
         if params.request_id is None:
@@ -205,9 +152,9 @@ class Bridge:
         args = AskFields.model_validate(arguments, context=limits)
         key = self.keys.for_call(ASK, arguments)
         async with self._client(found) as client:
-            resumed = _resumed(params)
+            resumed = calls.resumed(params)
             if resumed is not None:  # the host's retry with the person's reply
-                await self._hear_host(client, resumed, _host_reply(params))
+                await self._hear_host(client, resumed, calls.host_reply(params))
                 return await self._wait(ctx, client, resumed, self.cfg.max_wait, self._whom(arguments))
             to, escalate = args.audience()
             submitted = await client.submit(
@@ -231,6 +178,33 @@ class Bridge:
                 self._forms.setdefault(submitted.request_id, build_form(arguments["questions"]))
             return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
 
+    async def _request_approval(
+        self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any], params: types.CallToolRequestParams
+    ) -> Result | types.InputRequiredResult:
+        """``request_approval``: ask as ``_ask`` does, with ``action``; the
+        host's form is Approve / Deny when the bridge's own user is asked."""
+        args = RequestApprovalArgs.model_validate(arguments)
+        key = self.keys.for_call(APPROVE, arguments)
+        async with self._client(Discovery(self.cfg.config)) as client:
+            resumed = calls.resumed(params)
+            if resumed is not None:
+                await self._hear_host(client, resumed, calls.host_reply(params))
+                return await self._wait(ctx, client, resumed, self.cfg.max_wait, self._whom(arguments))
+            user = args.userId if args.to is None else None
+            submitted = await client.request_approval(
+                self.cfg.session, args.name, args.arguments, summary=args.summary, preview=args.preview,
+                to=args.to, user=user or (None if args.to else self.cfg.user), timeout=args.timeoutSeconds,
+                idempotency_key=self.keys.header(key), wait=False,
+            )
+            self.keys.asked(submitted.request_id, key)
+            if not submitted.pending:
+                self.keys.ended(submitted.request_id)
+                return submitted
+            mine = args.to is None and (args.userId is None or args.userId == self.cfg.user)
+            if mine and self.cfg.elicit and submitted.request_id not in self._replied:
+                self._forms.setdefault(submitted.request_id, build_approval_form(args.action()))
+            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
+
     async def _get_answer(
         self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any], params: types.CallToolRequestParams
     ) -> Result | types.InputRequiredResult:
@@ -239,9 +213,9 @@ class Bridge:
         if self.cfg.max_wait is not None:
             limit = self.cfg.max_wait if limit is None else min(limit, self.cfg.max_wait)
         async with self._client(Discovery(self.cfg.config)) as client:
-            resumed = _resumed(params)
+            resumed = calls.resumed(params)
             if resumed is not None:
-                await self._hear_host(client, resumed, _host_reply(params))
+                await self._hear_host(client, resumed, calls.host_reply(params))
             return await self._wait(ctx, client, args.requestId, limit)
 
     # ---- waiting -------------------------------------------------------
@@ -257,7 +231,7 @@ class Bridge:
             try:
                 await client.health()
             except DaemonUnavailable as err:
-                where = _where(found, self.cfg.url)
+                where = calls.where(found, self.cfg.url)
                 raise CallFailed(f"askd is not running at {err.url} ({err.reason}; {where}): start it with `askd serve`") from None
             yield client
         finally:
@@ -337,7 +311,7 @@ class Bridge:
             self._open.discard(request_id)
 
     async def _hear_host(
-        self, client: AsyncAgentClient, request_id: str, reply: types.ElicitResult | None, form: HostForm | None = None
+        self, client: AsyncAgentClient, request_id: str, reply: types.ElicitResult | None, form: HostForm | ApprovalForm | None = None
     ) -> None:
         """Take the person's reply in the host to askd: accept answers,
         decline declines, cancel (or nothing usable) leaves the question to
@@ -348,6 +322,9 @@ class Bridge:
             log.info("mcp.host_reply_ignored", requestId=request_id, reason="not asked, or replied already")
             return
         self._replied.add(request_id)
+        if isinstance(form, ApprovalForm):
+            await self._hear_approval(client, request_id, reply, form)
+            return
         action = reply.action if reply is not None else "failed"
         answers = form.answers(reply.content) if reply is not None and reply.action == "accept" else {}
         try:
@@ -362,6 +339,24 @@ class Bridge:
             log.warning("mcp.host_reply_refused", requestId=request_id, action=action, error=str(err))
             return
         log.info("mcp.host_replied", requestId=request_id, action=action, taken=taken is not None)
+
+    async def _hear_approval(
+        self, client: AsyncAgentClient, request_id: str, reply: types.ElicitResult | None, form: ApprovalForm
+    ) -> None:
+        """Approve or deny in askd for the bridge's user, as they chose in the host."""
+        decision = form.decision(reply)
+        try:
+            if decision is None:  # dismissed, or nothing chosen: the other channels decide
+                log.info("mcp.host_dismissed", requestId=request_id, action=reply.action if reply else "failed")
+                return
+            if decision[0] == "approve":
+                taken = await client.approve_for(self.cfg.session, request_id, self.cfg.user)
+            else:
+                taken = await client.decline_for(self.cfg.session, request_id, self.cfg.user, decision[1])
+        except AskdClientError as err:  # already voted, and the like: the wait reports what askd says
+            log.warning("mcp.host_reply_refused", requestId=request_id, action=decision[0], error=str(err))
+            return
+        log.info("mcp.host_replied", requestId=request_id, action=decision[0], taken=taken is not None)
 
     async def _report_progress(self, ctx: ServerRequestContext[Any], whom: str) -> None:
         started = time.monotonic()

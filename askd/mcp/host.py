@@ -8,10 +8,15 @@ tool call waits on askd. The form has one field per question (``q1``,
 question with options also gets a string field for an answer of the
 person's own ("Other"), as the page offers. Every field is optional: askd
 takes an answer to some of the questions, as from a tab.
+
+An approval (protocol section 17) is a form of its own: the action in the
+message (name, summary, arguments, preview) and one choice, *Approve* or
+*Deny*, with an optional reason for a denial.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,3 +120,55 @@ def build_form(questions: Sequence[Mapping[str, Any]]) -> HostForm:
     if len(message) > MAX_MESSAGE_CHARS:
         message = message[: MAX_MESSAGE_CHARS - 1] + "…"
     return HostForm(message, {"type": "object", "properties": properties}, tuple(questions))
+
+
+APPROVE, DENY = "Approve", "Deny"
+
+
+@dataclass(frozen=True)
+class ApprovalForm:
+    """An approval as a form: *Approve* / *Deny* and a reason."""
+
+    message: str
+    schema: dict[str, Any]
+
+    def request(self) -> types.ElicitRequest:
+        return types.ElicitRequest(params=types.ElicitRequestFormParams(message=self.message, requested_schema=self.schema))
+
+    def decision(self, reply: types.ElicitResult | None) -> tuple[str, str | None] | None:
+        """``("approve", None)``, ``("deny", reason)``, or None (dismissed,
+        or nothing chosen). The host's own Decline button denies too."""
+        if reply is None or reply.action == "cancel":
+            return None
+        content = reply.content or {}
+        reason = _text(content.get("reason")) or None
+        if reply.action == "decline":
+            return "deny", reason
+        choice = content.get("decision")
+        if choice == APPROVE:
+            return "approve", None
+        if choice == DENY:
+            return "deny", reason
+        return None
+
+
+def build_approval_form(action: Mapping[str, Any]) -> ApprovalForm:
+    """The form for an action (as the ask sent it, already valid)."""
+    parts = [f"Approve {action['name']}?"]
+    if action.get("summary"):
+        parts.append(str(action["summary"]))
+    parts.append("Arguments:\n" + json.dumps(action.get("arguments", {}), indent=2, ensure_ascii=False))
+    if action.get("preview"):
+        parts.append(str(action["preview"]))
+    message = "\n\n".join(parts)
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = message[: MAX_MESSAGE_CHARS - 1] + "…"
+    schema = {
+        "type": "object",
+        "properties": {
+            "decision": {"type": "string", "title": "Decision", "enum": [APPROVE, DENY], "description": f"Run {action['name']} or not."},
+            "reason": {"type": "string", "title": "Reason", "description": "Why you deny it (optional); the agent reads it."},
+        },
+        "required": ["decision"],
+    }
+    return ApprovalForm(message, schema)

@@ -25,7 +25,8 @@ REQUEST_STATE_SECONDS = 86400.0  # how long the person may take in the host's di
 INSTRUCTIONS = (
     "askd asks the user a question and waits for the answer, however long the user is away. "
     "Call ask_user_questions when you need a decision only the user can make; if it returns "
-    "status pending, call get_answer with its requestId."
+    "status pending, call get_answer with its requestId. Before an action that needs the user's permission, "
+    "call request_approval and run it only when approved, with the arguments the result gives."
 )
 
 

@@ -1,8 +1,8 @@
-"""The two tools: their arguments, their JSON schemas and their results.
+"""The three tools: their arguments, their JSON schemas and their results.
 
 The schemas are generated from askd's own wire definitions (``askd.protocol``):
 the tool asks with the HTTP API's ``AskFields`` and answers with its
-``QuestionResult``, so the tools cannot drift from the daemon. Results carry
+``QuestionResult`` (``request_approval``'s arguments: ``askd.mcp.approval``), so the tools cannot drift from the daemon. Results carry
 the result object as structured content plus a text block a model reads
 easily ("Which database? → SQLite").
 """
@@ -16,6 +16,7 @@ from mcp import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from askd.client import Result, Status
+from askd.mcp.approval import APPROVE, APPROVE_DESCRIPTION, RequestApprovalArgs, describe_approval
 from askd.protocol.ids import Id
 from askd.protocol.models import AskFields, json_number
 from askd.protocol.parse import adapter, parse
@@ -97,6 +98,14 @@ def tool_list(max_questions: int) -> list[types.Tool]:
             output_schema=output,
             annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=True),
         ),
+        types.Tool(
+            name=APPROVE,
+            title="Ask the user's approval",
+            description=APPROVE_DESCRIPTION,
+            input_schema=schema(RequestApprovalArgs),
+            output_schema=output,
+            annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
+        ),
     ]
 
 
@@ -115,6 +124,8 @@ def _value(value: Any) -> str:
 
 def describe(result: Result, user: str) -> str:
     """The text block: what a model needs to go on, in plain words."""
+    if result.approvals is not None:  # an approval (section 17): its own words
+        return describe_approval(result, user)
     if result.status is Status.answered:
         answers = result.answers or {}
         return "\n".join(f"{question} → {_value(value)}" for question, value in answers.items())
@@ -137,8 +148,8 @@ def describe(result: Result, user: str) -> str:
 
 def tool_result(result: Result, user: str) -> types.CallToolResult:
     """``isError`` is false for an answer, a still-open question, a decline
-    (the person's reply, which the model must act on) or a timeout that took
-    the onTimeout default; true for a plain timeout or a cancel."""
+    or a denial (the person's reply, which the model must act on) or a
+    timeout that took the onTimeout default; true for a plain timeout or a cancel."""
     # As askd sent it: answeredBy null (an admin without a name) is kept.
     checked = parse(QuestionResult, result.raw)
     structured = adapter(QuestionResult).dump_python({k: v for k, v in checked.items() if k in result.raw}, mode="json")

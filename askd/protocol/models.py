@@ -28,7 +28,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from askd.addresses import EmailAddress
-from askd.protocol.action import MAX_QUORUM, Action, arguments_problem
+from askd.protocol.action import MAX_QUORUM, Action, ApproveBody, arguments_problem
 from askd.protocol.ids import Id, NonEmpty
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
@@ -340,6 +340,11 @@ class AgentAnswerBody(AnswerBody, OnBehalf):
 
 class AgentDeclineBody(DeclineBody, OnBehalf):
     """``POST /v1/sessions/{S}/questions/{R}/decline``."""
+
+
+class AgentApproveBody(ApproveBody, OnBehalf):
+    """``POST /v1/sessions/{S}/questions/{R}/approve``: one approval of an
+    action (section 17) by the person who approved in the agent's host."""
 
 
 def check_answers(answers: dict[str, Any], multi_select: dict[str, bool]) -> str | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from askd.server.http import link_page
+from askd.server.http import link_approval, link_page
 from askd.web import STATIC_DIR
 
 PAGE = link_page.PAGE_DIR
@@ -32,7 +32,9 @@ def test_same_keys_and_placeholders_as_english(lang: str) -> None:
 
 
 def test_every_key_used_exists() -> None:
-    sources = (PAGE / "page.html").read_text(encoding="utf-8") + Path(link_page.__file__).read_text(encoding="utf-8")
+    sources = "".join(
+        Path(f).read_text(encoding="utf-8") for f in (PAGE / "page.html", link_page.__file__, link_approval.__file__)
+    )
     used = set(re.findall(r"\bt\(\"([\w.]+)\"", sources))
     used |= set(re.findall(r'_page\(\s*\d+,\s*"([\w.]+)"', sources))  # headings
     assert used and used <= set(CATALOGUES["en"]), used - set(CATALOGUES["en"])

@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from askd.protocol.models import AskFields
 from askd.protocol.results import QuestionResult
+from askd.mcp.approval import RequestApprovalArgs
 from askd.mcp.tools import schema
 from tests.conftest import RunningDaemon, WsClient, eventually, q
 from tests.mcp.conftest import BridgeFactory
@@ -32,8 +33,8 @@ async def tab_for(daemon: RunningDaemon, user: str = "alice") -> WsClient:
 async def test_lists_both_tools_with_schemas_from_askds_models(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
     async with bridge("--url", daemon.url, token=daemon.token("agent")) as b:
         listed = {t.name: t for t in (await b.session.list_tools()).tools}
-    assert set(listed) == {"ask_user_questions", "get_answer"}
-    ask, get = listed["ask_user_questions"], listed["get_answer"]
+    assert set(listed) == {"ask_user_questions", "get_answer", "request_approval"}
+    ask, get, approve = listed["ask_user_questions"], listed["get_answer"], listed["request_approval"]
 
     expected = schema(AskFields)
     expected["properties"]["questions"].update(minItems=1, maxItems=20)  # limits.max_questions
@@ -45,7 +46,8 @@ async def test_lists_both_tools_with_schemas_from_askds_models(daemon: RunningDa
 
     assert get.input_schema["required"] == ["requestId"]
     assert set(get.input_schema["properties"]) == {"requestId", "waitSeconds"}
-    for tool in (ask, get):
+    assert approve.input_schema == schema(RequestApprovalArgs) and approve.input_schema["required"] == ["name", "arguments"]
+    for tool in (ask, get, approve):
         assert tool.output_schema == schema(QuestionResult)
         assert tool.output_schema["required"] == ["requestId", "sessionId", "status"]
         assert tool.output_schema["properties"]["status"]["enum"] == ["pending", "answered", "timeout", "cancelled", "declined"]

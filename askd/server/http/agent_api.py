@@ -11,7 +11,7 @@ import structlog
 
 from askd.core import AskInput, NotPending, Request
 from askd.core.events import isotime
-from askd.protocol.models import AgentAnswerBody, AgentDeclineBody, AskBody, ExtendBody
+from askd.protocol.models import AgentAnswerBody, AgentApproveBody, AgentDeclineBody, AskBody, ExtendBody
 from askd.server.context import Context
 from askd.server.door.auth import revoked
 from askd.server.http.base import ApiError, ApiHandler
@@ -195,7 +195,7 @@ class _OnBehalfHandler(_AgentHandler):
     answer given in its host. ``answeredBy`` must be one of the question's
     audience; the first answer anywhere wins (``404 not_pending`` after)."""
 
-    body: type[AgentAnswerBody] | type[AgentDeclineBody]
+    body: type[AgentAnswerBody] | type[AgentDeclineBody] | type[AgentApproveBody]
 
     async def post(self, session_id: str, request_id: str) -> None:
         sid, rid = self.ids(session_id, request_id)
@@ -223,6 +223,15 @@ class DeclineHandler(_OnBehalfHandler):
         return await self.ctx.hub.decline(sid, rid, body.reason, user_id=body.answeredBy, via=body.via)
 
 
+class ApproveHandler(_OnBehalfHandler):
+    """One approval (a quorum may need more: the result is then still pending)."""
+
+    body = AgentApproveBody
+
+    async def end(self, sid: str, rid: str, body: Any) -> Request:
+        return await self.ctx.hub.approve(sid, rid, body.arguments, body.scope, user_id=body.answeredBy, via=body.via)
+
+
 class CancelHandler(_AgentHandler):
     async def post(self, session_id: str) -> None:
         sid = self.session_arg(session_id)
@@ -237,5 +246,6 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (rf"/v1/sessions/{seg}/questions/{seg}/extend", ExtendHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/questions/{seg}/answer", AnswerHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/questions/{seg}/decline", DeclineHandler, {"ctx": ctx}),
+        (rf"/v1/sessions/{seg}/questions/{seg}/approve", ApproveHandler, {"ctx": ctx}),
         (rf"/v1/sessions/{seg}/cancel", CancelHandler, {"ctx": ctx}),
     ]

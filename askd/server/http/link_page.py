@@ -21,11 +21,12 @@ import tornado.web
 from pydantic import BaseModel
 
 from askd.channels import links
-from askd.core import InvalidAnswer, NotPending, Request, Status
+from askd.core import AlreadyVoted, InvalidAnswer, InvalidRequest, NotPending, Request, Status
 from askd.core.events import isotime
 from askd.protocol.models import DeclineBody
 from askd.server.context import Context
 from askd.server.door.revocation import not_before_now
+from askd.server.http import link_approval
 from askd.server.http.base import house_headers
 from askd.server.http.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
 from askd.server.http.web import SECURITY_HEADERS
@@ -108,7 +109,7 @@ class LinkPageHandler(tornado.web.RequestHandler):
         if found is None:
             return self._invalid()
         if found.req.pending:
-            return self._ask(found)
+            return self._approval(found) if found.req.approval is not None else self._ask(found)
         return self._outcome(found, mine=False)
 
     head = get  # Tornado sends a HEAD's headers only
@@ -130,9 +131,10 @@ class LinkPageHandler(tornado.web.RequestHandler):
             # link to nothing; a one-tap option must still exist.
             if claim.user_id is not None and claim.user_id not in self.ctx.hub.audience(req):
                 return None
-            if req.approval is not None:  # an action to approve: its link page is not built yet (the inbox approves)
-                return None
-            if claim.option is not None and claim.option >= len(links.one_tap_labels(req.questions)):
+            if req.approval is not None:  # an action to approve: its option names approve or deny
+                if claim.option is not None and claim.option not in links.CHOICES:
+                    return None
+            elif claim.option is not None and claim.option >= len(links.one_tap_labels(req.questions)):
                 return None
         structlog.contextvars.bind_contextvars(sessionId=req.session_id, requestId=req.request_id)
         return Found(claim, req)
@@ -149,6 +151,8 @@ class LinkPageHandler(tornado.web.RequestHandler):
         if not req.pending:
             return self._outcome(found, mine=False)
         form = {k: [v.decode("utf-8", "replace") for v in vs] for k, vs in self.request.body_arguments.items()}
+        if req.approval is not None:
+            return await self._decide(token, found, (form.get("action") or [""])[-1], form)
         hub, sid, rid = self.ctx.hub, req.session_id, req.request_id
         try:
             if (form.get("action") or [""])[-1] == "decline":
@@ -178,6 +182,37 @@ class LinkPageHandler(tornado.web.RequestHandler):
         except StoreUnavailable:
             return self._ask(found, form, notice=self.t("unavailable"), status=503)
         log.info("link.taken", status=ended.status.value, answeredBy=ended.answered_by)
+        return self._outcome(Found(claim, ended), mine=True)
+
+    async def _decide(self, token: str, found: Found, action: str, form: dict[str, list[str]]) -> None:
+        """Approve (once, or always where offered) or deny an action, as the
+        link's recipient, ``via`` ``link``: the hub's approve and decline,
+        exactly as a tab's frame."""
+        claim, req = found.claim, found.req
+        hub, sid, rid = self.ctx.hub, req.session_id, req.request_id
+        try:
+            if action == link_approval.DECLINE:
+                reason = (form.get("reason") or [""])[-1].strip() or None
+                if reason is not None and len(reason) > MAX_REASON:
+                    return self._approval(found, self.t("reason.long", n=MAX_REASON), 400)
+                ended = await hub.decline(sid, rid, reason, user_id=claim.user_id, via="link")
+            elif action in (link_approval.APPROVE, link_approval.ALWAYS):
+                scope = "always" if action == link_approval.ALWAYS else None
+                ended = await hub.approve(sid, rid, None, scope, user_id=claim.user_id, via="link")
+            else:
+                return self._approval(found, self.t("approval.choose"), 400)
+        except AlreadyVoted:
+            return self._approval(found, self.t("approval.voted"), 409)
+        except InvalidRequest:  # `always` on an action that does not offer it
+            return self._approval(found, self.t("approval.refused"), 400)
+        except NotPending:
+            again = await self._find(token)
+            return self._outcome(again, mine=False) if again is not None else self._invalid()
+        except StoreUnavailable:
+            return self._approval(found, self.t("unavailable"), 503)
+        log.info("link.taken", status=ended.status.value, answeredBy=ended.answered_by, approvals=ended.approvals)
+        if ended.pending:  # an approval short of its quorum: recorded, the others still to come
+            return self._approval(Found(claim, ended), self.t("approval.recorded"), 200)
         return self._outcome(Found(claim, ended), mine=True)
 
     def _same_origin(self) -> bool:
@@ -216,6 +251,21 @@ class LinkPageHandler(tornado.web.RequestHandler):
             max_reason=MAX_REASON,
         )
 
+    def _approval(self, found: Found, notice: str = "", status: int = 200) -> None:
+        req, claim = found.req, found.claim
+        self._page(
+            status,
+            "approval.title",
+            view="approve",
+            notice=notice,
+            recipient=claim.user_id or "",
+            choice=link_approval.choice_of(claim.option),
+            action=link_approval.view_action(req, claim.user_id, self.t),
+            expires_iso=isotime(req.expires_at),
+            expires_hm=isotime(req.expires_at)[11:16],
+            max_reason=MAX_REASON,
+        )
+
     def _outcome(self, found: Found, *, mine: bool) -> None:
         """How the question ended and who answered, never what: whoever holds
         the link (a whole channel) sees this page, and what a person typed,
@@ -223,6 +273,9 @@ class LinkPageHandler(tornado.web.RequestHandler):
         this request just ended it; the link's own recipient who ended it
         earlier is told "you" too."""
         req, t = found.req, self.t
+        if req.approval is not None:
+            text = link_approval.outcome(req, found.claim.user_id, mine, t)
+            return self._page(200, "approval.title", view="outcome", ended=req.status.value, outcome=text)
         who = req.answered_by
         own = found.claim.user_id is not None and who == found.claim.user_id
         if req.status is Status.ANSWERED:

@@ -11,9 +11,10 @@ import { Panel } from './panel.js';
 import { h } from './dom.js';
 import { formatClock, loadLanguage, t, translatePage } from './i18n.js';
 import { NOTES, noteText } from './notes.js';
-import { AskdError, Inbox, redeemLocationCode } from './vendor/askd-client/index.js';
+import { ApprovalPanel } from './approval.js';
+import { claims, takeToken, TOKEN_KEY } from './token.js';
+import { Inbox } from './vendor/askd-client/index.js';
 
-const TOKEN_KEY = 'askd.token';
 const NOTE_MS = 20_000;
 const BACKOFF_CAP_MS = 5000;
 
@@ -22,16 +23,6 @@ const $ = (id) => document.getElementById(id);
 // The client's states without a text of their own. (`paused` is not used:
 // the page stays connected while hidden, so that alerts still come.)
 const CONN_TEXT = { rejected: 'stopped', closed: 'stopped', paused: 'stopped' };
-
-/** The token's claims, for display only (the daemon does the checking). */
-function claims(token) {
-  try {
-    const part = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-    return JSON.parse(atob(part.padEnd(Math.ceil(part.length / 4) * 4, '=')));
-  } catch {
-    return {};
-  }
-}
 
 // Every URL the page uses is relative to the page, so that a proxy may serve
 // it under any path prefix (https://tools.example.com/askd/ -> askd's /).
@@ -66,6 +57,7 @@ class InboxView {
     this.client.on('closed', (c) => this.close(c.requestId, { ...c, reason: c.reason === 'ended' ? 'gone' : c.reason }));
     this.client.on('extended', (e) => this.panels.get(e.requestId)?.extendTo(e.expiresAt, e.extensionLeftSeconds));
     this.client.on('escalated', (e) => this.panels.get(e.requestId)?.setAudience(e.to, e.escalatedTo));
+    this.client.on('voted', (v) => this.panels.get(v.requestId)?.setApprovals?.(v.approvals, v.needed));
     this.client.on('state', (s) => this.onConnState(s));
     this.client.on('refused', (err) => showBanner(t('focus.error', { session: this.focus, message: err.message })));
     this.client.on('error', (err) => console.warn('askd:', err.code, err.message));
@@ -93,9 +85,11 @@ class InboxView {
 
   onAsk(sessionId, payload) {
     const requestId = payload.requestId;
-    const panel = new Panel(sessionId, payload, {
+    const Kind = payload.action ? ApprovalPanel : Panel;
+    const panel = new Kind(sessionId, payload, {
       me: this.me,
       onSubmit: (p) => this.submit(p),
+      onApprove: (p, options) => this.approve(p, options),
       onExtend: (p, seconds) => this.extend(p, seconds),
       onDecline: (p, reason) => this.decline(p, reason),
     });
@@ -132,6 +126,16 @@ class InboxView {
     }
   }
 
+  /** *Approve* (protocol section 17): the last approval of a quorum ends it; an earlier one waits for the others. */
+  async approve(panel, options) {
+    if (this.sending.has(panel.requestId)) return;
+    const verdict = await this.sendAndWait(panel, 'approval.sending', (o) => this.client.approve(panel.requestId, { ...options, ...o }));
+    if (!verdict) return;
+    if (verdict.approvals < verdict.needed) return panel.showVoted();
+    panel.answeredHere = true;
+    panel.setState('accepted', t('approval.approved'));
+  }
+
   /** *Decline*: askd closes the question in every tab of its audience; the agent gets `declined`. */
   async decline(panel, reason) {
     if (this.sending.has(panel.requestId)) return;
@@ -144,7 +148,7 @@ class InboxView {
   /**
    * Send an answer or a decline (`call`) and wait for askd's verdict, the
    * panel locked meanwhile (`queued` while the link is down: the client
-   * sends it on reconnect). True when askd took it; a refused frame unlocks
+   * sends it on reconnect). askd's verdict when it took it, else false; a refused frame unlocks
    * the panel with the reason, and a question that had ended closes.
    */
   async sendAndWait(panel, sendingKey, call) {
@@ -163,8 +167,9 @@ class InboxView {
       this.sending.delete(requestId);
     }
     if (!this.panels.has(requestId)) return false; // closed meanwhile
-    if (!verdict.accepted) this.close(requestId, { reason: 'not_pending' });
-    return verdict.accepted;
+    if (verdict.reason === 'already_voted') panel.showVoted(true); // still open: *Deny* is left
+    else if (!verdict.accepted) this.close(requestId, { reason: 'not_pending' });
+    return verdict.accepted && verdict;
   }
 
   /** *More time*: every tab's countdown moves with askd's ask_user_questions_extended. */
@@ -296,42 +301,6 @@ function showTokenForm(message = '') {
   showBanner(message);
   $('token-form').hidden = false;
   $('token-input').focus();
-}
-
-/**
- * The page's token: a `#code=` in the address (askd open's one-time code,
- * redeemed by the client's redeemLocationCode, the way any page built on
- * askd-client signs in), else this browser's storage. A redeemed token is
- * kept per browser (localStorage), so a link without one opens a working
- * inbox. A token in the address itself (`?token=`, `#token=`) is not read:
- * the browser had already written that address into its history, session
- * and favicon files; it is taken out of the address bar and the page says why.
- */
-async function takeToken(params) {
-  const hash = new URLSearchParams(location.hash.slice(1));
-  const urlToken = params.has('token') || hash.has('token');
-  if (urlToken) {
-    params.delete('token');
-    hash.delete('token');
-    const query = params.toString();
-    const fragment = hash.toString();
-    history.replaceState(history.state, '', `${location.pathname}${query ? `?${query}` : ''}${fragment ? `#${fragment}` : ''}`);
-  }
-  let failed;
-  try {
-    const opened = await redeemLocationCode();
-    if (opened) {
-      localStorage.setItem(TOKEN_KEY, opened.token);
-      return { token: opened.token };
-    }
-  } catch (err) {
-    failed = err;
-  }
-  const stored = localStorage.getItem(TOKEN_KEY);
-  if (stored) return { token: stored };
-  // Worded once the language is loaded (after this, so the address is clean first).
-  if (failed) return { error: () => t('token.linkFailed', { why: failed instanceof AskdError ? failed.message : t('token.unreachable') }) };
-  return { error: () => (urlToken ? t('token.inAddress', { cmd: '`askd open --user YOU`' }) : '') };
 }
 
 /** The pill when there is nothing to connect with: say so, not "Connecting…". */

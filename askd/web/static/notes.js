@@ -13,6 +13,7 @@ export const NOTES = new Set(['answered', 'declined', 'timeout', 'cancelled', 'r
  */
 export function noteText(panel, closed, me) {
   const { reason, answeredBy: by, declineReason } = closed;
+  if (panel.action) return actionText(panel, closed, me);
   if (reason === 'answered') {
     if (panel.answeredHere) return t('note.answeredHere');
     if (by === null) return t('note.answeredByAdmin');
@@ -28,6 +29,24 @@ export function noteText(panel, closed, me) {
   }
   if (reason === 'timeout' && closed.defaulted && closed.answers) {
     return t('note.timeoutDefault', { answer: defaultText(panel, closed.answers) });
+  }
+  return t(`note.${NOTES.has(reason) ? reason : 'cancelled'}`);
+}
+
+/** An approval's end, in its own words: approved, denied (a decline denies an action). */
+function actionText(panel, { reason, answeredBy: by, declineReason }, me) {
+  const mine = by === me && by !== undefined;
+  if (reason === 'answered') {
+    if (panel.answeredHere) return t('note.approvedHere');
+    if (by === null) return t('note.approvedByAdmin');
+    return by === undefined || mine ? t('note.approved') : t('note.approvedBy', { name: by });
+  }
+  if (reason === 'declined') {
+    if (panel.declinedHere) return t('note.deniedHere');
+    if (mine) return t('note.deniedByYou');
+    const withReason = declineReason ? 'Reason' : '';
+    if (by === null || by === undefined) return t(`note.deniedByAdmin${withReason}`, { reason: declineReason });
+    return t(`note.deniedBy${withReason}`, { name: by, reason: declineReason });
   }
   return t(`note.${NOTES.has(reason) ? reason : 'cancelled'}`);
 }

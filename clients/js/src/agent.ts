@@ -8,7 +8,7 @@
 
 import { Backoff, sleep, type BackoffOptions } from './backoff.js';
 import { AskdError, AskdUnavailable } from './errors.js';
-import type { AskBody, PendingBody, PendingQuestion, QuestionResult } from './protocol.js';
+import type { Action, AskBody, PendingBody, PendingQuestion, Question, QuestionResult } from './protocol.js';
 import { baseUrl, resolveToken, seg, type TokenSource } from './urls.js';
 
 /** Extra time over a long-poll's wait before the link counts as dead. */
@@ -36,6 +36,21 @@ export interface CallOptions {
 export interface AskOptions extends CallOptions {
   /** Default: a fresh random key, kept across this call's retries. */
   idempotencyKey?: string;
+}
+
+/** An ask of questions: `questions` required, no `action` (that is `requestApproval`'s). */
+export type QuestionsBody = Omit<AskBody, 'questions' | 'action' | 'quorum'> & { questions: Question[] };
+
+/**
+ * An approval's ask (protocol section 17): `action` in place of `questions`,
+ * whom to ask (`userId` or `to`), `quorum` and the rest of an ask. No
+ * `onTimeout`: silence is never consent.
+ */
+export type ApprovalBody = Omit<AskBody, 'questions' | 'action' | 'onTimeout'> & { action: Action };
+
+export interface ApprovalOptions extends AskOptions {
+  /** false: resolve at once with the pending body (its requestId to `wait` on or `withdraw`). Default true. */
+  wait?: boolean;
 }
 
 export interface WaitOptions extends CallOptions {
@@ -74,15 +89,29 @@ export class Agent {
   }
 
   /** Ask and wait until the question is answered, times out, is declined or cancelled. */
-  async ask(sessionId: string, body: AskBody, options: AskOptions = {}): Promise<QuestionResult> {
+  async ask(sessionId: string, body: QuestionsBody, options: AskOptions = {}): Promise<QuestionResult> {
     const first = await this.post(sessionId, body, this.pollSeconds, options);
     if (first.status !== 'pending') return first as QuestionResult;
     return this.wait(sessionId, first.requestId, options);
   }
 
   /** Ask without waiting: the pending body (201), or the result if it already ended. */
-  async submit(sessionId: string, body: AskBody, options: AskOptions = {}): Promise<PendingBody | QuestionResult> {
+  async submit(sessionId: string, body: QuestionsBody, options: AskOptions = {}): Promise<PendingBody | QuestionResult> {
     return this.post(sessionId, body, 0, options);
+  }
+
+  /**
+   * Ask permission to run `body.action` and wait until it is approved,
+   * denied, timed out or withdrawn, riding through dropped links and
+   * restarts as `ask` does. Run the action only when `approved` is true, and
+   * with the result's `arguments` (the person may have edited them);
+   * `receipt` is askd's signed proof (`verifyReceipt`).
+   */
+  async requestApproval(sessionId: string, body: ApprovalBody, options: ApprovalOptions = {}): Promise<QuestionResult> {
+    const { wait = true, ...rest } = options;
+    const first = await this.post(sessionId, body, wait ? this.pollSeconds : 0, rest);
+    if (!wait || first.status !== 'pending') return first as QuestionResult;
+    return this.wait(sessionId, first.requestId, rest);
   }
 
   /** The question's result now (`pending` while it waits). */

@@ -14,7 +14,18 @@
 
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { AskdError, InboxClosed } from './errors.js';
-import type { AckPayload, AskedPayload, CancelledPayload, ErrorPayload, EscalatedPayload, ExtendedPayload, Question, ServerEvent } from './protocol.js';
+import type {
+  AckPayload,
+  ApprovalGiven,
+  AskedPayload,
+  CancelledPayload,
+  ErrorPayload,
+  EscalatedPayload,
+  ExtendedPayload,
+  Question,
+  ServerEvent,
+  VotedPayload,
+} from './protocol.js';
 import { NoWebSocket, OPEN, socketFactory, type SocketFactory, type SocketLike, type WebSocketClass } from './socket.js';
 import { resolveToken, wsUrl, type TokenSource } from './urls.js';
 
@@ -78,6 +89,16 @@ export interface EscalatedQuestion {
   escalations: number;
 }
 
+/** An action to approve got an approval and needs more (askd 1.3): live, or caught up by a re-push. */
+export interface VotedQuestion {
+  sessionId: string;
+  requestId: string;
+  /** The approvals so far, in order. */
+  approvals: ApprovalGiven[];
+  /** The approvals it needs (its quorum). */
+  needed: number;
+}
+
 export type ConnectionState =
   | { state: 'connecting' }
   /** Connected, subscribed, and the re-push complete. */
@@ -99,6 +120,7 @@ export interface InboxEvents {
   closed: ClosedQuestion;
   extended: ExtendedQuestion;
   escalated: EscalatedQuestion;
+  voted: VotedQuestion;
   state: ConnectionState;
   /** askd refused the subscribe (a session it does not accept, too many subscriptions): nothing of it will show. */
   refused: AskdError;
@@ -108,6 +130,8 @@ export interface InboxEvents {
 
 /** askd's reply to an answer or a decline. */
 export type AnswerVerdict = { accepted: true } | { accepted: false; reason: string };
+/** askd's reply to an approval (askd 1.3): the approvals it has and needs, or why not (`already_voted`, `not_pending`). */
+export type ApproveVerdict = { accepted: true; approvals: number; needed: number } | { accepted: false; reason: string };
 /** askd's reply to an extend. */
 export type ExtendVerdict = { extended: true; expiresAt: string } | { extended: false; reason: string };
 
@@ -263,6 +287,27 @@ export class Inbox {
   async decline(requestId: string, reason?: string, options: { sessionId?: string } = {}): Promise<AnswerVerdict> {
     const frame = { type: 'decline', sessionId: this.sessionOf(requestId, options), requestId, ...(reason === undefined ? {} : { reason }) };
     return (await this.call(frame)) as AnswerVerdict;
+  }
+
+  /**
+   * Approve an action (askd 1.3): `arguments` edited (an `editable` action
+   * only), `scope` `always` where the action offers it. Rejects with AskdError
+   * `invalid_request` when askd refuses the frame (arguments failing the schema:
+   * `details`); a denial is decline().
+   */
+  async approve(
+    requestId: string,
+    options: { arguments?: Record<string, unknown>; scope?: 'once' | 'always'; sessionId?: string } = {},
+  ): Promise<ApproveVerdict> {
+    const { arguments: args, scope } = options;
+    const frame = {
+      type: 'approve',
+      sessionId: this.sessionOf(requestId, options),
+      requestId,
+      ...(args === undefined ? {} : { arguments: args }),
+      ...(scope === undefined ? {} : { scope }),
+    };
+    return (await this.call(frame)) as ApproveVerdict;
   }
 
   /** Skip the rest of the backoff wait (a "Reconnect now" button). */
@@ -454,6 +499,8 @@ export class Inbox {
         return this.extended(frame.payload);
       case 'ask_user_questions_escalated':
         return this.escalated(frame.payload);
+      case 'ask_user_questions_voted':
+        return this.voted(frame.payload);
       case 'ack':
         return this.ack(frame.id, frame.payload ?? {});
       case 'error':
@@ -495,6 +542,10 @@ export class Inbox {
     if (typeof escalations === 'number' && escalations !== question.payload.escalations && Array.isArray(to) && Array.isArray(escalatedTo)) {
       this.escalated({ requestId, to, escalatedTo, escalations });
     }
+    const { approvals, quorum } = payload;
+    if (Array.isArray(approvals) && approvals.length !== (question.payload.approvals ?? []).length && typeof quorum === 'number') {
+      this.voted({ requestId, approvals, needed: quorum });
+    }
   }
 
   private end(requestId: string, reason: string, who: Partial<Pick<CancelledPayload, 'answeredBy' | 'via' | 'declineReason' | 'answers' | 'defaulted'>> = {}): void {
@@ -534,6 +585,15 @@ export class Inbox {
     const question = known.question;
     Object.assign(question.payload, { to, escalatedTo, escalations });
     this.emit('escalated', { sessionId: question.sessionId, requestId, to, escalatedTo, escalations });
+  }
+
+  private voted(payload: VotedPayload): void {
+    const { requestId, approvals, needed } = payload;
+    const known = this.known.get(requestId);
+    if (known === undefined) return;
+    const question = known.question;
+    Object.assign(question.payload, { approvals, quorum: needed });
+    this.emit('voted', { sessionId: question.sessionId, requestId, approvals, needed });
   }
 
   private ack(id: unknown, payload: AckPayload): void {

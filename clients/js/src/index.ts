@@ -3,6 +3,7 @@
 export { Inbox, TOKEN_ENDED } from './inbox.js';
 export type {
   AnswerVerdict,
+  ApproveVerdict,
   AskedQuestion,
   ClosedQuestion,
   CloseReason,
@@ -12,9 +13,10 @@ export type {
   ExtendVerdict,
   InboxEvents,
   InboxOptions,
+  VotedQuestion,
 } from './inbox.js';
 export { Agent, randomKey } from './agent.js';
-export type { AgentOptions, AskOptions, CallOptions, WaitOptions } from './agent.js';
+export type { AgentOptions, ApprovalBody, ApprovalOptions, AskOptions, CallOptions, QuestionsBody, WaitOptions } from './agent.js';
 export { redeemCode, redeemLocationCode } from './open.js';
 export type { LocationCodeOptions, OpenedToken, RedeemOptions } from './open.js';
 export { JWKS_PATH, ReceiptError, ReceiptKeys, approvalContent, questionsContent, receiptDigest, verifyReceipt } from './receipts.js';

@@ -96,3 +96,18 @@ export async function checked(receipt: string): Promise<ReceiptClaims | ReceiptR
 void verifyReceipt('r', { keys: [] }, { action: { name: 'deploy' } });
 // @ts-expect-error: no such refusal
 export const refusal: ReceiptRefusal = 'expired';
+
+// requestApproval: the body is an ask with `action` (typed from the schema), never `questions`.
+const approver = new Agent({ url: 'http://127.0.0.1:8765', token: 'token' });
+void approver
+  .requestApproval('s1', { userId: 'alice', quorum: 2, action: { name: 'deploy', arguments: { env: 'staging' }, editable: false } })
+  .then((r: QuestionResult) => {
+    const approved: boolean | null | undefined = r.approved;
+    const args: Record<string, unknown> | null | undefined = r.arguments;
+    const scope: 'once' | 'always' | null | undefined = r.scope;
+    void [approved, args, scope];
+  });
+// @ts-expect-error an approval has no onTimeout: silence is never consent
+void approver.requestApproval('s1', { userId: 'alice', action: { name: 'x', arguments: {} }, onTimeout: { answers: {} } });
+// @ts-expect-error the action needs its arguments
+void approver.requestApproval('s1', { userId: 'alice', action: { name: 'x' } });

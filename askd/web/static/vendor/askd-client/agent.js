@@ -41,6 +41,20 @@ export class Agent {
     async submit(sessionId, body, options = {}) {
         return this.post(sessionId, body, 0, options);
     }
+    /**
+     * Ask permission to run `body.action` and wait until it is approved,
+     * denied, timed out or withdrawn, riding through dropped links and
+     * restarts as `ask` does. Run the action only when `approved` is true, and
+     * with the result's `arguments` (the person may have edited them);
+     * `receipt` is askd's signed proof (`verifyReceipt`).
+     */
+    async requestApproval(sessionId, body, options = {}) {
+        const { wait = true, ...rest } = options;
+        const first = await this.post(sessionId, body, wait ? this.pollSeconds : 0, rest);
+        if (!wait || first.status !== 'pending')
+            return first;
+        return this.wait(sessionId, first.requestId, rest);
+    }
     /** The question's result now (`pending` while it waits). */
     async result(sessionId, requestId, options = {}) {
         return this.poll(sessionId, requestId, 0, options.signal);

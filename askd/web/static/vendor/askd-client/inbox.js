@@ -139,6 +139,23 @@ export class Inbox {
         const frame = { type: 'decline', sessionId: this.sessionOf(requestId, options), requestId, ...(reason === undefined ? {} : { reason }) };
         return (await this.call(frame));
     }
+    /**
+     * Approve an action (askd 1.3): `arguments` edited (an `editable` action
+     * only), `scope` `always` where the action offers it. Rejects with AskdError
+     * `invalid_request` when askd refuses the frame (arguments failing the schema:
+     * `details`); a denial is decline().
+     */
+    async approve(requestId, options = {}) {
+        const { arguments: args, scope } = options;
+        const frame = {
+            type: 'approve',
+            sessionId: this.sessionOf(requestId, options),
+            requestId,
+            ...(args === undefined ? {} : { arguments: args }),
+            ...(scope === undefined ? {} : { scope }),
+        };
+        return (await this.call(frame));
+    }
     /** Skip the rest of the backoff wait (a "Reconnect now" button). */
     retryNow() {
         if (this.stopped || !this.started || this.ws !== null || this.busy || this.pausedFor.size)
@@ -336,6 +353,8 @@ export class Inbox {
                 return this.extended(frame.payload);
             case 'ask_user_questions_escalated':
                 return this.escalated(frame.payload);
+            case 'ask_user_questions_voted':
+                return this.voted(frame.payload);
             case 'ack':
                 return this.ack(frame.id, frame.payload ?? {});
             case 'error':
@@ -377,6 +396,10 @@ export class Inbox {
         }
         if (typeof escalations === 'number' && escalations !== question.payload.escalations && Array.isArray(to) && Array.isArray(escalatedTo)) {
             this.escalated({ requestId, to, escalatedTo, escalations });
+        }
+        const { approvals, quorum } = payload;
+        if (Array.isArray(approvals) && approvals.length !== (question.payload.approvals ?? []).length && typeof quorum === 'number') {
+            this.voted({ requestId, approvals, needed: quorum });
         }
     }
     end(requestId, reason, who = {}) {
@@ -421,6 +444,15 @@ export class Inbox {
         const question = known.question;
         Object.assign(question.payload, { to, escalatedTo, escalations });
         this.emit('escalated', { sessionId: question.sessionId, requestId, to, escalatedTo, escalations });
+    }
+    voted(payload) {
+        const { requestId, approvals, needed } = payload;
+        const known = this.known.get(requestId);
+        if (known === undefined)
+            return;
+        const question = known.question;
+        Object.assign(question.payload, { approvals, quorum: needed });
+        this.emit('voted', { sessionId: question.sessionId, requestId, approvals, needed });
     }
     ack(id, payload) {
         if (id === this.subscribeId)

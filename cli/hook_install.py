@@ -1,0 +1,144 @@
+"""``askd hook install|uninstall``: askd's entry in Claude Code's settings
+JSON, merged without touching anything else, and Codex's snippet."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from askd.cli.common import fail
+
+DEFAULT_TIMEOUT = 300.0
+AGENT_GRACE_SECONDS = 30  # the agent's hook timeout outlives askd's question
+
+
+def settings_path(scope: str) -> Path:
+    if scope == "user":
+        return Path.home() / ".claude" / "settings.json"
+    if scope == "project":
+        return Path.cwd() / ".claude" / "settings.json"
+    fail(f"--scope {scope!r}: expected user or project", 1)
+
+
+def askd_path() -> str:
+    """This askd's absolute path: agents run hooks without our PATH."""
+    me = Path(sys.argv[0])
+    if me.name.startswith("askd") and me.exists():
+        return str(me.resolve())
+    found = shutil.which("askd")
+    if found:
+        return str(Path(found).resolve())
+    return f"{sys.executable} -m askd.cli.main"
+
+
+def hook_command(agent: str, to: list[str], timeout: float) -> str:
+    words = [w for t in to for w in ("--to", t)]
+    if timeout != DEFAULT_TIMEOUT:
+        words += ["--timeout", f"{timeout:g}"]
+    exe = askd_path()
+    head = exe if " -m " in exe else shlex.quote(exe)
+    return " ".join([head, "hook", agent, *(shlex.quote(w) for w in words)])
+
+
+def agent_timeout(timeout: float) -> int:
+    return int(-(-timeout // 1)) + AGENT_GRACE_SECONDS
+
+
+def _is_ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and " hook claude-code" in hook["command"]
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (ValueError, UnicodeDecodeError) as err:
+        fail(f"{path} is not valid JSON ({err}); left it untouched", 1)
+    if not isinstance(data, dict):
+        fail(f"{path} is not a JSON object; left it untouched", 1)
+    return data
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def _entries(data: dict[str, Any], path: Path) -> list[Any]:
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        fail(f"{path}: \"hooks\" is not an object; left it untouched", 1)
+    entries = hooks.setdefault("PermissionRequest", [])
+    if not isinstance(entries, list):
+        fail(f"{path}: \"hooks.PermissionRequest\" is not a list; left it untouched", 1)
+    return entries
+
+
+def install(path: Path, command: str, timeout: int) -> bool:
+    """Merge askd's entry; True when the file changed."""
+    data = _read(path)
+    before = json.dumps(data, sort_keys=True)
+    entries = _entries(data, path)
+    ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+    spots = [i for i, e in enumerate(entries) if isinstance(e, dict) and any(_is_ours(h) for h in e.get("hooks") or [])]
+    if spots:  # replace askd's entry in place (new --to or timeout), drop any copies
+        entries[spots[0]] = ours
+        for i in reversed(spots[1:]):
+            del entries[i]
+    else:
+        entries.append(ours)
+    if json.dumps(data, sort_keys=True) == before:
+        return False
+    _write(path, data)
+    return True
+
+
+def uninstall(path: Path) -> bool:
+    """Remove askd's hook and nothing else; True when the file changed."""
+    if not path.exists():
+        return False
+    data = _read(path)
+    hooks = data.get("hooks")
+    entries = hooks.get("PermissionRequest") if isinstance(hooks, dict) else None
+    if not isinstance(entries, list):
+        return False
+    kept: list[Any] = []
+    for entry in entries:
+        inner = entry.get("hooks") if isinstance(entry, dict) else None
+        if not isinstance(inner, list) or not any(_is_ours(h) for h in inner):
+            kept.append(entry)
+            continue
+        others = [h for h in inner if not _is_ours(h)]
+        if others:  # someone else's hook shares the entry: keep theirs
+            kept.append({**entry, "hooks": others})
+    if kept == entries:
+        return False
+    if kept:
+        hooks["PermissionRequest"] = kept
+    else:
+        del hooks["PermissionRequest"]
+    _write(path, data)
+    return True
+
+
+def codex_snippet(command: str, timeout: int) -> str:
+    hooks = {"hooks": {"PermissionRequest": [{"matcher": ".*", "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]}}
+    toml_command = json.dumps(command)  # a TOML basic string is JSON-compatible here
+    return (
+        "# ~/.codex/hooks.json\n"
+        + json.dumps(hooks, indent=2)
+        + "\n\n# or, in ~/.codex/config.toml:\n"
+        + '[[hooks.PermissionRequest]]\nmatcher = ".*"\n\n'
+        + "[[hooks.PermissionRequest.hooks]]\n"
+        + f'type = "command"\ncommand = {toml_command}\ntimeout = {timeout}\n'
+    )

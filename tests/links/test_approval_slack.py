@@ -1,0 +1,127 @@
+"""An action to approve through a Slack-format webhook (protocol sections
+12 and 17) against a real daemon: Block Kit with the action's name,
+summary, preview and arguments, and URL buttons *Approve*, *Deny*, *Open*
+whose pages decide nothing until their form is sent; the json body holds
+each recipient's approve and deny links."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from askd.channels import links, webhook
+from askd.channels.retry import Retry
+from tests.conftest import SECRET, RunningDaemon
+from tests.links.conftest import PUBLIC_URL, local
+from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+
+ACTION = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship the **release**", "preview": "`make deploy`"}
+
+
+@pytest.fixture
+def notify_settings() -> dict[str, Any]:
+    return {"format": "slack"}
+
+
+@pytest.fixture
+def settings_overrides(receiver: Receiver, notify_settings: dict[str, Any]) -> dict[str, Any]:
+    return {"public_url": PUBLIC_URL, "notify": {"webhook_url": receiver.url, **notify_settings}}
+
+
+@pytest.fixture(autouse=True)
+def fast_retry(daemon: RunningDaemon) -> None:
+    assert daemon.daemon.notifier is not None
+    daemon.daemon.notifier.retry = Retry(base=0.02, cap=0.05)
+
+
+def claim(url: str) -> links.LinkClaim | None:
+    return links.read(SECRET, url.rsplit("/", 1)[1])
+
+
+async def ask_action(daemon: RunningDaemon, to: list[str], quorum: int = 1) -> str:
+    body = {"to": to, "action": ACTION, "quorum": quorum}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 201, r.text
+    return str(r.json()["requestId"])
+
+
+def check_block_kit(body: dict[str, Any]) -> None:
+    """Block Kit's rules the message keeps (what Slack refuses otherwise)."""
+    assert set(body) == {"text", "blocks"} and isinstance(body["text"], str) and body["text"]
+    for block in body["blocks"]:
+        if block["type"] == "section":
+            assert block["text"]["type"] == "mrkdwn" and 0 < len(block["text"]["text"]) <= webhook.SECTION_CHARS
+        else:
+            assert block["type"] == "actions" and 0 < len(block["elements"]) <= 25
+            for b in block["elements"]:
+                assert b["type"] == "button" and b["text"]["type"] == "plain_text" and len(b["text"]["text"]) <= 75
+                assert b["url"].startswith("https://") and b.get("style") in (None, "primary", "danger")
+                assert len(b["action_id"]) <= 255
+    ids = [b["action_id"] for blk in body["blocks"] if blk["type"] == "actions" for b in blk["elements"]]
+    assert len(ids) == len(set(ids))
+
+
+async def test_block_kit_approve_deny_open_as_the_one_recipient(daemon: RunningDaemon, receiver: Receiver) -> None:
+    rid = await ask_action(daemon, ["alice"])
+    [got] = await receiver.wait_for(1)
+    body = got.json()
+    check_block_kit(body)
+    texts = "\n".join(b["text"]["text"] for b in body["blocks"] if b["type"] == "section")
+    assert "to approve an action" in texts and "*deploy*: Ship the *release*" in texts
+    assert "`make deploy`" in texts and '"env": "prod"' in texts
+    buttons = body["blocks"][-1]["elements"]
+    assert [(b["text"]["text"], b.get("style")) for b in buttons] == [("Approve", "primary"), ("Deny", "danger"), ("Open", None)]
+    assert [claim(b["url"]) for b in buttons] == [
+        links.LinkClaim("s1", rid, "alice", links.APPROVE),
+        links.LinkClaim("s1", rid, "alice", links.DENY),
+        links.LinkClaim("s1", rid, "alice", None),
+    ]
+    for b in buttons:  # Slack's unfurler fetches each: nothing is decided
+        assert (await daemon.http.get(local(daemon, b["url"]))).status_code == 200
+    assert (await daemon.result("s1", rid)).json()["status"] == "pending"
+    assert (await daemon.http.post(local(daemon, buttons[0]["url"]), data={"action": "approve"})).status_code == 200
+    result = (await daemon.result("s1", rid)).json()
+    assert (result["approved"], result["answeredBy"], result["via"]) == (True, "alice", "link")
+
+
+async def test_a_teams_buttons_name_nobody_and_count_as_one_approver(daemon: RunningDaemon, receiver: Receiver) -> None:
+    rid = await ask_action(daemon, ["alice", "bob"], quorum=2)
+    [got] = await receiver.wait_for(1)
+    body = got.json()
+    check_block_kit(body)
+    assert any("0 of 2 approvals" in b["text"]["text"] for b in body["blocks"] if b["type"] == "section")
+    buttons = body["blocks"][-1]["elements"]
+    assert all(claim(b["url"]).user_id is None for b in buttons)  # type: ignore[union-attr]
+    approve = local(daemon, buttons[0]["url"])
+    assert (await daemon.http.post(approve, data={"action": "approve"})).status_code == 200
+    assert (await daemon.http.post(approve, data={"action": "approve"})).status_code == 409  # the channel is one approver
+    result = (await daemon.result("s1", rid)).json()
+    assert result["status"] == "pending" and [a["by"] for a in result["approvals"]] == [None]
+
+
+@pytest.mark.parametrize("notify_settings", [{"format": "json"}])
+async def test_json_body_holds_approve_and_deny_links(daemon: RunningDaemon, receiver: Receiver) -> None:
+    rid = await ask_action(daemon, ["alice", "bob"])
+    [got] = await receiver.wait_for(1)
+    body = got.json()
+    assert body["action"] == ACTION and set(body["links"]) == {"alice", "bob"}
+    for user, made in body["links"].items():
+        assert made["options"] == []
+        assert claim(made["approve"]) == links.LinkClaim("s1", rid, user, links.APPROVE)
+        assert claim(made["deny"]) == links.LinkClaim("s1", rid, user, links.DENY)
+        assert claim(made["open"]) == links.LinkClaim("s1", rid, user, None)
+    assert json.loads(got.body) == body
+
+
+def test_long_arguments_are_cut_inside_their_code_block() -> None:
+    ev = {
+        "sessionId": "s1", "requestId": "r1", "to": ["alice"], "users": ["alice"], "expiresAt": "2026-12-02T12:00:00Z",
+        "url": "https://askd.example/?session=s1", "quorum": 1, "approvals": [],
+        "action": {"name": "deploy", "arguments": {"script": "<@U123> " + "x" * 10_000}},
+    }
+    body = webhook.slack_blocks(ev, {"open": "https://a/o", "options": [], "approve": "https://a/y", "deny": "https://a/n"})
+    check_block_kit(body)
+    code = body["blocks"][2]["text"]["text"]
+    assert code.startswith("```\n") and code.endswith("…\n```") and "<@U123>" not in code  # no mention either
