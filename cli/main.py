@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from askd import __version__
-from askd.cli import ask, connections, groups, hook, mcp, notify, pending, receipt, schema, serve, sessions, status, time, token, users, withdraw
+from askd.cli import ask, audit, connections, groups, hook, mcp, notify, pending, receipt, schema, serve, sessions, status, time, token, users, withdraw
 from askd.cli import open as open_command
 from askd.cli.commands import Commands
 from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, remember_globals
@@ -66,6 +66,7 @@ app.add_typer(notify.app, name="notify")
 app.command("mcp")(mcp.mcp)
 app.command("schema")(schema.schema)
 app.add_typer(receipt.app, name="receipt")
+app.add_typer(audit.app, name="audit")
 app.add_typer(hook.app, name="hook")
 
 

@@ -25,6 +25,7 @@ from pydantic_settings import (
 
 # Each section lives in its own module, named for its key; Settings composes
 # them and they are re-exported here, where they were defined before.
+from askd.config.audit import AuditSettings
 from askd.config.auth import AuthSettings
 from askd.config.environment import ConfigError, EnvSource, check_environment, env_name  # env_name: for packaging/gen_config.py
 from askd.config.errors import described
@@ -125,6 +126,7 @@ class Settings(BaseSettings):
     log: LogSettings = Field(default_factory=LogSettings)
     notify: NotifySettings = Field(default_factory=NotifySettings)
     receipts: ReceiptsSettings = Field(default_factory=ReceiptsSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
 
     @field_validator("store")
     @classmethod

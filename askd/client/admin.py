@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -156,3 +158,35 @@ class AdminClient:
         if email is not None:
             body["email"] = email
         return self._call("POST", "/admin/v1/notify/test", json=body)  # type: ignore[no-any-return]
+
+    def audit_head(self) -> dict[str, Any]:
+        """``GET /admin/v1/audit/head``: the chain's last seq and hash, signed."""
+        return self._call("GET", "/admin/v1/audit/head")  # type: ignore[no-any-return]
+
+    def audit(self, *, fmt: str = "jsonl", page: int = 100_000, **filters: str | None) -> Iterator[str]:
+        """Every audit record matching ``filters`` (``since``, ``until``,
+        ``session``, ``user``), oldest first, as lines of NDJSON or CSV
+        (the header once), streamed a page of ``GET /admin/v1/audit`` at a time."""
+        after, first = 0, True
+        while True:
+            params = {k: v for k, v in filters.items() if v is not None}
+            params.update(format=fmt, limit=str(page), after_seq=str(after))
+            got, last = 0, None
+            with self._http.stream("GET", "/admin/v1/audit", params=params, auth=self._bearer()) as response:
+                if response.status_code != 200:
+                    response.read()
+                    json_or_raise(response)
+                lines = response.iter_lines()
+                if fmt == "csv":
+                    header = next(lines, None)
+                    if first and header is not None:
+                        yield header
+                for line in lines:
+                    if not line:
+                        continue
+                    got, last = got + 1, line
+                    yield line
+            first = False
+            if got < page or last is None:
+                return
+            after = int(last.split(",", 1)[0]) if fmt == "csv" else int(json.loads(last)["seq"])

@@ -15,7 +15,7 @@ every question makes several changes (docs/performance.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from askd.core.approvals import Approval, Vote
@@ -33,6 +33,8 @@ class Asked:
     # The session was known, with this parent, before the ask: a store
     # already holds its row and need not write it again.
     session_known: bool = False
+    # The users it reaches (groups resolved) when asked of a team; None: its one user.
+    audience: tuple[str, ...] | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
@@ -59,6 +61,8 @@ class Ended:
     # any other end, which leaves the approvals given as they are.
     counted: int | None = None
     approval: Approval | None = None
+    # Who cancelled or withdrew it (the audit trail, section P): the agent's sub.
+    actor: str | None = field(default=None, compare=False)
 
     @property
     def status(self) -> Status:
@@ -99,6 +103,10 @@ class Extended:
     expires_at: float
     extended: float
     frame: bytes
+    # Who asked for it and how (the audit trail, section P): the person
+    # (``ws`` or ``link``), or the agent's sub (``agent``).
+    by: str | None = field(default=None, compare=False)
+    via: str | None = field(default=None, compare=False)
 
 
 @dataclass(slots=True)
@@ -128,6 +136,7 @@ class Escalated:
     session_id: str
     request_id: str
     step: int
+    added: tuple[str, ...] = field(default=(), compare=False)  # the step's entries (the audit trail, section P)
 
 
 @dataclass(slots=True)

@@ -82,7 +82,8 @@ def _escalate_fire(reg: DeadlineOwner, req: Request, now: float) -> Escalated | 
     at = escalate_when(reg, req)
     if at is None or at > now:
         return None  # an entry for a step taken already (another node's): the next has its own
-    return Escalated(req.session_id, req.request_id, req.escalations + 1)
+    added = tuple(req.escalate[req.escalations][1]) if req.escalations < len(req.escalate) else ()
+    return Escalated(req.session_id, req.request_id, req.escalations + 1, added)
 
 
 DEADLINE_KINDS: tuple[DeadlineKind, ...] = (

@@ -151,7 +151,10 @@ class Decisions:
         ended.counted, ended.approval, ended.digest = counted, done, approval_digest(req, final, done.scope)
         return ended
 
-    def prepare_extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> Extended:
+    def prepare_extend(
+        self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None,
+        agent: str | None = None, via: str | None = None,
+    ) -> Extended:
         """Move a pending question's deadline later. From a person
         (``user_id``): by ``seconds`` or what is left of its allowance
         (``maxExtensionSeconds``), :class:`NotAllowed` when nothing is left.
@@ -176,7 +179,8 @@ class Decisions:
             )
         frame = codec.loads(req.frame or b"")
         frame["payload"]["expiresAt"] = isotime(expires_at)
-        return Extended(req.session_id, req.request_id, req.expires_at, expires_at, extended, ev.encode(frame))
+        by, how = (user_id, via or "ws") if user_id is not None else (agent, "agent")
+        return Extended(req.session_id, req.request_id, req.expires_at, expires_at, extended, ev.encode(frame), by, how)
 
     def prepare_withdraw(
         self, session_id: str, request_id: str, agent: str | None = None
@@ -187,7 +191,9 @@ class Decisions:
         req = self._book.get(session_id, request_id) if self._reservations.reaches(session_id, agent) else None
         if req is None or not req.pending:
             return req, None
-        return req, self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
+        ended = self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
+        ended.actor = agent
+        return req, ended
 
     def prepare_cancel(self, session_id: str, agent: str | None = None) -> list[Ended]:
         """End every pending question of the session and of its descendants
@@ -197,12 +203,15 @@ class Decisions:
         root = self._book.sessions.get(session_id)
         if root is None:
             return []
-        return [
+        ended = [
             self._ending(req, Trigger.CANCEL, error=CANCEL_ERROR)
             for session in self._book.descendants(root)
             for req in session.requests.values()
             if req.pending
         ]
+        for change in ended:
+            change.actor = agent
+        return ended
 
     def _ending(
         self,

@@ -163,9 +163,12 @@ class Registry:
             session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by
         )
 
-    def prepare_extend(self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None) -> Extended:
+    def prepare_extend(
+        self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None,
+        agent: str | None = None, via: str | None = None,
+    ) -> Extended:
         """An ``Extended`` moving a pending question's deadline (``Decisions.prepare_extend``)."""
-        return self._decisions.prepare_extend(session_id, request_id, seconds, user_id=user_id)
+        return self._decisions.prepare_extend(session_id, request_id, seconds, user_id=user_id, agent=agent, via=via)
 
     def prepare_withdraw(
         self, session_id: str, request_id: str, agent: str | None = None

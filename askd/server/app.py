@@ -34,13 +34,15 @@ from askd.server.door.door import CappedHTTPServer, ConnectionCaps, HostRule
 from askd.server.door.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.from_settings import limits_from, next_steps, notify_policy
 from askd.server.gc_tuning import settle_gc
-from askd.server.http import admin_api, agent_api, link_page, web
+from askd.server.http import admin_api, agent_api, audit_api, link_page, web
 from askd.server.http.base import access_log
 from askd.server.http.health import HealthHandler, NotFoundHandler, WrongHostHandler
 from askd.server.http.jwks import JwksHandler
 from askd.server.http.receipting import Receipts
 from askd.server.hub.hub import Hub
+from askd.server.audit_retention import AuditRetention
 from askd.server.logs import get_logger
+from askd.server.metrics import AuditCollector
 from askd.server.ws.pinger import Pinger
 from askd.server.ws.ws import WsHandler
 from askd.store import open_store
@@ -93,6 +95,9 @@ class Daemon:
         )
         self.notifier: WebhookChannel | None = None
         self.mailer: MailChannel | None = None
+        self.audit_retention = AuditRetention(getattr(self.store, "audit", None), settings.audit.retention_days)
+        if getattr(self.store, "audit", None) is not None:
+            self.hub.metrics.prom.register(AuditCollector(self.store.audit))
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
         # One timer pings every WebSocket, not Tornado's task per connection
         # (websocket_ping_interval): docs/performance.md, B3.
@@ -135,6 +140,7 @@ class Daemon:
                 (r"/healthz", HealthHandler, {"ctx": ctx}),
                 (r"/\.well-known/jwks\.json", JwksHandler, {"ctx": ctx}),
                 *agent_api.routes(ctx),
+                *audit_api.public_routes(ctx),
                 *web.routes(ctx),
                 *link_page.routes(ctx),
             ],
@@ -142,7 +148,7 @@ class Daemon:
             **common,
         )
         admin = Application(
-            [(r"/healthz", HealthHandler, {"ctx": ctx, "detailed": True}), *admin_api.routes(ctx)],
+            [(r"/healthz", HealthHandler, {"ctx": ctx, "detailed": True}), *admin_api.routes(ctx), *audit_api.admin_routes(ctx)],
             **common,
         )
         return public, admin
@@ -188,6 +194,7 @@ class Daemon:
         self.ctx.ports = {"port": self.port, "admin_port": self.admin_port}
         self._start_notifier()
         self.hub.start()
+        self.audit_retention.start()
         runtime: dict[str, Any] = {
             "port": self.port,
             "admin_port": self.admin_port,
@@ -242,6 +249,7 @@ class Daemon:
             await self.notifier.aclose()  # first: a late delivery must not re-arm the hub's timer
         if self.mailer is not None:
             await self.mailer.aclose()
+        self.audit_retention.stop()
         self.hub.shutdown()
         self.ctx.pinger.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS

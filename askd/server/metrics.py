@@ -5,6 +5,7 @@ deliveries and the mails are counted as they happen."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -62,6 +63,17 @@ class EmailMetrics:
         )
         for result in self.RESULTS:
             self.emails.labels(result)  # exported as 0 from the start
+
+
+class AuditCollector(Collector):
+    """``askd_audit_records_total``: records sealed into the audit chain
+    (its head's seq: on a shared store, the cluster's)."""
+
+    def __init__(self, trail: Any) -> None:
+        self._trail = trail
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily("askd_audit_records", "Audit records sealed into the chain.", value=self._trail.sealed)
 
 
 class Metrics:

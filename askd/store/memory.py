@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from askd.audit.trail import MemoryTrail
 from askd.core import rules
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded
@@ -73,6 +74,8 @@ class MemoryStore:
         self.claims = MemoryClaims(clock)
         self.directory = MemoryDirectory()
         self.cluster = LocalCluster(lambda: self._listener)
+        self.audit = MemoryTrail()
+        self._clock = clock
 
     def attach(self, listener: StoreListener) -> None:
         self._listener = listener
@@ -84,7 +87,9 @@ class MemoryStore:
         return None
 
     async def commit(self, changes: Sequence[Change]) -> list[Change]:
-        return [change for change in changes if self._write(change)]
+        taken = [change for change in changes if self._write(change)]
+        self.audit.append(taken, self._clock())  # no await between: one step, as the change
+        return taken
 
     def _write(self, change: Change) -> bool:
         rule = rules.rule_of(change)

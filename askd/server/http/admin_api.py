@@ -168,6 +168,7 @@ class StatsHandler(_AdminHandler):
                 "node": hub.node_id,
                 "store": hub.store_kind,
                 "storeStatus": "degraded" if hub.degraded else "ok",
+                "auditRecords": await audit.count() if (audit := getattr(hub.store, "audit", None)) else None,
                 "uptimeSeconds": round(time.time() - hub.started_at, 3),
                 "port": self.ctx.ports.get("port"),
                 "adminPort": self.ctx.ports.get("admin_port"),

@@ -181,7 +181,7 @@ class ExtendHandler(_AgentHandler):
             raise _not_found(self.ctx, sid, rid)
         if req.pending:
             try:
-                req = await self.ctx.hub.extend(sid, rid, body.seconds, user_id=None)  # NotAllowed: base.py's code
+                req = await self.ctx.hub.extend(sid, rid, body.seconds, user_id=None, agent=self.agent)  # NotAllowed: base.py's code
             except NotPending:
                 req = self.ctx.hub.get(sid, rid)  # it ended meanwhile: its result
                 if req is None:

@@ -264,13 +264,14 @@ class Hub:
 
     async def extend(
         self, session_id: str, request_id: str, seconds: float, *, user_id: str | None, before_flush: Callable[[], None] | None = None,
+        agent: str | None = None,
     ) -> Request:
         """Move a pending question's deadline (``Registry.prepare_extend``:
         a person's with ``user_id``, the agent's without). Raises
         :class:`NotPending`, :class:`NotAllowed` or :class:`StoreUnavailable`,
         changing nothing. ``before_flush`` runs before the tabs hear of it."""
         await self.lookup(session_id, request_id)
-        prepare = partial(self.registry.prepare_extend, session_id, request_id, seconds, user_id=user_id)
+        prepare = partial(self.registry.prepare_extend, session_id, request_id, seconds, user_id=user_id, agent=agent)
         return await self._retried(prepare, before_flush, ASK_ATTEMPTS, "extension")
 
     async def withdraw(self, session_id: str, request_id: str, *, agent: str | None = None) -> Request | None:

@@ -4,7 +4,9 @@
 --
 -- KEYS: none (every key is in one hash slot, named from the prefix).
 -- ARGV[1] the node, ARGV[2] the key prefix, ARGV[3] the stream's MAXLEN,
--- ARGV[4..] the changes as JSON (askd/store/redis/codec.py).
+-- ARGV[4] each change's audit records (a JSON array, one array of record
+-- bodies as JSON text per change: askd/audit/records.py), ARGV[5..] the
+-- changes as JSON (askd/store/redis/codec.py).
 -- Returns {flag per change (1 took effect, 0 did not), the stream id up to
 -- which the caller must have applied the stream (its last entry, or when
 -- none took effect the stream's newest), or ""}.
@@ -13,6 +15,7 @@ local P = ARGV[2]  -- the key prefix (one hash slot)
 local maxlen = ARGV[3]  -- the stream's MAXLEN (about)
 local out = {}
 local last = ''
+local audit = cjson.decode(ARGV[4])
 local function session(sid, owner, agent)
   local sk = P .. 's:' .. sid
   if redis.call('EXISTS', sk) == 0 then
@@ -36,7 +39,7 @@ local function reaches(sid, agent)
   local sk = P .. 's:' .. sid
   return redis.call('EXISTS', sk) == 0 or redis.call('HGET', sk, 'agent') == agent
 end
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   local c = cjson.decode(ARGV[i])
   local ok = 0
   local rk = P .. 'r:' .. (c.rid or '')
@@ -147,6 +150,12 @@ for i = 4, #ARGV do
   end
   if ok == 1 then
     last = redis.call('XADD', P .. 'events', 'MAXLEN', '~', maxlen, '*', 'c', ARGV[i])
+    -- its audit records, in the same step: the next seqs of the one chain
+    -- (sealed in seq order when read: Lua has no SHA-256; store/redis/audit.py)
+    for _, body in ipairs(audit[i - 4]) do
+      local seq = redis.call('INCR', P .. 'audit:seq')
+      redis.call('RPUSH', P .. 'audit', seq .. ' ' .. body)
+    end
   end
   out[#out + 1] = ok
 end

@@ -29,11 +29,13 @@ from importlib.resources import files
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from askd.audit.records import bodies
 from askd.core import Request
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
 from askd.store.errors import StoreError, StoreUnavailable
 from askd.store.parts import StoreListener
+from askd.store.redis.audit import RedisTrail
 from askd.store.redis.claims import RedisClaims
 from askd.store.redis.cluster import RedisCluster
 from askd.store.redis.codec import to_json
@@ -83,6 +85,8 @@ class RedisStore:
         self.claims = RedisClaims(self._redis, node_id, self.where, clock)
         self.directory = RedisDirectory(self._redis, self.where)
         self.cluster = RedisCluster(self._redis, self.where, self.presence, TIMEOUT_SECONDS)
+        self.audit = RedisTrail(self._redis, self.where)
+        self._clock = clock
 
     @property
     def where(self) -> str:
@@ -185,7 +189,9 @@ class RedisStore:
         mine = self._follower.mine
         for seq, change in zip(seqs, changes):
             mine[seq] = change
-        args = [self.node, P, STREAM_MAXLEN, *(to_json(c, self.node, q) for c, q in zip(changes, seqs))]
+        at = self._clock()
+        audit = json.dumps([[json.dumps(b, separators=(",", ":")) for b in bodies(c, at)] for c in changes])
+        args = [self.node, P, STREAM_MAXLEN, audit, *(to_json(c, self.node, q) for c, q in zip(changes, seqs))]
         try:
             flags = await self._script(args=args)
         except (RedisError, OSError) as err:

@@ -20,6 +20,7 @@ from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
 from askd.store.parts import LocalCluster, StoreListener
 from askd.store.rows import request_from_row, steps_from_json
+from askd.store.sqlite.audit import SqliteTrail
 from askd.store.sqlite.claims import SqliteClaims
 from askd.store.sqlite.directory import SqliteDirectory
 from askd.store.sqlite.file import Database
@@ -42,6 +43,8 @@ class SqliteStore:
         self.claims = SqliteClaims(self._file, clock)
         self.directory = SqliteDirectory(self._file)
         self.cluster = LocalCluster(lambda: self._listener)
+        self.audit = SqliteTrail(self._file)
+        self._clock = clock
 
     def attach(self, listener: StoreListener) -> None:
         self._listener = listener
@@ -95,6 +98,8 @@ class SqliteStore:
             for change in changes:
                 if write(db, change):
                     done.append(change)
+            head = self.audit.write(db, done, self._clock())  # the records, in the same transaction
+        self.audit.advanced(head)
         return done
 
     async def probe(self) -> None:

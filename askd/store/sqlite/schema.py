@@ -101,5 +101,18 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE requests ADD COLUMN approval BLOB",
         "ALTER TABLE requests ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0",
     ],
+    [  # 11: the audit trail (protocol section P): each record as its JSON, by
+        # seq, written in the transaction of the change it records; the
+        # chain's head apart, so pruning every record keeps the chain going
+        """CREATE TABLE audit (
+            seq        INTEGER PRIMARY KEY,
+            at         TEXT NOT NULL,  -- RFC 3339 UTC, as the record says
+            session_id TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            record     TEXT NOT NULL
+        )""",
+        "CREATE INDEX audit_by_at ON audit (at)",
+        "CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL, at TEXT)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

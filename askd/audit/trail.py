@@ -1,0 +1,77 @@
+"""The trail a store keeps: sealing a commit's records in order, and the
+memory store's trail (``store = "memory"``: gone with the process, like
+everything it keeps)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from askd.audit.chain import ZERO, seal
+from askd.audit.records import bodies
+from askd.core.changes import Change
+
+
+class Head:
+    """The chain's last seq and hash (seq 0, 64 zeros: nothing yet). Kept
+    apart from the records, so pruning every record keeps the chain going."""
+
+    __slots__ = ("seq", "hash", "at")
+
+    def __init__(self, seq: int = 0, hash: str = ZERO, at: str | None = None) -> None:
+        self.seq, self.hash, self.at = seq, hash, at
+
+    def sealed(self, taken: Sequence[Change], at: float) -> tuple[list[dict[str, Any]], Head]:
+        """The records ``taken`` (changes that took effect, in order) yield,
+        sealed after this head, and the head after them."""
+        out: list[dict[str, Any]] = []
+        seq, prev, last_at = self.seq, self.hash, self.at
+        for change in taken:
+            for body in bodies(change, at):
+                seq += 1
+                record = seal(body, seq, prev)
+                prev, last_at = record["hash"], record["at"]
+                out.append(record)
+        return out, Head(seq, prev, last_at)
+
+    def wire(self) -> dict[str, Any] | None:
+        return None if self.seq == 0 else {"seq": self.seq, "hash": self.hash, "at": self.at}
+
+
+class MemoryTrail:
+    """Records in a list, oldest first (``store.audit``)."""
+
+    def __init__(self) -> None:
+        self._records: list[dict[str, Any]] = []
+        self._head = Head()
+
+    def append(self, taken: Sequence[Change], at: float) -> None:
+        records, self._head = self._head.sealed(taken, at)
+        self._records.extend(records)
+
+    @property
+    def sealed(self) -> int:
+        """Records sealed so far, pruned ones included (the head's seq)."""
+        return self._head.seq
+
+    async def head(self) -> dict[str, Any] | None:
+        return self._head.wire()
+
+    async def page(self, after_seq: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` records with seq above ``after_seq``, oldest first."""
+        records = self._records
+        if not records:
+            return []
+        start = max(0, after_seq - records[0]["seq"] + 1)
+        return records[start : start + limit]
+
+    async def prune(self, before: str) -> int:
+        """Drop the records older than ``before`` (RFC 3339, as ``at``)."""
+        records, n = self._records, 0
+        while n < len(records) and records[n]["at"] < before:
+            n += 1
+        del records[:n]
+        return n
+
+    async def count(self) -> int:
+        return len(self._records)
