@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from askd.core import Request
 
 ASKED = "asked"  # a question due for a notification (or an escalation step's)
+REMINDER = "reminder"  # reminder ``Notice.reminder`` (from 1) of a pending question
+ENDED = "ended"  # a question that has ended (its messages are updated: Slack's chat.update)
 
 # How long past a question's last possible end its claims are kept.
 CLAIM_SLACK_SECONDS = 60
@@ -42,6 +44,7 @@ class Notice:
     users: list[str]
     newcomers: list[str]
     kind: str = ASKED
+    reminder: int = 0  # with ``REMINDER``: which one, from 1
 
 
 @dataclass(frozen=True, slots=True)
