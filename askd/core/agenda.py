@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from askd.core import reminders
 from askd.core.audiences import Audiences
 from askd.core.changes import Change
 from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
@@ -61,6 +62,8 @@ class Agenda:
     def plan(self, req: Request) -> None:
         """Schedule the request's deadlines of every kind for where it is in
         its life (pending or ended), from its own fields."""
+        if req.remind is not None and req.pending:
+            reminders.catch_up(req, self._clock())  # learnt of now: past reminders are over
         for kind in self._plans[not req.pending, bool(req.escalate)]:
             at = kind.when(self, req)
             if at is not None:
@@ -84,6 +87,9 @@ class Agenda:
         if previous > self._clock():
             self.schedule.stale()
         self.schedule.add(req.expires_at, "timeout", req, req.order)
+        at = reminders.when(req)  # a later end may let the next reminder come (a second entry is stale once one fires)
+        if at is not None and self.notify_policy is not None:
+            self.schedule.add(at, "remind", req, req.order)
 
     def stepped(self, req: Request) -> None:
         """An escalation step was taken: the next one's entry, if any."""
@@ -102,6 +108,18 @@ class Agenda:
         if policy.only_offline and any(self._online(u) for u in self._audiences.notify_users(req)[1]):
             return  # seen online at the due moment: no webhook (spec E)
         self._box.notify.append(req)
+
+    def remind_due(self, req: Request, k: int) -> None:
+        """Reminder ``k`` of a pending question came: reported for those of
+        its audience with no tab here (none: nothing to send); the next one
+        is scheduled."""
+        users = self._audiences.of(req)
+        offline = sorted(u for u in users if not self._online(u))
+        if offline:
+            self._box.reminders.append((req, k, sorted(users), offline))
+        at = reminders.when(req)
+        if at is not None:
+            self.schedule.add(at, "remind", req, req.order)
 
     # ---- time ---------------------------------------------------------
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from askd.core import reminders
 from askd.core.changes import Change, Ended, Escalated, Forgot
 from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
 from askd.core.receipted import ended_digest
@@ -31,6 +32,9 @@ class DeadlineOwner(Protocol):
 
     def notify_due(self, req: Request) -> None:
         """Report the pending question due for a webhook (not a change)."""
+
+    def remind_due(self, req: Request, k: int) -> None:
+        """Report reminder ``k`` of the pending question (not a change)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +111,16 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
         lambda reg, req: req.pending and req.escalations < len(req.escalate),
         _escalate_fire,
         lambda reg, stepped: stepped,
+    ),
+    # The next reminder, ``createdAt + k * everySeconds`` (askd.core.reminders):
+    # a report, as ``notify``; only where notifications go at all.
+    DeadlineKind(
+        "remind",
+        False,
+        lambda reg, req: reminders.when(req),
+        lambda reg, req: req.pending and req.remind is not None,
+        lambda reg, req, now: reg.remind_due(req, reminders.take(req)),
+        lambda reg, stepped: reg.notify_policy is not None,
     ),
     # An ended question's result retention runs out: it is forgotten.
     DeadlineKind(

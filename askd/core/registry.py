@@ -97,8 +97,8 @@ class Registry:
     def drain(self) -> Outbox:
         """Take what the events so far ask the front end to do."""
         box = self._box
-        out = Outbox(box.sends, box.ended, box.notify)
-        box.sends, box.ended, box.notify = [], [], []
+        out = Outbox(box.sends, box.ended, box.notify, box.reminders)
+        box.sends, box.ended, box.notify, box.reminders = [], [], [], []
         return out
 
     # ---- connections (tabs.py) ----------------------------------------
