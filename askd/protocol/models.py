@@ -180,6 +180,19 @@ class EscalationStep(BaseModel):
     _after_number = field_validator("afterSeconds", mode="before")(json_number)
 
 
+class Remind(BaseModel):
+    """Reminders (section 20): every ``everySeconds`` while the question
+    waits, ``times`` times at most, the audience members with no open tab
+    are notified again."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    everySeconds: float = Field(ge=60, description="Seconds between reminders, from the ask; at least 60.")
+    times: int = Field(ge=1, le=10, description="How many reminders at most (1 to 10).")
+
+    _every_number = field_validator("everySeconds", mode="before")(json_number)
+
+
 class AskFields(BaseModel):
     """What an ask asks, whoever asks it: the HTTP ask body below and the MCP
     tool ``ask_user_questions`` (``askd.mcp``) both validate with this, and
@@ -210,6 +223,9 @@ class AskFields(BaseModel):
         min_length=1,
         max_length=MAX_STEPS,
         description="Steps that widen the audience while nobody answers; afterSeconds strictly increasing.",
+    )
+    remind: Remind | None = Field(
+        default=None, description="Remind those with no open tab; null: none (default: the daemon's notify.remind_*)."
     )
 
     _questions_ok = field_validator("questions")(_check_questions)
