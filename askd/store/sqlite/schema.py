@@ -114,5 +114,11 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX audit_by_at ON audit (at)",
         "CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL, at TEXT)",
     ],
+    [  # 12: (another branch's: the lead puts its statements here when merging)
+    ],
+    [  # 13: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
+        "ALTER TABLE requests ADD COLUMN remind_every REAL",
+        "ALTER TABLE requests ADD COLUMN remind_times INTEGER",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
