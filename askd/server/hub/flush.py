@@ -30,9 +30,14 @@ class Due(Protocol):
 
     def due(self, reqs: list[Request]) -> None: ...
 
+    def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None: ...
+
 
 class _NoNotifications:
     def due(self, reqs: list[Request]) -> None:
+        return None
+
+    def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None:
         return None
 
 
@@ -61,5 +66,7 @@ class Flush:
                     self._metrics.time_to_answer.observe(req.ended_at - req.created_at)
                 self._waiters.wake(req.request_id)
             self._notifications.due(out.notify)
+            if out.reminders:
+                self._notifications.remind(out.reminders)
             self._timer.arm()
         return out
