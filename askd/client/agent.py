@@ -86,11 +86,15 @@ class AgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         """Ask and block until the question is answered, times out or is
-        cancelled. ``timeout`` is the question's own (``timeoutSeconds``)."""
+        cancelled. ``timeout`` is the question's own (``timeoutSeconds``);
+        ``remind`` ``(everySeconds, times)`` reminds those with no open tab
+        (unset: the daemon's ``notify.remind_*``)."""
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
@@ -116,6 +120,7 @@ class AgentClient:
         parent_session: str | None = None,
         max_extension: float | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         """Ask permission to run ``name`` with ``arguments`` (protocol
         section 17) of ``user`` or ``to``, and block until approved, denied,
@@ -130,7 +135,7 @@ class AgentClient:
             name, arguments, summary=summary, preview=preview, schema=schema, editable=editable,
             allow_always=allow_always, quorum=quorum, user=user, to=to, metadata=metadata, timeout=timeout,
             require_online=require_online, parent_session=parent_session, max_extension=max_extension,
-            escalate=escalate,
+            escalate=escalate, remind=remind,
         )
         key = idempotency_key or new_key()
         flow = self._flows.ask(session, body, key) if wait else self._flows.submit(session, body, key, 0.0)
@@ -151,10 +156,12 @@ class AgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         """Ask without waiting; the result has the ``request_id`` to wait on."""
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 

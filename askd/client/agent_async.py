@@ -55,9 +55,11 @@ class AsyncAgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
@@ -83,13 +85,14 @@ class AsyncAgentClient:
         parent_session: str | None = None,
         max_extension: float | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         """See ``AgentClient.request_approval``."""
         body = approval_body(
             name, arguments, summary=summary, preview=preview, schema=schema, editable=editable,
             allow_always=allow_always, quorum=quorum, user=user, to=to, metadata=metadata, timeout=timeout,
             require_online=require_online, parent_session=parent_session, max_extension=max_extension,
-            escalate=escalate,
+            escalate=escalate, remind=remind,
         )
         key = idempotency_key or new_key()
         flow = self._flows.ask(session, body, key) if wait else self._flows.submit(session, body, key, 0.0)
@@ -110,9 +113,11 @@ class AsyncAgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
