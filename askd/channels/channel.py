@@ -37,8 +37,8 @@ CLAIM_SLACK_SECONDS = 60
 @dataclass(frozen=True, slots=True)
 class Notice:
     """A question due for a notification: ``users`` its audience, resolved;
-    ``newcomers`` those the notice is about (everyone asked, or after an
-    escalation step the step's new members)."""
+    ``newcomers`` those the notice is about (everyone asked, after an
+    escalation step the step's new members, in a reminder those with no tab)."""
 
     req: Request
     users: list[str]
