@@ -63,6 +63,7 @@ class Pipeline:
                 self._spawn(lambda req=req, k=k, users=users, offline=offline: self._reminder(req, k, users, offline))
 
     async def _reminder(self, req: Request, k: int, users: list[str], offline: list[str]) -> None:
+        offline = [u for u in offline if not self._registry.connections(u)]  # a tab opened here since
         if await self._online_elsewhere(*offline):  # one of them has a tab on another node: who?
             offline = [u for u in offline if not await self._online_elsewhere(u)]
         if offline and self.sink is not None and req.pending:
