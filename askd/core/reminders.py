@@ -23,11 +23,6 @@ from __future__ import annotations
 
 from askd.core.records import Request
 
-#: The bounds of the ask's ``remind`` (askd.protocol.models.Remind checks them).
-MIN_EVERY_SECONDS = 60
-MAX_TIMES = 10
-
-
 def when(req: Request) -> float | None:
     """When the question's next reminder is due (None: no reminder left
     before its end, or none asked)."""
