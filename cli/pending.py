@@ -13,7 +13,16 @@ from rich.text import Text
 
 from askd.cli import approvals
 from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
-from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, print_json, reply
+from askd.cli.common import (
+    EXIT_USAGE,
+    ConfigOption,
+    ReplyJsonOption,
+    fail,
+    print_json,
+    reply_ack,
+    request_argument,
+    session_argument,
+)
 from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until
 
 app = typer.Typer(help="See and answer pending questions, approve or deny actions.", no_args_is_help=True)
@@ -77,8 +86,8 @@ def list_(
 @app.command("show")
 @command
 def show(
-    session: str = typer.Argument(..., help="The question's session id."),
-    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
+    session: str = session_argument(),
+    request: str = request_argument(),
     as_json: bool = JsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
@@ -152,8 +161,8 @@ def parse_answers_json(text: str) -> dict[str, Any]:
 @app.command("answer")
 @command
 def answer(
-    session: str = typer.Argument(..., help="The question's session id."),
-    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
+    session: str = session_argument(),
+    request: str = request_argument(),
     answers_json: str | None = typer.Option(None, "--answers", help='The answers as a JSON object: {"QUESTION": "VALUE", ...}.'),
     answer_flags: list[str] = typer.Option([], "--answer", help='"QUESTION=VALUE"; repeat for several questions or choices.'),
     as_json: bool = ReplyJsonOption,
@@ -171,4 +180,4 @@ def answer(
         else:
             answers = answers_from_flags(answer_flags, admin.question(session, request)["questions"])
         admin.answer(session, request, answers)
-    reply(as_json, {"accepted": True, "answers": answers}, f"Answered {request} in session {session}.")
+    reply_ack(as_json, "Answered", session, request, {"accepted": True, "answers": answers})
