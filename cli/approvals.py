@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, admin_client, command
-from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, reply_ack, request_argument, session_argument
+from askd.cli.clients import ADMIN, AdminTarget, admin_command
+from askd.cli.common import EXIT_USAGE, ReplyJsonOption, fail, reply_ack, request_argument, session_argument
 from askd.cli.output import QuestionMarkdown, terminal_safe
 from askd.cli.time import declining
 
@@ -57,7 +57,7 @@ def show_action(out: Console, item: dict[str, Any]) -> None:
         out.print(", ".join(offers))
 
 
-@command
+@admin_command
 def approve(
     session: str = session_argument("action"),
     request: str = request_argument("action"),
@@ -66,16 +66,13 @@ def approve(
     ),
     always: bool = typer.Option(False, "--always", help="Approve always (only when the action offers it)."),
     as_json: bool = ReplyJsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Approve a pending action as a person in its audience would (one
     approval, by the admin token's sub; a quorum may need more)."""
     edited = arguments_from(arguments) if arguments is not None else None
-    with admin_client(admin_url, token, config, cacert) as admin:
-        ack = admin.approve(session, request, edited, "always" if always else None)
+    with admin.client() as client:
+        ack = client.approve(session, request, edited, "always" if always else None)
     k, n = ack.get("approvals", 1), ack.get("needed", 1)
     done = "it is approved" if k >= n else f"{n - k} more needed"
     reply_ack(as_json, "Approved", session, request, ack, f": {k} of {n} approvals, {done}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, admin_client, agent_client, command
+from askd.cli.clients import ADMIN, AdminTarget, CaCertOption, TokenOption, UrlOption, admin_command, agent_client, command
 from askd.cli.common import (
     ConfigOption,
     ReasonOption,
@@ -53,17 +53,14 @@ def declining(what: str, done: str, doc: str) -> Callable[..., None]:
         request: str = request_argument(what),
         reason: str | None = ReasonOption,
         as_json: bool = ReplyJsonOption,
-        admin_url: str | None = AdminUrlOption,
-        token: str | None = TokenOption,
-        cacert: Path | None = CaCertOption,
-        config: Path | None = ConfigOption,
+        admin: AdminTarget = ADMIN,
     ) -> None:
-        with admin_client(admin_url, token, config, cacert) as admin:
-            admin.decline(session, request, reason)
+        with admin.client() as client:
+            client.decline(session, request, reason)
         reply_ack(as_json, done, session, request)
 
     decline.__doc__ = doc
-    return command(decline)
+    return admin_command(decline)
 
 
 decline = declining("question", "Declined", "Decline a pending question as if the user had (it ends declined).")
