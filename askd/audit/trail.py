@@ -38,7 +38,22 @@ class Head:
         return None if self.seq == 0 else {"seq": self.seq, "hash": self.hash, "at": self.at}
 
 
-class MemoryTrail:
+class SealingTrail:
+    """What a trail that seals its own records (memory, SQLite) answers from
+    the head it keeps; the Redis trail reads the chain's instead."""
+
+    _head: Head
+
+    @property
+    def sealed(self) -> int:
+        """Records sealed so far, pruned ones included (the head's seq)."""
+        return self._head.seq
+
+    async def head(self) -> dict[str, Any] | None:
+        return self._head.wire()
+
+
+class MemoryTrail(SealingTrail):
     """Records in a list, oldest first (``store.audit``)."""
 
     def __init__(self) -> None:
@@ -48,14 +63,6 @@ class MemoryTrail:
     def append(self, taken: Sequence[Change], at: float) -> None:
         records, self._head = self._head.sealed(taken, at)
         self._records.extend(records)
-
-    @property
-    def sealed(self) -> int:
-        """Records sealed so far, pruned ones included (the head's seq)."""
-        return self._head.seq
-
-    async def head(self) -> dict[str, Any] | None:
-        return self._head.wire()
 
     async def page(self, after_seq: int, limit: int) -> list[dict[str, Any]]:
         """Up to ``limit`` records with seq above ``after_seq``, oldest first."""

@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -44,6 +44,26 @@ def ask_body(
     return _audience_and_limits(
         body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
     )
+
+
+class ApprovalOptions(TypedDict, total=False):
+    """``request_approval``'s keywords past ``name`` and ``arguments``: what
+    ``approval_body`` takes (its parameters say what each means)."""
+
+    summary: str | None
+    preview: str | None
+    schema: Mapping[str, Any] | bool | None
+    editable: bool
+    allow_always: bool
+    quorum: int | None
+    user: str | None
+    to: Sequence[str] | None
+    metadata: Mapping[str, Any] | None
+    timeout: float | None
+    require_online: bool
+    parent_session: str | None
+    max_extension: float | None
+    escalate: Sequence[tuple[float, Sequence[str]]] | None
 
 
 def approval_body(
@@ -170,6 +190,15 @@ class AgentFlows:
         if not result.pending:
             return result
         return (yield from self.wait(session, result.request_id, None))
+
+    def approval(
+        self, session: str, name: str, arguments: Mapping[str, Any], key: str | None, wait: bool, options: ApprovalOptions
+    ) -> Flow[Result]:
+        """``request_approval``: the body checked before anything is sent, then
+        asked and waited on as ``ask`` does, or (``wait`` false) only submitted."""
+        body = approval_body(name, arguments, **options)
+        key = key or new_key()
+        return (yield from (self.ask(session, body, key) if wait else self.submit(session, body, key, 0.0)))
 
     def health(self) -> Flow[dict[str, Any]]:
         return (yield from health(self.base_url))

@@ -9,12 +9,12 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from askd.audit.trail import Head
+from askd.audit.trail import Head, SealingTrail
 from askd.core.changes import Change
 from askd.store.sqlite.file import Database
 
 
-class SqliteTrail:
+class SqliteTrail(SealingTrail):
     def __init__(self, file: Database) -> None:
         self._file = file
         row = file.db.execute("SELECT seq, hash, at FROM audit_head WHERE id = 1").fetchone()
@@ -38,14 +38,6 @@ class SqliteTrail:
 
     def advanced(self, head: Head) -> None:
         self._head = head
-
-    @property
-    def sealed(self) -> int:
-        """Records sealed so far, pruned ones included (the head's seq)."""
-        return self._head.seq
-
-    async def head(self) -> dict[str, Any] | None:
-        return self._head.wire()
 
     async def page(self, after_seq: int, limit: int) -> list[dict[str, Any]]:
         rows = self._file.db.execute("SELECT record FROM audit WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit))
