@@ -12,6 +12,7 @@ import { h } from './dom.js';
 import { formatClock, loadLanguage, t, translatePage } from './i18n.js';
 import { NOTES, noteText } from './notes.js';
 import { ApprovalPanel } from './approval.js';
+import { HistoryView } from './history.js';
 import { claims, takeToken, TOKEN_KEY } from './token.js';
 import { Inbox } from './vendor/askd-client/index.js';
 
@@ -362,7 +363,10 @@ async function main() {
     return;
   }
   $('empty').hidden = false;
-  new InboxView(token, focus, backoff, typeof sub === 'string' ? sub : undefined).start();
+  const me = typeof sub === 'string' ? sub : undefined;
+  const view = new InboxView(token, focus, backoff, me);
+  new HistoryView(view.client, me);
+  view.start();
 }
 
 main();
