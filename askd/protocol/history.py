@@ -33,7 +33,9 @@ class HistoryEntry(TypedDict):
         Answers | None,
         Field(description="Keyed by question text, while askd still keeps the question; else null (the trail holds no texts)."),
     ]
-    answeredBy: Annotated[StrictStr | None, Field(description="Answered or declined: who did (null otherwise, or an admin without a sub).")]
+    answeredBy: Annotated[
+        StrictStr | None, Field(description="Answered or declined: who did (null otherwise, or an admin without a sub).")
+    ]
     via: Annotated[
         HistoryVia | None,
         Field(description="Answered or declined: ws, link, mcp or admin; cancelled: agent or admin; timed out: null."),
