@@ -4,6 +4,7 @@
 // acknowledged, reconnect with backoff, close what ended meanwhile) is
 // askd-client's Inbox, the same package web apps embed; this file draws it:
 // panels, notes, alerts, the badge, the status pill and the token form.
+// The History view beside it is history.js.
 
 import { Alerts } from './alerts.js';
 import { showCount } from './badge.js';
