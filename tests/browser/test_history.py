@@ -141,12 +141,16 @@ async def test_history_lists_each_end_with_its_labels(
     await fits(tab)
     await tab.shot(f"history-{lang}-{viewport['width']}")
 
-    # A question that ends while the view is open: the list loads again.
+    # A question that ends while the view is open: the list loads again. This tab was
+    # shown it, so it names it although askd keeps no text of a declined question.
     ws = await daemon.connect("alice")
-    rid = (await daemon.ask("s5", "alice", [q("One more?", "yes", "no")]))["requestId"]
-    assert await acked(ws, answer("s5", rid, {"One more?": "no"}))
+    rid = (await daemon.ask("s5", "alice", [q("Delete the old **logs**?", header="Logs")]))["requestId"]
+    await expect(tab.panel(rid)).to_be_attached()
+    assert await acked(ws, {"type": "decline", "sessionId": "s5", "requestId": rid, "id": "d5"})
     await expect(items).to_have_count(5)
     await expect(items.first).to_have_attribute("data-request-id", rid)
+    await expect(items.first.locator(".hist-title")).to_have_text("Logs")
+    await expect(items.first.locator(".hist-status")).to_have_text(words["statuses"][2])
 
     # Back to the inbox, by keyboard too.
     inbox_tab = page.get_by_role("button", name=words["inbox"], exact=True)
@@ -199,10 +203,15 @@ async def test_a_refused_fetch_says_askds_reason(daemon: RunningDaemon, inbox: O
 
 async def test_screenshot_for_the_docs(daemon: RunningDaemon, inbox: OpenInbox, browser: Any) -> None:
     """docs/web.md's picture of the History view (written with ASKD_UPDATE_SCREENSHOT=1)."""
+    viewport = {"width": 900, "height": 700}
+    tab = await open_at(inbox, browser, "alice", "en", viewport, color_scheme="light", timezone_id="Europe/Berlin")
+    # The tab is open while they are asked: it names even those askd kept no text of.
     await four_ends(daemon, "alice", ("deploy-7f3a", "db-cleanup", "infra-42", "keys-rotate"), "Ship it.\nThe changelog is ready.")
-    tab = await open_at(inbox, browser, "alice", "en", {"width": 900, "height": 700}, color_scheme="light", timezone_id="Europe/Berlin")
     await tab.page.get_by_role("button", name="History", exact=True).click()
     await expect(tab.page.locator("li.hist")).to_have_count(4)
+    await expect(tab.page.locator(".hist-title")).to_have_text(
+        ["Rotate the keys now?", "Which region?", "Drop the staging database?", "Deploy api 1.42?"]
+    )
     path = await tab.shot("docs-history")
     if UPDATE_DOCS_SHOT:
         await tab.page.locator("main").screenshot(path=str(DOCS_SHOT))

@@ -14,6 +14,7 @@ const STATUSES = new Set(['answered', 'declined', 'timeout', 'cancelled', 'withd
 const VIAS = new Set(['ws', 'link', 'mcp', 'admin']);
 // The trail's record is written in the same commit the end is pushed from; a short wait lets a burst of ends load once.
 const RELOAD_MS = 300;
+const SEEN_MAX = 1000;
 
 const $ = (id) => document.getElementById(id);
 
@@ -37,12 +38,28 @@ export class HistoryView {
     this.tabs.history.addEventListener('click', () => this.show(true));
     $('history-refresh').addEventListener('click', () => this.load());
     $('history-retry').addEventListener('click', () => this.load());
+    // askd keeps no question text once a question ends; what this tab was shown, it names by its own title.
+    this.titles = new Map(); // requestId -> title, the last SEEN_MAX shown
+    client.on('asked', (q) => this.remember(q.requestId, q.payload));
     client.on('closed', () => {
       if (!this.open) return;
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.load(), RELOAD_MS);
     });
     $('views').hidden = false;
+  }
+
+  /** A shown question's title, as its panel had it: an action's summary or name, else the first question's header or text. */
+  remember(requestId, payload) {
+    const action = payload?.action;
+    const first = Array.isArray(payload?.questions) ? payload.questions[0] : undefined;
+    const title = action
+      ? (typeof action.summary === 'string' && summary(action.summary)) || action.name
+      : first && (first.header || summary(String(first.question ?? '')) || first.question);
+    if (typeof title !== 'string' || !title) return;
+    this.titles.delete(requestId);
+    this.titles.set(requestId, title);
+    if (this.titles.size > SEEN_MAX) this.titles.delete(this.titles.keys().next().value);
   }
 
   /** Open the History view (true) or go back to the inbox (false). */
@@ -92,8 +109,10 @@ export class HistoryView {
   item(entry) {
     const status = STATUSES.has(entry.status) ? entry.status : 'cancelled';
     const answers = entry.answers && typeof entry.answers === 'object' ? Object.entries(entry.answers) : [];
-    // askd keeps no question text once a question ends: its header, else its first question (an answer's key), while kept.
-    const title = entry.header || (answers.length ? summary(answers[0][0]) || answers[0][0] : '') || t('history.untitled');
+    // askd keeps no question text once a question ends: its header while kept, else the title this tab saw,
+    // else its first question (an answer's key, while kept).
+    const title =
+      entry.header || this.titles.get(entry.requestId) || (answers.length ? summary(answers[0][0]) || answers[0][0] : '') || t('history.untitled');
     const ended = new Date(entry.endedAt);
     const titleId = uid('history');
     return h(
