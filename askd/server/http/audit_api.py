@@ -15,6 +15,7 @@ from typing import Any
 
 from askd.audit.chain import FIELDS, ZERO
 from askd.core.events import isotime
+from askd.protocol.history import HistoryEntry
 from askd.receipts import sign
 from askd.server.http.base import ApiError, ApiHandler
 
@@ -150,7 +151,7 @@ class HistoryHandler(ApiHandler):
                 ended.append(rec)
         self.send_json({"questions": [self._entry(rec) for rec in reversed(ended)]})
 
-    def _entry(self, rec: dict[str, Any]) -> dict[str, Any]:
+    def _entry(self, rec: dict[str, Any]) -> HistoryEntry:
         sid, rid = rec["sessionId"], rec["requestId"]
         req = self.ctx.hub.get(sid, rid)
         kept = req.result() if req is not None and not req.pending else {}
