@@ -12,6 +12,7 @@ a ladder of rates (B6) and its figure is the highest rate that passed;
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from collections.abc import Sequence
@@ -24,6 +25,9 @@ from bench.wire import HttpClient, WsClient, http_connect, ws_connect
 
 P99_LIMIT_MS = 100.0
 DRAIN_SECONDS = 5.0
+# Each Load's sessions are its own: a session belongs to whom it was first
+# asked of, and several loads (a search, then a common rate) may share a server.
+_LOADS = itertools.count()
 
 
 class Load:
@@ -36,6 +40,8 @@ class Load:
         self.due: dict[str, float] = {}  # session id -> when its ask was due
         self.done: dict[str, float] = {}
         self.seq = 0
+        n = next(_LOADS)
+        self.prefix = f"b4-{n}-" if case is PLAIN else f"b4-{case.name}-{n}-"
         self.inflight = 0
         self.tabs: list[WsClient] = []
         self.workers: list[asyncio.Task[None]] = []
@@ -110,12 +116,12 @@ class Load:
             target = start_seq + int((now - t0) * r)
             while self.seq < target:
                 seq = self.seq
-                sid = f"b4-{seq}"
+                sid = f"{self.prefix}{seq}"
                 self.due[sid] = t0 + (seq - start_seq) / r
                 self.queues[server.agent_port(seq % users)].put_nowait((sid, self.bodies[seq % users]))
                 self.seq += 1
             await asyncio.sleep(0.001)
-        sids = [f"b4-{i}" for i in range(start_seq, self.seq)]
+        sids = [f"{self.prefix}{i}" for i in range(start_seq, self.seq)]
         limit = time.perf_counter() + DRAIN_SECONDS
         while any(s not in self.done for s in sids) and time.perf_counter() < limit:
             await asyncio.sleep(0.01)

@@ -14,7 +14,7 @@ from typing import Any
 from bench.cases import PLAIN, Case
 from bench.common import pct
 from bench.proc import Server
-from bench.wire import HttpClient, WsClient, http_connect, ws_connect
+from bench.wire import Closed, HttpClient, WsClient, http_connect, ws_connect
 
 WARMUP_ROUNDS = 50
 WAIT = 30  # the agent's ?wait=, far above any round
@@ -29,16 +29,31 @@ class Pair:
         self.path = f"/v1/sessions/{session}/questions?wait={WAIT}"
         self.auth, self.body = server.agent_auth, case.body(users)
 
+    def _refused(self, reply: asyncio.Future[tuple[int, bytes]]) -> None:
+        """An ask refused: no push will come, so the tabs' waits end here."""
+        if not reply.cancelled() and reply.exception() is None and reply.result()[0] >= 400:
+            self.refused = reply.result()
+            for tab in self.tabs:
+                tab.abort()
+
+    refused: tuple[int, bytes] | None = None
+
     async def round(self) -> float:
         t0 = time.perf_counter()
         reply = self.http.request("POST", self.path, self.auth, self.body)
-        for tab in self.tabs:  # each user replies once the ask reached it
-            while True:  # skip the previous round's acks, voted and cancelled events
-                frame = await tab.recv()
-                if frame.startswith(b'{"type":"ask_user_questions",'):
-                    break
-            event = json.loads(frame)
-            tab.send(self.case.reply(event["sessionId"], event["payload"]["requestId"], "a"))
+        reply.add_done_callback(self._refused)
+        try:
+            for tab in self.tabs:  # each user replies once the ask reached it
+                while True:  # skip the previous round's acks, voted and cancelled events
+                    frame = await tab.recv()
+                    if frame.startswith(b'{"type":"ask_user_questions",'):
+                        break
+                event = json.loads(frame)
+                tab.send(self.case.reply(event["sessionId"], event["payload"]["requestId"], "a"))
+        except Closed:
+            if self.refused is not None:
+                raise RuntimeError(f"ask got HTTP {self.refused[0]}: {self.refused[1][:300]!r}") from None
+            raise
         status, body = await reply
         if status != 200 or b'"answered"' not in body:
             raise RuntimeError(f"round ended with HTTP {status}: {body[:300]!r}")
@@ -51,10 +66,12 @@ class Pair:
 
 
 async def make_pair(server: Server, k: int, case: Case = PLAIN) -> Pair:
-    users = [f"u-b2-{k}"] + [f"u-b2-{k}-{j}" for j in range(1, case.approvers)]
+    # A session belongs to whom it was first asked of: each case its own.
+    name = "b2" if case is PLAIN else f"b2-{case.name}"
+    users = [f"u-{name}-{k}"] + [f"u-{name}-{k}-{j}" for j in range(1, case.approvers)]
     http = await http_connect(server.agent_port(k))
     tabs = [await ws_connect(server.tab_port(k), server.user_token(u)) for u in users]
-    return Pair(server, http, tabs, users, f"b2-{k}", case)
+    return Pair(server, http, tabs, users, f"{name}-{k}", case)
 
 
 async def roundtrip(server: Server, rounds: int, pairs: int, pair_rounds: int, case: Case = PLAIN) -> dict[str, Any]:
