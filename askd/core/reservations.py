@@ -156,7 +156,7 @@ class Reservations:
         self._flying[req.request_id] = req
         self.held.add(user_id, agent, len(req.frame))  # counted from now: applying keeps it
         self._flying_in.setdefault(session_id, []).append(req)
-        asked = Asked(req, parent, session_known=session is not None and session.parent == parent)
+        asked = Asked(req, parent, session_known=session is not None and session.parent == parent, via=ask.via)
         if is_team(req.user_id):  # whom a team's ask reaches, as the groups are now (the audit trail)
             asked.audience = tuple(sorted(self._audiences.resolve(audience_entries(req.user_id))))
         return req, asked

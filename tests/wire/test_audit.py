@@ -214,3 +214,44 @@ async def test_a_teams_audience_is_resolved_and_the_user_filter_follows_it(daemo
     [rec] = await export(daemon, user="carol")
     assert rec["data"] == {"to": ["alice", "group:oncall"], "audience": ["alice", "bob", "carol"]}
     assert await export(daemon, user="dave") == []
+
+
+async def test_an_admin_cancel_names_the_admin_and_admin(daemon: RunningDaemon) -> None:
+    bot = {"Authorization": f"Bearer {daemon.token('agent', 'bot-1')}"}
+    first = (await daemon.ask("s1", "alice", headers=bot))["requestId"]
+    for sid, sub in (("s1", "root"), ("s2", None)):
+        if sid == "s2":
+            second = (await daemon.ask("s2", "alice", headers=bot))["requestId"]
+        headers = {"Authorization": f"Bearer {daemon.token('admin', sub)}"}
+        r = await daemon.http.post(f"{daemon.admin_url}/admin/v1/sessions/{sid}/cancel", headers=headers)
+        assert r.status_code == 200 and r.json()["cancelled"] == 1, r.text
+    records = await export(daemon)
+    assert [(r["event"], r["requestId"], r["by"], r["via"]) for r in records] == [
+        ("asked", first, "bot-1", "agent"), ("cancelled", first, "root", "admin"),
+        ("asked", second, "bot-1", "agent"), ("cancelled", second, None, "admin"),
+    ]
+
+
+async def test_an_ask_through_askd_mcp_is_recorded_via_mcp(daemon: RunningDaemon) -> None:
+    await daemon.ask("s1", "alice", headers={"Askd-Via": "mcp"})
+    await daemon.ask("s2", "alice", headers={"Askd-Via": "agent"})
+    await daemon.ask("s3", "alice", headers={"Askd-Via": "carrier-pigeon"}, expect=400)
+    assert [(r["event"], r["via"]) for r in await export(daemon)] == [("asked", "mcp"), ("asked", "agent")]
+
+
+async def test_an_escalation_to_a_group_records_its_members_and_they_see_it_in_history(daemon: RunningDaemon) -> None:
+    r = await daemon.admin("PUT", "/admin/v1/groups/leads", json={"members": ["alice", "dave"]})
+    assert r.status_code in (200, 201), r.text
+    body = {"userId": "alice", "questions": [q("Deploy?")], "escalate": [{"afterSeconds": 0.2, "to": ["group:leads"]}]}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 201, r.text
+    rid = r.json()["requestId"]
+    await eventually(lambda: len(daemon.daemon.hub.get("s1", rid).to) == 2)
+    await daemon.admin("POST", f"/admin/v1/sessions/s1/questions/{rid}/answer", json={"answers": {"Deploy?": "yes"}})
+    await eventually(lambda: not daemon.daemon.hub.get("s1", rid).pending)
+    records = await export(daemon)
+    assert [(r["event"], r["data"].get("added")) for r in records] == [("asked", None), ("escalated", ["dave"]), ("answered", None)]
+    assert [r["event"] for r in await export(daemon, user="dave")] == ["escalated", "answered"]
+    token = daemon.token("user", "dave")
+    r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers={"Authorization": f"Bearer {token}"})
+    assert [(e["requestId"], e["status"], e["via"]) for e in r.json()["questions"]] == [(rid, "answered", "admin")]
