@@ -255,3 +255,44 @@ async def test_an_escalation_to_a_group_records_its_members_and_they_see_it_in_h
     token = daemon.token("user", "dave")
     r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers={"Authorization": f"Bearer {token}"})
     assert [(e["requestId"], e["status"], e["via"]) for e in r.json()["questions"]] == [(rid, "answered", "admin")]
+
+
+async def history(daemon: RunningDaemon, user: str) -> list[dict[str, Any]]:
+    token = daemon.token("user", user)
+    r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    return r.json()["questions"]  # type: ignore[no-any-return]
+
+
+async def test_history_keeps_each_users_last_100_ends_newest_first(daemon: RunningDaemon) -> None:
+    asked = []
+    for sid, n in (("s1", 60), ("s2", 45)):
+        asked += [(await daemon.ask(sid, "alice"))["requestId"] for _ in range(n)]
+        assert (await daemon.admin("POST", f"/admin/v1/sessions/{sid}/cancel")).json()["cancelled"] == n
+    bob = (await daemon.ask("s3", "bob"))["requestId"]
+    await daemon.admin("POST", "/admin/v1/sessions/s3/cancel")
+    # the trail's own order: a cancel ends its session's questions in the order asked
+    ends = [r["requestId"] for r in await export(daemon, limit=1000) if r["event"] == "cancelled" and r["sessionId"] != "s3"]
+    assert sorted(ends) == sorted(asked)
+    mine = await history(daemon, "alice")
+    assert [e["requestId"] for e in mine] == ends[::-1][:100]
+    assert {(e["status"], e["via"]) for e in mine} == {("cancelled", "admin")}
+    assert [e["requestId"] for e in await history(daemon, "bob")] == [bob]
+    assert await history(daemon, "carol") == []
+
+
+async def test_history_follows_retention_and_a_pending_question_is_not_in_it(daemon: RunningDaemon) -> None:
+    old = (await daemon.ask("s1", "alice", [q("Old?")]))["requestId"]
+    await daemon.admin("POST", f"/admin/v1/sessions/s1/questions/{old}/answer", json={"answers": {"Old?": "yes"}})
+    await asyncio.sleep(0.005)
+    new = (await daemon.ask("s2", "alice", [q("New?")]))["requestId"]
+    await daemon.admin("POST", f"/admin/v1/sessions/s2/questions/{new}/answer", json={"answers": {"New?": "yes"}})
+    await daemon.ask("s3", "alice")  # pending: not in the history
+    assert [e["requestId"] for e in await history(daemon, "alice")] == [new, old]
+    records = await export(daemon)
+    asked_new = next(r for r in records if r["event"] == "asked" and r["requestId"] == new)
+    assert await daemon.daemon.hub.store.audit.prune(asked_new["at"]) == 2  # old's records
+    assert [e["requestId"] for e in await history(daemon, "alice")] == [new]
+    later = AuditRetention(daemon.daemon.hub.store.audit, 365, clock=lambda: time.time() + 366 * 86400)
+    await later.prune()
+    assert await history(daemon, "alice") == []
