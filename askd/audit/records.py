@@ -38,7 +38,7 @@ def bodies(change: Change, at: float) -> list[dict[str, Any]]:
     if isinstance(change, Asked):
         req = change.request
         to = list(audience_entries(req.user_id))
-        data: dict[str, Any] = {"to": to, "audience": list(change.audience) if change.audience is not None else to}
+        data: dict[str, Any] = {"to": to, "audience": sorted(change.audience) if change.audience is not None else to}
         name = _action_name(change)
         if name is not None:
             data["action"] = name

@@ -15,6 +15,7 @@ every question makes several changes (docs/performance.md).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -33,8 +34,9 @@ class Asked:
     # The session was known, with this parent, before the ask: a store
     # already holds its row and need not write it again.
     session_known: bool = False
-    # The users it reaches (groups resolved) when asked of a team; None: its one user.
-    audience: tuple[str, ...] | None = field(default=None, compare=False)
+    # The users it reaches (groups resolved then) when asked of a team, for
+    # the audit trail; None: its one user (the trail writes it).
+    audience: AbstractSet[str] | None = field(default=None, compare=False)
     # Through what the agent asked (the audit trail): ``agent``, or ``mcp`` through ``askd mcp``.
     via: str = field(default="agent", compare=False)
 
