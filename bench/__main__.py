@@ -9,7 +9,8 @@ timed on their own, in this process: bench/breakdown.py), sweep (B1 and B3 at th
 of users, tabs per user and questions per session; with --charts, PNGs into
 docs/img/), b6 (several askd nodes on one redis-server: B2, B4 and the Redis
 round trips per operation for 1, 2 and 3 nodes, against one askd on SQLite;
-needs redis-server). Default: b1 b2 b3 b4 b5 pieces.
+needs redis-server), b7 (a daemon exports 100,000 audit records as NDJSON
+and CSV; its RSS before, during and after). Default: b1 b2 b3 b4 b5 pieces b7.
 
 askd runs on --store (sqlite, its default, or memory) against the floor;
 b2 and b4 also run askd on the other store, in the same run, for the
@@ -31,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bench import breakdown, report
+from bench.audit_export import audit_export
 from bench.cases import CASES, PLAIN, case_names
 from bench.cluster import Cluster
 from bench.memory import memory
@@ -59,6 +61,7 @@ FULL = {
     # counted. Steps of 125/s: on two cores the nodes top out between 250 and 500.
     "b6": {"rounds": 2000, "pairs": 200, "pair_rounds": 20, "trips": 1000,
            "rates": [125, 250, 375, 500, 625, 750, 875, 1000, 1250, 1500, 2000], "step_seconds": 3.0},
+    "b7": {"records": 100_000},
 }
 QUICK = {
     "b1": {"users": 40, "tabs": 2, "questions": 2},
@@ -67,6 +70,7 @@ QUICK = {
     "b4": {"start": 50, "resolution": 50, "probe_seconds": 0.3, "max_probes": 4, "measure_seconds": 0.3, "repeats": 1},
     "b5": {"questions": 500, "starts": 1},
     "b6": {"rounds": 30, "pairs": 5, "pair_rounds": 3, "trips": 20, "rates": [50, 100], "step_seconds": 0.3},
+    "b7": {"records": 2000},
 }
 # (users, tabs, questions) for B1; (questions, per_session, conns, tabs) for B3.
 SWEEP_B1 = [(1000, 1, 1), (2500, 1, 1), (5000, 1, 1), (1000, 2, 1), (1000, 4, 1), (1000, 1, 3), (1000, 1, 10)]
@@ -74,9 +78,9 @@ SWEEP_B3 = [(25_000, 1, 2500, 1), (50_000, 1, 5000, 1), (100_000, 1, 10_000, 1),
 QUICK_DIVISOR = 100
 
 RUNNERS = {"b1": storm, "b2": roundtrip, "b3": memory}
-SCENARIOS = (*RUNNERS, "b4", "b5", "pieces", "b6")
+SCENARIOS = (*RUNNERS, "b4", "b5", "pieces", "b6", "b7")
 # b6 needs redis-server and adds minutes (two clusters per node count): run by name.
-DEFAULT = ("b1", "b2", "b3", "b4", "b5", "pieces")
+DEFAULT = ("b1", "b2", "b3", "b4", "b5", "pieces", "b7")
 NODES = [1, 2, 3]
 
 
@@ -85,6 +89,8 @@ def sizes(scenario: str, args: argparse.Namespace) -> dict[str, Any]:
     if args.size:
         if scenario == "b1":
             kw["users"] = args.size
+        elif scenario == "b7":
+            kw["records"] = args.size
         elif scenario in ("b2", "b6"):
             kw["rounds"] = args.size
         elif scenario == "b3":
@@ -239,6 +245,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             results[scenario] = await cluster_bench(args, sizes(scenario, args))
         elif scenario == "b4":
             results[scenario] = await b4_bench(args, sizes(scenario, args))
+        elif scenario == "b7":
+            out = await audit_export(**sizes(scenario, args), uvloop=args.uvloop, log_level=args.log_level)
+            results[scenario] = out
+            if args.verbose:
+                print(f"  b7: {json.dumps(out)}", file=sys.stderr, flush=True)
         elif scenario == "b5":
             kw = sizes(scenario, args)
             out = await startup(**kw, uvloop=args.uvloop, log_level=args.log_level)
@@ -269,8 +280,8 @@ def cases_arg(text: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 b5 pieces b6 sweep (default: b1 b2 b3 b4 b5 pieces)")
-    ap.add_argument("--size", type=int, help="B1 users, B2 and B6 sequential rounds, B3 questions (connections: a tenth), B5 questions")
+    ap.add_argument("scenarios", nargs="*", metavar="scenario", help="b1 b2 b3 b4 b5 pieces b6 b7 sweep (default: b1 b2 b3 b4 b5 pieces b7)")
+    ap.add_argument("--size", type=int, help="B1 users, B2 and B6 sequential rounds, B3 questions (connections: a tenth), B5 questions, B7 records")
     ap.add_argument("--nodes", type=node_counts, default=NODES, help="B6: the node counts, comma-separated (default 1,2,3)")
     ap.add_argument("--store", choices=STORES, default=STORES[0], help="askd's store against the floor (default sqlite); B2 and B4 also run the other")
     ap.add_argument(

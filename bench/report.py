@@ -421,6 +421,15 @@ def markdown(results: dict[str, Any]) -> str:
             f"{m['ask_s']:.1f} s on the memory store):\n\n"
             + _table(["start", "page cache", "to askd.json s", "to /healthz s", "to serving s", "RSS MB"], body)
         )
+    if "b7" in results:
+        from bench.audit_export import table as b7_table
+
+        b7 = results["b7"]
+        parts.append(
+            f"B7 audit export through `GET /admin/v1/audit` ({b7['records']:,} records on the SQLite store, filled in "
+            f"{b7['fill_s']:.1f} s, file {b7['db_bytes'] / MB:.1f} MB; RSS {b7['rss_start_b'] / MB:.1f} MB after the start):\n\n"
+            + _table(*b7_table(b7))
+        )
     return "\n\n".join(parts) + "\n"
 
 

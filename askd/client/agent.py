@@ -59,8 +59,9 @@ class AgentClient:
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
         ca_file: str | Path | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file)
+        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file, headers)
         self._http = httpx.Client(**http, transport=transport)
 
     def __enter__(self) -> AgentClient:

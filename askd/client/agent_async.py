@@ -27,8 +27,9 @@ class AsyncAgentClient:
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         ca_file: str | Path | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file)
+        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file, headers)
         self._http = httpx.AsyncClient(**http, transport=transport)
 
     async def __aenter__(self) -> AsyncAgentClient:

@@ -274,9 +274,11 @@ def _message(response: httpx.Response) -> str | None:
 
 
 def setup(
-    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None, ca_file: str | Path | None
+    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None, ca_file: str | Path | None,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[str, AgentFlows, dict[str, Any]]:
-    """The base URL, the flows and the httpx client's arguments."""
+    """The base URL, the flows and the httpx client's arguments (``headers``:
+    sent with every call, as ``askd mcp`` sends ``Askd-Via: mcp``)."""
     found = Discovery()
     base = found.url(url)
     source = token if token is not None else found.agent_token()
@@ -286,6 +288,7 @@ def setup(
         "auth": BearerAuth(source),
         "timeout": httpx.Timeout(10.0, read=poll_seconds + READ_GRACE_SECONDS),
         "verify": found.tls(base, ca_file) or True,
+        "headers": dict(headers or {}),
     }
     return base, flows, http
 

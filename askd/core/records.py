@@ -92,6 +92,7 @@ class AskInput:
     escalate: tuple[Step, ...] = ()
     action: dict[str, Any] | None = None  # an action to approve instead of questions (section 17), as sent
     quorum: int = 1
+    via: str = "agent"  # through what the agent asked: ``mcp`` through ``askd mcp`` (the audit trail)
 
 
 @dataclass(slots=True, frozen=True)

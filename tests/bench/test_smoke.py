@@ -16,6 +16,7 @@ from askd.server.app import LISTEN_BACKLOG
 from bench import floor, report
 from bench import __main__ as cli
 from bench.__main__ import b6_sizes, main, on_nodes
+from bench.audit_export import audit_export
 from bench.cases import CASES
 from bench.memory import memory
 from bench.proc import Server
@@ -284,6 +285,19 @@ async def test_b6_two_nodes_on_redis_cross_nodes_and_count_redis_calls() -> None
     for header, body in (report.b6_table(b6), report.b6_trips_table(b6), report.b6_steps_table(b6)):
         assert body and all(len(row) == len(header) for row in body)
         assert not any(cell in ("nan", "inf") for row in body for cell in row)
+
+
+async def test_b7_a_daemon_exports_every_record_in_both_formats_and_reports_its_rss() -> None:
+    out = await audit_export(records=2000)  # raises unless each export holds every record
+    assert out["db_bytes"] > 0 and out["fill_s"] > 0 and out["rss_start_b"] > 0
+    assert [r["format"] for r in out["runs"]] == ["jsonl", "csv"]
+    jsonl, csv = out["runs"]
+    assert (jsonl["first_seq"], jsonl["last_seq"]) == (1, 2000)
+    for r in out["runs"]:
+        assert r["records"] == 2000 and r["bytes"] > 2000 * 100 and r["seconds"] > 0
+        assert 0 < r["rss_before_b"] <= r["rss_peak_b"] and r["rss_after_b"] > 0
+    text = report.markdown({"b7": out, "machine": report.machine(), "command": "x", "loadavg_before": "0", "loadavg_after": "0"})
+    assert "B7 audit export" in text and "| csv | 2,000 |" in text
 
 
 def test_the_floor_listens_like_askd() -> None:
