@@ -109,7 +109,53 @@ def rows(results: dict[str, Any]) -> list[Row]:
             Row("B4", "asks/s sustained with p99 <= 100 ms", a["max_rate"], f["max_rate"], ">= 0.8x", lambda a_, r: r >= 0.8, 0),
             Row("B4", "server CPU per ask (us)", a["cpu_per_ask_us"], f["cpu_per_ask_us"], digits=0),
         ]
+        if "common_rate" in results["b4"]:  # the search's run: both at one rate
+            r = results["b4"]["common_rate"]
+            out.append(Row("B4", f"server CPU per ask at {r:,}/s, both servers (us)", a["at_common"]["cpu_per_ask_us"], f["at_common"]["cpu_per_ask_us"], digits=0))
     return out
+
+
+def case_rows(results: dict[str, Any]) -> list[Row]:
+    """The cases other than a plain question (``--case``): askd's figure on
+    the case, against askd's own on the plain question (``floor`` holds
+    that; the floor itself has no approvals)."""
+    out: list[Row] = []
+    b2 = results.get("b2", {})
+    for name, c in b2.get("cases", {}).items():
+        a, p, s = c["askd"], b2["askd"], b2["sizes"]
+        out += [
+            Row(f"B2 {name}", f"round trip p50, {s['rounds']:,} sequential (ms)", a["p50_ms"], p["p50_ms"], digits=3),
+            Row(f"B2 {name}", "round trip p99 (ms)", a["p99_ms"], p["p99_ms"], digits=3),
+            Row(f"B2 {name}", "server CPU per round (us)", a["cpu_per_round_us"], p["cpu_per_round_us"], digits=0),
+            Row(f"B2 {name}", f"throughput, {s['pairs']} concurrent pairs (rounds/s)", a["throughput_rps"], p["throughput_rps"], digits=0),
+        ]
+    b4 = results.get("b4", {})
+    for name, c in b4.get("cases", {}).items():
+        a = c["askd"]
+        out += [
+            Row(f"B4 {name}", "asks/s sustained with p99 <= 100 ms", a["max_rate"], b4["askd"]["max_rate"], digits=0),
+            Row(f"B4 {name}", f"server CPU per ask at {c['rate']:,}/s (us)", a["at_rate"]["cpu_per_ask_us"], c["plain_at"]["cpu_per_ask_us"], digits=0),
+        ]
+    return out
+
+
+def b4_search_table(b4: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Each server's search (the highest rate that passed, the lowest that
+    failed, the probes run) and its figures at the rate it was compared at."""
+    header = ["server", "asks/s sustained", "lowest failed", "probes", "compared at (asks/s)", "CPU us/ask there", "p99 ms there", "passed there"]
+    servers = [(f"askd ({store})", r, r.get("at_common")) for store, r in by_store(b4).items()] + [("floor", b4["floor"], b4["floor"].get("at_common"))]
+    servers += [(f"askd ({b4.get('store', 'sqlite')}), {name}", c["askd"], c["askd"].get("at_rate")) for name, c in b4.get("cases", {}).items()]
+    servers += [(f"askd ({b4.get('store', 'sqlite')}), plain", c["plain_at"], c["plain_at"]) for c in b4.get("cases", {}).values() if c["plain_at"] is not b4["askd"].get("at_common")]
+    body = []
+    for label, r, at in servers:
+        ceiling = r.get("ceiling")
+        body.append([
+            label, f"{r['max_rate']:,}" if "max_rate" in r else "",
+            "" if "max_rate" not in r else (f"{ceiling:,}" if ceiling is not None else f"none in {r['probes']} probes"),
+            str(r.get("probes", "")), f"{at['rate']:,}" if at else "", f"{at['cpu_per_ask_us']:,.0f}" if at else "",
+            f"{at['p99_ms']:.1f}" if at else "", ("yes" if at["passed"] else "no") if at else "",
+        ])
+    return header, body
 
 
 def by_store(scenario: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -143,11 +189,15 @@ def store_rows(results: dict[str, Any]) -> list[Row]:
             Row("B4", "server CPU per ask, passed steps (us)", a["cpu_per_ask_us"], m["cpu_per_ask_us"], digits=0),
         ]
         # CPU per ask falls as the rate rises (more work per wake-up): compare
-        # the stores at the same rate, the highest both passed.
-        passed = [{step["rate"]: step for step in r["steps"] if step["passed"]} for r in (a, m)]
-        common = max(passed[0].keys() & passed[1].keys(), default=None)
+        # the stores at the same rate. A search's run measured every server
+        # at one rate; a ladder's: the highest rate both passed.
+        if "common_rate" in results["b4"]:
+            common, cpu = results["b4"]["common_rate"], [a["at_common"]["cpu_per_ask_us"], m["at_common"]["cpu_per_ask_us"]]
+        else:
+            passed = [{step["rate"]: step for step in r["steps"] if step["passed"]} for r in (a, m)]
+            common = max(passed[0].keys() & passed[1].keys(), default=None)
+            cpu = [p[common]["cpu_per_ask_us"] for p in passed] if common is not None else []
         if common is not None:
-            cpu = [p[common]["cpu_per_ask_us"] for p in passed]
             out.append(Row("B4", f"server CPU per ask at {common:,}/s (us)", cpu[0], cpu[1], digits=0))
     if "b5" in results:
         b5 = results["b5"]
@@ -309,6 +359,12 @@ def markdown(results: dict[str, Any]) -> str:
     stores = store_rows(results)
     if stores:
         parts.append("The stores:\n\n" + _table(["", "figure", "sqlite", "memory", "sqlite/memory", "target", "met"], [r.cells() for r in stores]))
+    cases = case_rows(results)
+    if cases:
+        parts.append(
+            f"The cases (askd on {results.get('store', 'sqlite')}; the floor has no approvals, so each case is set against askd's plain question):\n\n"
+            + _table(["", "figure", "askd, the case", "askd, plain", "case/plain", "target", "met"], [r.cells() for r in cases])
+        )
     if "sweep_b1" in results:
         body = []
         for e in results["sweep_b1"]:
@@ -328,10 +384,13 @@ def markdown(results: dict[str, Any]) -> str:
     if "b4" in results:
         body = []
         servers = [(f"askd ({store})", r) for store, r in by_store(results["b4"]).items()] + [("floor", results["b4"]["floor"])]
+        servers += [(f"askd ({results['b4'].get('store', 'sqlite')}), {name}", c["askd"]) for name, c in results["b4"].get("cases", {}).items()]
         for label, r in servers:
             for s in r["steps"]:
                 body.append([label, str(s["rate"]), f"{s['completed']}/{s['asks']}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}", f"{s['cpu_per_ask_us']:.0f}", "yes" if s["passed"] else "no"])
-        parts.append("B4 steps:\n\n" + _table(["server", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "passed"], body))
+        parts.append(("B4 steps (a search's probes, in the order run):" if "common_rate" in results["b4"] else "B4 steps:") + "\n\n" + _table(["server", "asks/s offered", "completed", "p50 ms", "p99 ms", "CPU us/ask", "passed"], body))
+        if "common_rate" in results["b4"]:
+            parts.append(f"B4 search (resolution {results['b4']['sizes']['resolution']}/s) and CPU per ask at a common rate:\n\n" + _table(*b4_search_table(results["b4"])))
     if "pieces" in results:
         from bench.breakdown import table
 
@@ -361,6 +420,15 @@ def markdown(results: dict[str, Any]) -> str:
             f"file {a['db_bytes'] / MB:.1f} MB; asked over HTTP in {a['ask_s']:.1f} s on the SQLite store, "
             f"{m['ask_s']:.1f} s on the memory store):\n\n"
             + _table(["start", "page cache", "to askd.json s", "to /healthz s", "to serving s", "RSS MB"], body)
+        )
+    if "b7" in results:
+        from bench.audit_export import table as b7_table
+
+        b7 = results["b7"]
+        parts.append(
+            f"B7 audit export through `GET /admin/v1/audit` ({b7['records']:,} records on the SQLite store, filled in "
+            f"{b7['fill_s']:.1f} s, file {b7['db_bytes'] / MB:.1f} MB; RSS {b7['rss_start_b'] / MB:.1f} MB after the start):\n\n"
+            + _table(*b7_table(b7))
         )
     return "\n\n".join(parts) + "\n"
 

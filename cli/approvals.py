@@ -12,9 +12,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, admin_client, command
-from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, reply
+from askd.cli.clients import ADMIN, AdminTarget, admin_command
+from askd.cli.common import EXIT_USAGE, ReplyJsonOption, fail, reply_ack, request_argument, session_argument
 from askd.cli.output import QuestionMarkdown, terminal_safe
+from askd.cli.time import declining
 
 
 def arguments_from(value: str) -> dict[str, Any]:
@@ -56,43 +57,30 @@ def show_action(out: Console, item: dict[str, Any]) -> None:
         out.print(", ".join(offers))
 
 
-@command
+@admin_command
 def approve(
-    session: str = typer.Argument(..., help="The action's session id."),
-    request: str = typer.Argument(..., help="The action's request id (see `askd pending list`)."),
+    session: str = session_argument("action"),
+    request: str = request_argument("action"),
     arguments: str | None = typer.Option(
         None, "--arguments", help="Approve with edited arguments: a JSON object or @FILE (editable actions only)."
     ),
     always: bool = typer.Option(False, "--always", help="Approve always (only when the action offers it)."),
     as_json: bool = ReplyJsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Approve a pending action as a person in its audience would (one
     approval, by the admin token's sub; a quorum may need more)."""
     edited = arguments_from(arguments) if arguments is not None else None
-    with admin_client(admin_url, token, config, cacert) as admin:
-        ack = admin.approve(session, request, edited, "always" if always else None)
+    with admin.client() as client:
+        ack = client.approve(session, request, edited, "always" if always else None)
     k, n = ack.get("approvals", 1), ack.get("needed", 1)
     done = "it is approved" if k >= n else f"{n - k} more needed"
-    reply(as_json, ack, f"Approved {request} in session {session}: {k} of {n} approvals, {done}.")
+    reply_ack(as_json, "Approved", session, request, ack, f": {k} of {n} approvals, {done}")
 
 
-@command
-def deny(
-    session: str = typer.Argument(..., help="The action's session id."),
-    request: str = typer.Argument(..., help="The action's request id (see `askd pending list`)."),
-    reason: str | None = typer.Option(None, "--reason", help="Why (at most 1,000 characters); the agent reads it."),
-    as_json: bool = ReplyJsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
-) -> None:
+deny = declining(
+    "action",
+    "Denied",
     """Deny a pending action (the admin's decline): one denial ends it,
-    whatever its quorum."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        admin.decline(session, request, reason)
-    reply(as_json, {"accepted": True}, f"Denied {request} in session {session}.")
+    whatever its quorum.""",
+)

@@ -6,6 +6,7 @@ into one line on stderr with the spec's exit code."""
 from __future__ import annotations
 
 import functools
+import inspect
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 import httpx
 import typer
 
-from askd.cli.common import EXIT_ERROR, EXIT_USAGE, CliError, debug_enabled, eprint
+from askd.cli.common import EXIT_ERROR, EXIT_USAGE, CliError, ConfigOption, debug_enabled, eprint
 from askd.client import AdminClient, AgentClient, Discovery
 from askd.client.errors import ApiError, AskdClientError, AuthError, DaemonUnavailable
 from askd.config import ConfigError
@@ -67,6 +68,48 @@ def global_options() -> GlobalOptions:
 def admin_client(admin_url: str | None, token: str | None, config: Path | None, cacert: Path | None = None) -> AdminClient:
     g = global_options()
     return AdminClient(admin_url or g.admin_url, token or g.token, discovery=Discovery(config), ca_file=cacert or g.cacert)
+
+
+@dataclass(frozen=True)
+class AdminTarget:
+    """The admin options of one command (``--admin-url``, ``--token``,
+    ``--cacert``, ``--config``), given to an :func:`admin_command` as ``admin``."""
+
+    admin_url: str | None = None
+    token: str | None = None
+    cacert: Path | None = None
+    config: Path | None = None
+
+    def client(self) -> AdminClient:
+        return admin_client(self.admin_url, self.token, self.config, self.cacert)
+
+
+ADMIN = AdminTarget()  # the default an admin_command's ``admin`` parameter names; the options replace it
+
+
+def admin_command(fn: F) -> F:
+    """:func:`command` for a command whose last parameter is ``admin:
+    AdminTarget``: its command line has ``--admin-url``, ``--token``,
+    ``--cacert`` and ``--config`` in that parameter's place (one option set,
+    written once, for every command that reaches the admin API)."""
+    shown = inspect.signature(fn, eval_str=True)
+    kind = inspect.Parameter.KEYWORD_ONLY
+    options = [
+        inspect.Parameter("admin_url", kind, default=AdminUrlOption, annotation=str | None),
+        inspect.Parameter("token", kind, default=TokenOption, annotation=str | None),
+        inspect.Parameter("cacert", kind, default=CaCertOption, annotation=Path | None),
+        inspect.Parameter("config", kind, default=ConfigOption, annotation=Path | None),
+    ]
+    params = [p for p in shown.parameters.values() if p.name != "admin"] + options
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, admin_url: str | None = None, token: str | None = None,
+                cacert: Path | None = None, config: Path | None = None, **kwargs: Any) -> Any:
+        return fn(*args, admin=AdminTarget(admin_url, token, cacert, config), **kwargs)
+
+    wrapper.__signature__ = shown.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": shown.return_annotation}
+    return command(wrapper)  # type: ignore[return-value]
 
 
 def agent_client(

@@ -51,6 +51,12 @@ def reply(as_json: bool, obj: Any, text: str) -> None:
         typer.echo(text)
 
 
+def reply_ack(as_json: bool, done: str, session: str, request: str, obj: Any = None, more: str = "") -> None:
+    """What an admin did to one request: ``Declined REQ in session S.`` (``more``
+    before the stop), or ``obj`` (default ``{"accepted": true}``) with ``--json``."""
+    reply(as_json, {"accepted": True} if obj is None else obj, f"{done} {request} in session {session}{more}.")
+
+
 def eprint(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -63,3 +69,14 @@ ConfigOption = typer.Option(
     dir_okay=False,
 )
 ReplyJsonOption = typer.Option(False, "--json", help="Print the daemon's reply as JSON.")
+
+
+def session_argument(what: str = "question") -> Any:
+    return typer.Argument(..., help=f"The {what}'s session id.")
+
+
+def request_argument(what: str = "question") -> Any:
+    return typer.Argument(..., help=f"The {what}'s request id (see `askd pending list`).")
+
+
+ReasonOption = typer.Option(None, "--reason", help="Why (at most 1,000 characters); the agent reads it.")

@@ -17,7 +17,7 @@ import typer
 from askd.cli.clients import CaCertOption, TokenOption, UrlOption, describe_error
 from askd.cli.common import ConfigOption, debug_enabled, eprint
 from askd.cli.hook_ask import Approval, Target, ask_approval
-from askd.cli.hook_event import AGENTS, CLAUDE, Agent, BadEvent, Event, action, allow, deny, read_event, session_of
+from askd.cli.hook_event import AGENTS, Agent, BadEvent, Event, action, allow, deny, read_event, session_of
 from askd.cli.hook_install import DEFAULT_TIMEOUT, agent_timeout, codex_snippet, hook_command, install, settings_path, uninstall
 from askd.client import Result, Status
 
@@ -95,30 +95,25 @@ def run_hook(
         _emit(out)
 
 
-@app.command("claude-code", context_settings=LENIENT)
-def claude_code(
-    to: list[str] = ToOption,
-    timeout: str = TimeoutOption,
-    url: str | None = UrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
-) -> None:
-    """Claude Code's PermissionRequest hook: reads the event on stdin, prints the decision (or nothing)."""
-    run_hook(CLAUDE, to, timeout, url, token, cacert, config)
+def _hook_for(agent: Agent) -> None:
+    """``askd hook claude-code`` and ``askd hook codex``: one command per agent."""
+
+    def hook(
+        to: list[str] = ToOption,
+        timeout: str = TimeoutOption,
+        url: str | None = UrlOption,
+        token: str | None = TokenOption,
+        cacert: Path | None = CaCertOption,
+        config: Path | None = ConfigOption,
+    ) -> None:
+        run_hook(agent, to, timeout, url, token, cacert, config)
+
+    hook.__doc__ = f"{agent.label}'s PermissionRequest hook: reads the event on stdin, prints the decision (or nothing)."
+    app.command(agent.key, context_settings=LENIENT)(hook)
 
 
-@app.command("codex", context_settings=LENIENT)
-def codex(
-    to: list[str] = ToOption,
-    timeout: str = TimeoutOption,
-    url: str | None = UrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
-) -> None:
-    """Codex's PermissionRequest hook: reads the event on stdin, prints the decision (or nothing)."""
-    run_hook(AGENTS["codex"], to, timeout, url, token, cacert, config)
+for _agent_now in AGENTS.values():
+    _hook_for(_agent_now)
 
 
 def _agent(name: str, allowed: tuple[str, ...]) -> str:

@@ -35,6 +35,7 @@ app = typer.Typer(help="Notifications: tell people of questions by webhook and e
 class Format(str, Enum):
     json = "json"
     slack = "slack"
+    teams = "teams"
 
 
 def _link_secret(s: Any) -> str:
@@ -64,7 +65,7 @@ def _from_daemon(admin_url: str | None, token: str | None, config: Path | None, 
 @command
 def test(
     webhook_url: str | None = typer.Option(None, "--webhook-url", help="POST here instead of notify.webhook_url."),
-    fmt: Format | None = typer.Option(None, "--format", help="json or slack (default: notify.format)."),
+    fmt: Format | None = typer.Option(None, "--format", help="json, slack or teams (default: notify.format)."),
     user: str = typer.Option("you", "--user", help="The sample question's user."),
     email: str | None = typer.Option(None, "--email", help="Mail the sample to this address (with notify.smtp_url)."),
     as_json: bool = JsonOption,

@@ -4,7 +4,6 @@ one by hand as if the user had (``approve`` and ``deny``: ``approvals``)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -12,8 +11,16 @@ from rich.padding import Padding
 from rich.text import Text
 
 from askd.cli import approvals
-from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
-from askd.cli.common import EXIT_USAGE, ConfigOption, ReplyJsonOption, fail, print_json, reply
+from askd.cli.clients import ADMIN, AdminTarget, JsonOption, admin_command
+from askd.cli.common import (
+    EXIT_USAGE,
+    ReplyJsonOption,
+    fail,
+    print_json,
+    reply_ack,
+    request_argument,
+    session_argument,
+)
 from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until
 
 app = typer.Typer(help="See and answer pending questions, approve or deny actions.", no_args_is_help=True)
@@ -45,19 +52,16 @@ def _audience(p: dict[str, Any]) -> str:
 
 
 @app.command("list")
-@command
+@admin_command
 def list_(
     session: str | None = typer.Option(None, "--session", help="Only this session."),
     user: str | None = typer.Option(None, "--user", help="Only this user's questions."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """List pending questions, oldest first within a session."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        pending = admin.pending(session=session, user=user)
+    with admin.client() as client:
+        pending = client.pending(session=session, user=user)
     if as_json:
         print_json(pending)
         return
@@ -75,20 +79,17 @@ def list_(
 
 
 @app.command("show")
-@command
+@admin_command
 def show(
-    session: str = typer.Argument(..., help="The question's session id."),
-    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
+    session: str = session_argument(),
+    request: str = request_argument(),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Show one pending request in full: its questions, options,
     descriptions and previews, with their Markdown rendered."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        found = admin.question(session, request)
+    with admin.client() as client:
+        found = client.question(session, request)
     if as_json:
         print_json(found)
         return
@@ -150,25 +151,22 @@ def parse_answers_json(text: str) -> dict[str, Any]:
 
 
 @app.command("answer")
-@command
+@admin_command
 def answer(
-    session: str = typer.Argument(..., help="The question's session id."),
-    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
+    session: str = session_argument(),
+    request: str = request_argument(),
     answers_json: str | None = typer.Option(None, "--answers", help='The answers as a JSON object: {"QUESTION": "VALUE", ...}.'),
     answer_flags: list[str] = typer.Option([], "--answer", help='"QUESTION=VALUE"; repeat for several questions or choices.'),
     as_json: bool = ReplyJsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Answer a pending question as if the user had."""
     if (answers_json is None) == (not answer_flags):
         fail("give either --answers JSON or one or more --answer QUESTION=VALUE", EXIT_USAGE)
-    with admin_client(admin_url, token, config, cacert) as admin:
+    with admin.client() as client:
         if answers_json is not None:
             answers = parse_answers_json(answers_json)
         else:
-            answers = answers_from_flags(answer_flags, admin.question(session, request)["questions"])
-        admin.answer(session, request, answers)
-    reply(as_json, {"accepted": True, "answers": answers}, f"Answered {request} in session {session}.")
+            answers = answers_from_flags(answer_flags, client.question(session, request)["questions"])
+        client.answer(session, request, answers)
+    reply_ack(as_json, "Answered", session, request, {"accepted": True, "answers": answers})

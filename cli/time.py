@@ -3,12 +3,21 @@ decline`` (an admin refuses a question on the person's behalf)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
-from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, UrlOption, admin_client, agent_client, command
-from askd.cli.common import ConfigOption, ReplyJsonOption, print_json, reply
+from askd.cli.clients import ADMIN, AdminTarget, CaCertOption, TokenOption, UrlOption, admin_command, agent_client, command
+from askd.cli.common import (
+    ConfigOption,
+    ReasonOption,
+    ReplyJsonOption,
+    print_json,
+    reply_ack,
+    request_argument,
+    session_argument,
+)
 from askd.client.agent import DEFAULT_POLL_SECONDS
 
 
@@ -35,18 +44,23 @@ def extend(
         typer.echo(f"Question {request} of session {session} has ended: {result.status.value}.")
 
 
-@command
-def decline(
-    session: str = typer.Argument(..., help="The question's session id."),
-    request: str = typer.Argument(..., help="The question's request id (see `askd pending list`)."),
-    reason: str | None = typer.Option(None, "--reason", help="Why (at most 1,000 characters); the agent reads it."),
-    as_json: bool = ReplyJsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
-) -> None:
-    """Decline a pending question as if the user had (it ends declined)."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        admin.decline(session, request, reason)
-    reply(as_json, {"accepted": True}, f"Declined {request} in session {session}.")
+def declining(what: str, done: str, doc: str) -> Callable[..., None]:
+    """The admin's decline of a pending ``what`` (a question: ``askd decline``;
+    an action: ``askd pending deny``), replying ``done`` (Declined, Denied)."""
+
+    def decline(
+        session: str = session_argument(what),
+        request: str = request_argument(what),
+        reason: str | None = ReasonOption,
+        as_json: bool = ReplyJsonOption,
+        admin: AdminTarget = ADMIN,
+    ) -> None:
+        with admin.client() as client:
+            client.decline(session, request, reason)
+        reply_ack(as_json, done, session, request)
+
+    decline.__doc__ = doc
+    return admin_command(decline)
+
+
+decline = declining("question", "Declined", "Decline a pending question as if the user had (it ends declined).")

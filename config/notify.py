@@ -16,7 +16,13 @@ class NotifySettings(Section):
     """Webhooks and e-mail for people away from every tab (spec E, J)."""
 
     webhook_url: AnyHttpUrl | None = Field(default=None, description="URL each new question is POSTed to; unset: no webhooks.")
-    format: Literal["json", "slack"] = Field("json", description="Body: json (askd's event), or slack (a Block Kit message with answer buttons, for chat incoming webhooks).")
+    format: Literal["json", "slack", "teams"] = Field(
+        "json",
+        description=(
+            "Body: json (askd's event), slack (a Block Kit message with answer buttons, for chat incoming webhooks), "
+            "or teams (a message with an Adaptive Card and answer buttons, for a Teams Workflows webhook)."
+        ),
+    )
     webhook_secret: SecretStr | None = Field(
         default=None, description="Signs each delivery per Standard Webhooks (webhook-signature over its id, timestamp and body; whsec_ + base64 of it); unset: no signature."
     )

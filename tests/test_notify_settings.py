@@ -42,6 +42,11 @@ def test_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert public_base(s, "http", 8765) == "https://tools.example.com/askd/"
 
 
+def test_teams_is_a_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASKD_NOTIFY__FORMAT", "teams")
+    assert load_settings().notify.format == "teams"
+
+
 def test_from_toml(tmp_path: Path) -> None:
     path = tmp_path / "askd.toml"
     path.write_text('public_url = "http://askd.lan:8765"\n[notify]\nwebhook_url = "http://127.0.0.1:9000/hook"\n')
@@ -63,7 +68,7 @@ def test_links_default_to_the_public_listener(host: str, expected: str) -> None:
     [
         ({"ASKD_NOTIFY__WEBHOOK_URL": "ftp://example.com/x"}, "notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL)"),
         ({"ASKD_NOTIFY__WEBHOOK_URL": "not a url"}, "notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL)"),
-        ({"ASKD_NOTIFY__FORMAT": "teams"}, "notify.format (ASKD_NOTIFY__FORMAT)"),
+        ({"ASKD_NOTIFY__FORMAT": "discord"}, "notify.format (ASKD_NOTIFY__FORMAT)"),
         ({"ASKD_NOTIFY__AFTER_SECONDS": "-1"}, "notify.after_seconds (ASKD_NOTIFY__AFTER_SECONDS)"),
         ({"ASKD_NOTIFY__TIMEOUT_SECONDS": "0"}, "notify.timeout_seconds (ASKD_NOTIFY__TIMEOUT_SECONDS)"),
         ({"ASKD_NOTIFY__WEBHOOK_SECRET": ""}, "notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET)"),

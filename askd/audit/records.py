@@ -38,16 +38,16 @@ def bodies(change: Change, at: float) -> list[dict[str, Any]]:
     if isinstance(change, Asked):
         req = change.request
         to = list(audience_entries(req.user_id))
-        data: dict[str, Any] = {"to": to, "audience": list(change.audience) if change.audience is not None else to}
+        data: dict[str, Any] = {"to": to, "audience": sorted(change.audience) if change.audience is not None else to}
         name = _action_name(change)
         if name is not None:
             data["action"] = name
-        return [_body(at, "asked", req.session_id, req.request_id, req.agent, "agent", data)]
+        return [_body(at, "asked", req.session_id, req.request_id, req.agent, change.via, data)]
     if isinstance(change, Ended):
         sid, rid = change.session_id, change.request_id
         if change.trigger == Trigger.CANCEL:
             event = "withdrawn" if change.error == WITHDRAW_ERROR else "cancelled"
-            return [_body(at, event, sid, rid, change.actor, "agent", {"digest": change.digest})]
+            return [_body(at, event, sid, rid, change.actor, change.actor_via, {"digest": change.digest})]
         event = _END_EVENTS[change.trigger]
         if change.trigger == Trigger.EXPIRE:
             return [_body(at, event, sid, rid, None, None, {"digest": change.digest, "defaulted": change.defaulted})]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from askd.audit.chain import ZERO, seal
+from askd.audit.history import MemoryHistory
 from askd.audit.records import bodies
 from askd.core.changes import Change
 
@@ -38,16 +39,11 @@ class Head:
         return None if self.seq == 0 else {"seq": self.seq, "hash": self.hash, "at": self.at}
 
 
-class MemoryTrail:
-    """Records in a list, oldest first (``store.audit``)."""
+class SealingTrail:
+    """What a trail that seals its own records (memory, SQLite) answers from
+    the head it keeps; the Redis trail reads the chain's instead."""
 
-    def __init__(self) -> None:
-        self._records: list[dict[str, Any]] = []
-        self._head = Head()
-
-    def append(self, taken: Sequence[Change], at: float) -> None:
-        records, self._head = self._head.sealed(taken, at)
-        self._records.extend(records)
+    _head: Head
 
     @property
     def sealed(self) -> int:
@@ -57,6 +53,20 @@ class MemoryTrail:
     async def head(self) -> dict[str, Any] | None:
         return self._head.wire()
 
+
+class MemoryTrail(SealingTrail):
+    """Records in a list, oldest first (``store.audit``)."""
+
+    def __init__(self) -> None:
+        self._records: list[dict[str, Any]] = []
+        self._head = Head()
+        self._history = MemoryHistory()
+
+    def append(self, taken: Sequence[Change], at: float) -> None:
+        records, self._head = self._head.sealed(taken, at)
+        self._records.extend(records)
+        self._history.add(records)
+
     async def page(self, after_seq: int, limit: int) -> list[dict[str, Any]]:
         """Up to ``limit`` records with seq above ``after_seq``, oldest first."""
         records = self._records
@@ -64,6 +74,11 @@ class MemoryTrail:
             return []
         start = max(0, after_seq - records[0]["seq"] + 1)
         return records[start : start + limit]
+
+    async def history(self, user: str) -> list[dict[str, Any]]:
+        """The records of the last ends of questions asked of ``user``, newest first."""
+        records = self._records
+        return self._history.of(user, records[0]["seq"] if records else self._head.seq + 1)
 
     async def prune(self, before: str) -> int:
         """Drop the records older than ``before`` (RFC 3339, as ``at``)."""

@@ -184,20 +184,18 @@ def compose(
         text.append(body)
         parts.append(f'<div style="{STYLE["question"]}">{render(body)}</div>')
         options = [o for o in q.get("options") or () if isinstance(o, dict)]
-        buttons, abouts = [], []
+        buttons: list[tuple[str, str | None]] = []
+        abouts: list[str] = []
         for o in options:
             label, about = str(o.get("label", "")), str(o.get("description") or "")
             url = option_urls.get(label) if len(questions) == 1 else None
             # The URL last on its line: mail programs end a bare link at the line's end.
             text.append(f"  - {label}" + (f" ({about})" if about else "") + (f": {url}" if url else ""))
-            if url:
-                buttons.append(f'<a href="{e(url)}" style="{STYLE["button"]}">{e(label)}</a>')
-            else:
-                buttons.append(f'<span style="{STYLE["option"]}">{e(label)}</span>')
+            buttons.append((label, url))
             if about:
                 abouts.append(f'<p style="{STYLE["about"]}"><b>{e(label)}</b> — {e(about)}</p>')
         if buttons:
-            parts.append(f'<div style="{STYLE["options"]}">{"".join(buttons)}{"".join(abouts)}</div>')
+            parts.append(_button_row(buttons, "".join(abouts)))
         text.append("")
     footer = []
     if open_url:
@@ -207,6 +205,23 @@ def compose(
     text.append(f"{w['mail.inbox']}: {inbox}")
     footer.append(f'<a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a>')
     parts.append(f'<p style="{STYLE["footer"]}">{" · ".join(footer)}</p>')
+    return _mail(subject, text, parts, lang)
+
+
+def _button_row(buttons: list[tuple[str, str | None]], after: str = "") -> str:
+    """A row of buttons, ``(label, url)``: a link where there is a URL, else
+    the label alone (an option with no one-tap answer); ``after`` below them."""
+    e = html.escape
+    shown = (
+        f'<a href="{e(url)}" style="{STYLE["button"]}">{e(label)}</a>' if url else f'<span style="{STYLE["option"]}">{e(label)}</span>'
+        for label, url in buttons
+    )
+    return f'<div style="{STYLE["options"]}">{"".join(shown)}{after}</div>'
+
+
+def _mail(subject: str, text: list[str], parts: list[str], lang: str) -> Mail:
+    """The mail: the text part's lines, and ``parts`` in the HTML page's card."""
+    e = html.escape
     page = (
         f'<!DOCTYPE html><html lang="{e(lang)}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -265,20 +280,10 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
     for label, url in shown:
         text.append(f"{label}: {url}")  # the URL last on its line: mail programs end a bare link there
     if shown:
-        parts.append(
-            f'<div style="{STYLE["options"]}">'
-            + "".join(f'<a href="{e(url)}" style="{STYLE["button"]}">{e(label)}</a>' for label, url in shown)
-            + "</div>"
-        )
+        parts.append(_button_row(shown))
     text.append(f"{w['mail.inbox']}: {inbox}")
     parts.append(f'<p style="{STYLE["footer"]}"><a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a></p>')
-    page = (
-        f'<!DOCTYPE html><html lang="{e(lang)}"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<title>{e(subject)}</title></head><body style="{STYLE["body"]}">'
-        f'<div style="{STYLE["card"]}">{"".join(parts)}</div></body></html>'
-    )
-    return Mail(subject, "\n".join(text).rstrip() + "\n", page)
+    return _mail(subject, text, parts, lang)
 
 
 def reminder(mail: Mail, lang: str | None = None) -> Mail:

@@ -26,6 +26,7 @@ from standardwebhooks import Webhook
 from askd import __version__
 from askd.core.events import encode
 from askd.channels.mrkdwn import escape, to_mrkdwn
+from askd.channels.teams import teams_message
 
 EVENT = "question.asked"
 ID_HEADER, TIMESTAMP_HEADER, STANDARD_SIGNATURE_HEADER = "webhook-id", "webhook-timestamp", "webhook-signature"
@@ -183,9 +184,12 @@ def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str
 
 def render(fmt: str, ev: dict[str, Any], channel: dict[str, Any] | None = None) -> bytes:
     """The raw body to POST (and to sign) in ``fmt``: ``json``, or ``slack``
-    with the channel's answer links (``channel``, see :func:`slack_blocks`)."""
+    or ``teams`` with the channel's answer links (``channel``, see
+    :func:`slack_blocks` and :func:`askd.channels.teams.teams_message`)."""
     if fmt == "slack":
         return encode(slack_blocks(ev, channel))
+    if fmt == "teams":
+        return encode(teams_message(ev, channel))
     return encode(ev)
 
 

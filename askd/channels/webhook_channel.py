@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("askd.notify")
 
 WORKERS = 4
+CHAT_FORMATS = ("slack", "teams")  # one message for a shared channel, with that channel's links
 MAX_HELD = 1000  # deliveries queued, in flight or waiting to retry
 
 
@@ -74,7 +75,7 @@ class WebhookChannel(Channel):
         if self._answer_links is None:
             return webhook.render(self.fmt, webhook.event(req.describe(), url, users, reminder=k))
         minter = self._answer_links
-        if self.fmt == "slack":
+        if self.fmt in CHAT_FORMATS:
             # A channel is shared: its links name the recipient only when there is one.
             recipient = users[0] if len(users) == 1 else None
             channel = minter.link_set(req, recipient)

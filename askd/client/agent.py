@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
@@ -22,6 +22,7 @@ from askd.client.agent_calls import (
     DEFAULT_POLL_SECONDS,
     MAX_POLL_SECONDS,
     READ_GRACE_SECONDS,
+    ApprovalOptions,
     approval_body,
     ask_body,
     new_key,
@@ -58,8 +59,9 @@ class AgentClient:
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
         ca_file: str | Path | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file)
+        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file, headers)
         self._http = httpx.Client(**http, transport=transport)
 
     def __enter__(self) -> AgentClient:
@@ -104,23 +106,9 @@ class AgentClient:
         name: str,
         arguments: Mapping[str, Any],
         *,
-        summary: str | None = None,
-        preview: str | None = None,
-        schema: Mapping[str, Any] | bool | None = None,
-        editable: bool = False,
-        allow_always: bool = False,
-        quorum: int | None = None,
-        to: Sequence[str] | None = None,
-        user: str | None = None,
-        timeout: float | None = None,
         idempotency_key: str | None = None,
         wait: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        require_online: bool = False,
-        parent_session: str | None = None,
-        max_extension: float | None = None,
-        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
-        remind: tuple[float, int] | None = None,
+        **options: Unpack[ApprovalOptions],
     ) -> Result:
         """Ask permission to run ``name`` with ``arguments`` (protocol
         section 17) of ``user`` or ``to``, and block until approved, denied,
@@ -131,15 +119,7 @@ class AgentClient:
         (its ``request_id`` to ``wait`` on or ``withdraw``). ``quorum``: the
         approvals needed from distinct people. ``ValueError`` before sending
         when the action is malformed (a bad schema, arguments not an object)."""
-        body = approval_body(
-            name, arguments, summary=summary, preview=preview, schema=schema, editable=editable,
-            allow_always=allow_always, quorum=quorum, user=user, to=to, metadata=metadata, timeout=timeout,
-            require_online=require_online, parent_session=parent_session, max_extension=max_extension,
-            escalate=escalate, remind=remind,
-        )
-        key = idempotency_key or new_key()
-        flow = self._flows.ask(session, body, key) if wait else self._flows.submit(session, body, key, 0.0)
-        return drive_sync(self._http, flow)
+        return drive_sync(self._http, self._flows.approval(session, name, arguments, idempotency_key, wait, options))
 
     def submit(
         self,

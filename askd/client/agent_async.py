@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
-from askd.client.agent_calls import DEFAULT_POLL_SECONDS, approval_body, ask_body, new_key, setup
+from askd.client.agent_calls import DEFAULT_POLL_SECONDS, ApprovalOptions, ask_body, new_key, setup
 from askd.client.discovery import TokenSource
 from askd.client.http import RetryPolicy, drive_async
 from askd.client.results import QuestionLike, Result
@@ -27,8 +27,9 @@ class AsyncAgentClient:
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         ca_file: str | Path | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file)
+        self.url, self._flows, http = setup(url, token, poll_seconds, retry, ca_file, headers)
         self._http = httpx.AsyncClient(**http, transport=transport)
 
     async def __aenter__(self) -> AsyncAgentClient:
@@ -69,34 +70,12 @@ class AsyncAgentClient:
         name: str,
         arguments: Mapping[str, Any],
         *,
-        summary: str | None = None,
-        preview: str | None = None,
-        schema: Mapping[str, Any] | bool | None = None,
-        editable: bool = False,
-        allow_always: bool = False,
-        quorum: int | None = None,
-        to: Sequence[str] | None = None,
-        user: str | None = None,
-        timeout: float | None = None,
         idempotency_key: str | None = None,
         wait: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        require_online: bool = False,
-        parent_session: str | None = None,
-        max_extension: float | None = None,
-        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
-        remind: tuple[float, int] | None = None,
+        **options: Unpack[ApprovalOptions],
     ) -> Result:
         """See ``AgentClient.request_approval``."""
-        body = approval_body(
-            name, arguments, summary=summary, preview=preview, schema=schema, editable=editable,
-            allow_always=allow_always, quorum=quorum, user=user, to=to, metadata=metadata, timeout=timeout,
-            require_online=require_online, parent_session=parent_session, max_extension=max_extension,
-            escalate=escalate, remind=remind,
-        )
-        key = idempotency_key or new_key()
-        flow = self._flows.ask(session, body, key) if wait else self._flows.submit(session, body, key, 0.0)
-        return await drive_async(self._http, flow)
+        return await drive_async(self._http, self._flows.approval(session, name, arguments, idempotency_key, wait, options))
 
     async def submit(
         self,

@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -47,6 +47,27 @@ def ask_body(
     return _audience_and_limits(
         body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate, remind
     )
+
+
+class ApprovalOptions(TypedDict, total=False):
+    """``request_approval``'s keywords past ``name`` and ``arguments``: what
+    ``approval_body`` takes (its parameters say what each means)."""
+
+    summary: str | None
+    preview: str | None
+    schema: Mapping[str, Any] | bool | None
+    editable: bool
+    allow_always: bool
+    quorum: int | None
+    user: str | None
+    to: Sequence[str] | None
+    metadata: Mapping[str, Any] | None
+    timeout: float | None
+    require_online: bool
+    parent_session: str | None
+    max_extension: float | None
+    escalate: Sequence[tuple[float, Sequence[str]]] | None
+    remind: tuple[float, int] | None
 
 
 def approval_body(
@@ -178,6 +199,15 @@ class AgentFlows:
             return result
         return (yield from self.wait(session, result.request_id, None))
 
+    def approval(
+        self, session: str, name: str, arguments: Mapping[str, Any], key: str | None, wait: bool, options: ApprovalOptions
+    ) -> Flow[Result]:
+        """``request_approval``: the body checked before anything is sent, then
+        asked and waited on as ``ask`` does, or (``wait`` false) only submitted."""
+        body = approval_body(name, arguments, **options)
+        key = key or new_key()
+        return (yield from (self.ask(session, body, key) if wait else self.submit(session, body, key, 0.0)))
+
     def health(self) -> Flow[dict[str, Any]]:
         return (yield from health(self.base_url))
 
@@ -252,9 +282,11 @@ def _message(response: httpx.Response) -> str | None:
 
 
 def setup(
-    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None, ca_file: str | Path | None
+    url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None, ca_file: str | Path | None,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[str, AgentFlows, dict[str, Any]]:
-    """The base URL, the flows and the httpx client's arguments."""
+    """The base URL, the flows and the httpx client's arguments (``headers``:
+    sent with every call, as ``askd mcp`` sends ``Askd-Via: mcp``)."""
     found = Discovery()
     base = found.url(url)
     source = token if token is not None else found.agent_token()
@@ -264,6 +296,7 @@ def setup(
         "auth": BearerAuth(source),
         "timeout": httpx.Timeout(10.0, read=poll_seconds + READ_GRACE_SECONDS),
         "verify": found.tls(base, ca_file) or True,
+        "headers": dict(headers or {}),
     }
     return base, flows, http
 

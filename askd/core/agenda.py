@@ -97,6 +97,10 @@ class Agenda:
         if at is not None:
             self.schedule.add(at, "escalate", req, req.order)
 
+    def step_adds(self, req: Request, entries: tuple[str, ...]) -> tuple[str, ...]:
+        """The users a step's ``entries`` add now (``DeadlineOwner.step_adds``)."""
+        return tuple(sorted(self._audiences.resolve(entries) - self._audiences.of(req)))
+
     # ---- webhooks -----------------------------------------------------
 
     def notify_due(self, req: Request, *, again: bool = False) -> None:

@@ -15,6 +15,7 @@ every question makes several changes (docs/performance.md).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -33,8 +34,11 @@ class Asked:
     # The session was known, with this parent, before the ask: a store
     # already holds its row and need not write it again.
     session_known: bool = False
-    # The users it reaches (groups resolved) when asked of a team; None: its one user.
-    audience: tuple[str, ...] | None = field(default=None, compare=False)
+    # The users it reaches (groups resolved then) when asked of a team, for
+    # the audit trail; None: its one user (the trail writes it).
+    audience: AbstractSet[str] | None = field(default=None, compare=False)
+    # Through what the agent asked (the audit trail): ``agent``, or ``mcp`` through ``askd mcp``.
+    via: str = field(default="agent", compare=False)
 
 
 @dataclass(slots=True)
@@ -61,8 +65,10 @@ class Ended:
     # any other end, which leaves the approvals given as they are.
     counted: int | None = None
     approval: Approval | None = None
-    # Who cancelled or withdrew it (the audit trail, section P): the agent's sub.
+    # Who cancelled or withdrew it and through what (the audit trail, section
+    # P): the agent's sub and ``agent``, or the admin token's sub and ``admin``.
     actor: str | None = field(default=None, compare=False)
+    actor_via: str | None = field(default=None, compare=False)
 
     @property
     def status(self) -> Status:
@@ -136,7 +142,9 @@ class Escalated:
     session_id: str
     request_id: str
     step: int
-    added: tuple[str, ...] = field(default=(), compare=False)  # the step's entries (the audit trail, section P)
+    # The users the step added (its groups resolved then; none already in the
+    # audience), for the audit trail (section P).
+    added: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(slots=True)

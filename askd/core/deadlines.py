@@ -36,6 +36,10 @@ class DeadlineOwner(Protocol):
     def remind_due(self, req: Request, k: int) -> None:
         """Report reminder ``k`` of the pending question (not a change)."""
 
+    def step_adds(self, req: Request, entries: tuple[str, ...]) -> tuple[str, ...]:
+        """The users an escalation step's ``entries`` add to the question's
+        audience now (groups resolved; none already in it), sorted."""
+
 
 @dataclass(frozen=True, slots=True)
 class DeadlineKind:
@@ -86,7 +90,7 @@ def _escalate_fire(reg: DeadlineOwner, req: Request, now: float) -> Escalated | 
     at = escalate_when(reg, req)
     if at is None or at > now:
         return None  # an entry for a step taken already (another node's): the next has its own
-    added = tuple(req.escalate[req.escalations][1]) if req.escalations < len(req.escalate) else ()
+    added = reg.step_adds(req, req.escalate[req.escalations][1]) if req.escalations < len(req.escalate) else ()
     return Escalated(req.session_id, req.request_id, req.escalations + 1, added)
 
 

@@ -192,7 +192,7 @@ class Decisions:
         if req is None or not req.pending:
             return req, None
         ended = self._ending(req, Trigger.CANCEL, error=WITHDRAW_ERROR)
-        ended.actor = agent
+        ended.actor, ended.actor_via = agent, "agent"
         return req, ended
 
     def prepare_cancel(self, session_id: str, agent: str | None = None) -> list[Ended]:
@@ -210,7 +210,7 @@ class Decisions:
             if req.pending
         ]
         for change in ended:
-            change.actor = agent
+            change.actor, change.actor_via = agent, "agent"
         return ended
 
     def _ending(

@@ -94,6 +94,7 @@ class AskInput:
     action: dict[str, Any] | None = None  # an action to approve instead of questions (section 17), as sent
     quorum: int = 1
     remind: Remind | None = None  # reminders (askd.core.reminders); None: none
+    via: str = "agent"  # through what the agent asked: ``mcp`` through ``askd mcp`` (the audit trail)
 
 
 @dataclass(slots=True, frozen=True)

@@ -23,7 +23,7 @@ from askd.core.budgets import Tally, check_bytes, check_count
 from askd.core.changes import Asked
 from askd.core.errors import AskInFlight, InvalidRequest, NotFound, SessionOwnerMismatch, TooManyPending, UserOffline
 from askd.core.events import isotime
-from askd.core.records import ALL_SESSIONS, AskInput, Limits, Request, Session, audience_entries, audience_key, is_team
+from askd.core.records import ALL_SESSIONS, AskInput, Limits, Request, Session, audience_key, is_team
 
 
 def invalid(loc: str, msg: str) -> InvalidRequest:
@@ -156,9 +156,11 @@ class Reservations:
         self._flying[req.request_id] = req
         self.held.add(user_id, agent, len(req.frame))  # counted from now: applying keeps it
         self._flying_in.setdefault(session_id, []).append(req)
-        asked = Asked(req, parent, session_known=session is not None and session.parent == parent)
-        if is_team(req.user_id):  # whom a team's ask reaches, as the groups are now (the audit trail)
-            asked.audience = tuple(sorted(self._audiences.resolve(audience_entries(req.user_id))))
+        asked = Asked(req, parent, session_known=session is not None and session.parent == parent, via=ask.via)
+        # Whom a team's ask reaches, as the groups are now (the audit trail,
+        # which sorts them). A one-user ask's is its user: nothing to do.
+        if ask.to and is_team(user_id):
+            asked.audience = self._audiences.resolve(ask.to)
         return req, asked
 
     def _check_parent(self, session_id: str, session: Session | None, parent_id: str, user_id: str) -> None:

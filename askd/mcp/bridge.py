@@ -38,7 +38,7 @@ from askd.mcp import calls
 from askd.mcp.approval import APPROVE, RequestApprovalArgs
 from askd.mcp.calls import HOST_KEY, CallFailed
 from askd.mcp.host import ApprovalForm, HostForm, build_approval_form, build_form, declares_form, input_required_era
-from askd.protocol.models import AskFields
+from askd.protocol.models import VIA_HEADER, AskFields
 from askd.mcp.keys import AskKeys
 from askd.mcp.tools import ASK, GET, GetAnswerArgs, invalid_arguments, tool_error, tool_list, tool_result
 from askd.server.logs import get_logger
@@ -227,7 +227,8 @@ class Bridge:
         one that is not there fails the call now, in one clear sentence;
         once the call waits, outages are ridden through. Found again for
         every call, so a daemon started after the bridge is reached."""
-        client = AsyncAgentClient(found.url(self.cfg.url), found.agent_token(self.cfg.token))
+        # Askd-Via: the trail records its asks as made through askd mcp.
+        client = AsyncAgentClient(found.url(self.cfg.url), found.agent_token(self.cfg.token), headers={VIA_HEADER: "mcp"})
         try:
             try:
                 await client.health()

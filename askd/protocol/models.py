@@ -350,6 +350,12 @@ class OnBehalf(BaseModel):
     via: Literal["mcp"] = "mcp"
 
 
+#: The header an ask names its channel with, for the audit trail's ``via``
+#: (protocol section 19): ``askd mcp`` sends ``mcp``; without it, ``agent``.
+VIA_HEADER = "Askd-Via"
+ASK_VIAS = ("agent", "mcp")
+
+
 class AgentAnswerBody(AnswerBody, OnBehalf):
     """``POST /v1/sessions/{S}/questions/{R}/answer``."""
 

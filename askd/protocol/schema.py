@@ -1,6 +1,6 @@
 """The JSON Schema of askd's wire: the frames each side of ``/ws`` sends
-(``frames.py``, ``events.py``), the agent API's bodies (``models.py``) and
-its results (``results.py``). ``askd schema`` prints it, and the
+(``frames.py``, ``events.py``), the agent API's bodies (``models.py``), its
+results (``results.py``) and a person's history (``history.py``). ``askd schema`` prints it, and the
 JavaScript client's types are generated from it (clients/js), so the shapes
 here stay the one definition."""
 
@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
-from askd.protocol import action, events, frames, models, results
+from askd.protocol import action, events, frames, history, models, results
 
 # In the order a reader meets them: what a tab sends, what it gets, what an agent sends and gets.
 # Models (what the daemon validates) and TypedDicts (what it sends) alike.
@@ -32,6 +32,7 @@ MODELS: tuple[Any, ...] = (
     models.AnswerBody,
     action.ApproveBody,
     results.ErrorBody,
+    history.HistoryBody,
 )
 
 

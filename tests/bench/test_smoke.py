@@ -14,11 +14,15 @@ import pytest
 
 from askd.server.app import LISTEN_BACKLOG
 from bench import floor, report
+from bench import __main__ as cli
 from bench.__main__ import b6_sizes, main, on_nodes
+from bench.audit_export import audit_export
+from bench.cases import CASES
 from bench.memory import memory
 from bench.proc import Server
 from bench.rate import rate
 from bench.roundtrip import roundtrip
+from bench.search import at_rate, common_rate, find_max, search
 from bench.startup import startup
 from bench.storm import storm
 
@@ -114,6 +118,126 @@ async def test_b4_asks_per_second(servers: dict[str, Server]) -> None:
     assert rows[0].figure.startswith("asks/s") and rows[0].target == ">= 0.8x"
 
 
+@pytest.mark.parametrize("threshold", [0, 30, 199, 200, 201, 777, 5000])
+async def test_b4_search_brackets_the_highest_rate_within_its_resolution(threshold: int) -> None:
+    """The search on a server that passes every rate up to ``threshold``."""
+    probed: list[int] = []
+
+    async def probe(r: int) -> bool:
+        probed.append(r)
+        return r <= threshold
+
+    lo, hi, n = await find_max(probe, start=50, resolution=25, max_probes=16)  # B4's full bounds
+    assert n == len(probed) <= 16 and len(set(probed)) == n  # bounded, and no rate probed twice
+    assert lo <= threshold and lo in (0, *probed)
+    assert hi is not None and hi > threshold and hi - lo <= 25
+
+
+@pytest.mark.parametrize("threshold", [5000, 10**9])
+async def test_b4_search_gives_its_bracket_when_its_probes_run_out(threshold: int) -> None:
+    async def probe(r: int) -> bool:
+        return r <= threshold
+
+    lo, hi, n = await find_max(probe, start=50, resolution=25, max_probes=10)
+    assert n == 10 and lo <= threshold
+    assert hi is None if threshold > 50 * 2**9 else (hi is not None and hi > threshold and hi - lo > 25)
+
+
+async def test_b4_search_stops_after_its_probes() -> None:
+    async def probe(r: int) -> bool:
+        return True
+
+    assert await find_max(probe, start=50, resolution=25, max_probes=3) == (200, None, 3)
+    assert common_rate([200, 1000], 25) == 150 and common_rate([0, 1000], 25) == 25
+
+
+def b4_results(servers: dict[str, Any], cases: dict[str, Any] | None = None, r: int = 20) -> dict[str, Any]:
+    sizes = {"start": 20, "resolution": 20, "probe_seconds": 0.2, "max_probes": 2, "measure_seconds": 0.2, "repeats": 1}
+    return {"b4": {"store": "sqlite", "sizes": sizes, "common_rate": r, **servers, "cases": cases or {}}}
+
+
+def check_b4_tables(results: dict[str, Any]) -> str:
+    text = report.markdown({**results, "machine": report.machine(), "command": "x", "loadavg_before": "0", "loadavg_after": "0"})
+    header, body = report.b4_search_table(results["b4"])
+    assert body and all(len(row) == len(header) for row in body)
+    assert not any(cell in ("nan", "inf") for row in body for cell in row)
+    assert "B4 search (resolution 20/s)" in text
+    return text
+
+
+async def test_b4_search_and_cpu_per_ask_at_a_common_rate(servers: dict[str, Server]) -> None:
+    """Tiny bounds; no latency limit (a loaded machine's p99 is not the
+    harness's to check) but for the floor, whose limit nothing meets, so the
+    search's failing path runs too (its figure then reads 0)."""
+    out: dict[str, Any] = {}
+    for kind, server in servers.items():
+        limit, resolution = (-1.0, 10) if kind == "floor" else (math.inf, 20)
+        out[kind] = r = await search(server, start=20, resolution=resolution, probe_seconds=0.2, max_probes=2, users=5, agents=4, p99_limit_ms=limit)
+        assert r["probes"] == len(r["steps"]) == 2
+        for step in r["steps"]:
+            assert step["asks"] > 0 and step["completed"] == step["asks"]  # every ask ended, pass or fail
+        if limit < 0:
+            assert (r["max_rate"], r["ceiling"]) == (0, 10) and [s["rate"] for s in r["steps"]] == [20, 10]
+        else:
+            assert (r["max_rate"], r["ceiling"]) == (40, None)
+        # 10 asks: enough CPU ticks (10 ms each) that no server's figure reads 0.
+        r["at_common"] = at = await at_rate(server, 20, 0.5, 1, users=5, agents=4, p99_limit_ms=math.inf)
+        assert at["rate"] == 20 and at["passed"] and at["cpu_per_ask_us"] >= 0
+    results = b4_results(out)
+    rows = check_rows(results)
+    assert [r.figure for r in rows][0] == "asks/s sustained with p99 <= 100 ms"
+    assert rows[-1].figure == "server CPU per ask at 20/s, both servers (us)"
+    stores = check_store_rows(results)
+    assert stores[-1].figure == "server CPU per ask at 20/s (us)"
+    check_b4_tables(results)
+
+
+async def test_b2_and_b4_on_approvals_against_askds_plain_question(servers: dict[str, Server]) -> None:
+    """An approval, and one with quorum 2 (both users approve): every ask
+    ends; the cases' rows set askd against its own plain question."""
+    askd = servers["askd"]
+    sizes = {"rounds": 5, "pairs": 2, "pair_rounds": 2}
+    b2: dict[str, Any] = {"sizes": sizes, "store": "sqlite", "askd": await roundtrip(askd, **sizes), "floor": await roundtrip(servers["floor"], **sizes), "cases": {}}
+    b4_cases: dict[str, Any] = {}
+    plain_at = await at_rate(askd, 20, 0.2, 1, users=5, agents=4, p99_limit_ms=math.inf)
+    for name in ("approval", "quorum2"):
+        case = CASES[name]
+        r2 = await roundtrip(askd, **sizes, case=case)  # raises unless each round ends answered
+        b2["cases"][name] = {"askd": r2}
+        assert 0 < r2["p50_ms"] <= r2["p99_ms"] and r2["throughput_rps"] > 0
+        got = await search(askd, start=20, resolution=20, probe_seconds=0.2, max_probes=1, users=5, agents=4, p99_limit_ms=math.inf, case=case)
+        step = got["steps"][0]
+        assert step["asks"] > 0 and step["completed"] == step["asks"]  # the approval that completed the quorum was acked
+        got["at_rate"] = await at_rate(askd, 20, 0.2, 1, users=5, agents=4, p99_limit_ms=math.inf, case=case)
+        b4_cases[name] = {"rate": 20, "askd": got, "plain_at": plain_at}
+    plain = {"max_rate": 20, "ceiling": None, "probes": 1, "cpu_per_ask_us": 1.0, "steps": plain_at["steps"], "at_common": plain_at}
+    results = {"b2": b2, **b4_results({"askd": plain, "floor": plain}, b4_cases)}
+    rows = report.case_rows(results)
+    assert [r.scenario for r in rows] == ["B2 approval"] * 4 + ["B2 quorum2"] * 4 + ["B4 approval"] * 2 + ["B4 quorum2"] * 2
+    for row in rows:
+        assert finite(row.askd) and row.floor is not None and finite(row.floor), row
+    text = check_b4_tables(results)
+    assert "The cases (askd on sqlite;" in text and "| askd (sqlite), quorum2 |" in text
+
+
+def test_b4_runs_end_to_end_from_the_command_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m bench b4 --quick --case quorum2`` at tinier bounds: every
+    server searched and measured, the tables well-formed (whatever a loaded
+    machine's figures are)."""
+    monkeypatch.setitem(cli.QUICK, "b4", {"start": 20, "resolution": 20, "probe_seconds": 0.2, "max_probes": 2, "measure_seconds": 0.2, "repeats": 1})
+    assert main(["b4", "--quick", "--case", "quorum2", "--json", str(tmp_path / "out.json")]) == 0
+    b4 = json.loads((tmp_path / "out.json").read_text())["b4"]
+    assert {"askd", "askd_memory", "floor"} <= b4.keys() and list(b4["cases"]) == ["quorum2"]
+    assert b4["common_rate"] >= 20 and b4["cases"]["quorum2"]["rate"] >= 20
+    for r in (b4["askd"], b4["askd_memory"], b4["floor"], b4["cases"]["quorum2"]["askd"]):
+        assert 1 <= r["probes"] <= 2 and r["max_rate"] >= 0
+    for r in (b4["askd"], b4["askd_memory"], b4["floor"]):
+        assert r["at_common"]["rate"] == b4["common_rate"]
+    out = capsys.readouterr().out
+    assert "| B4 quorum2 | server CPU per ask at" in out and "B4 search (resolution 20/s)" in out
+    assert not any(cell.strip() in ("nan", "inf") for line in out.splitlines() if line.startswith("| B4") for cell in line.split("|"))
+
+
 async def test_b5_startup_restores_every_question_and_compares_the_stores() -> None:
     out = await startup(questions=300, starts=1)  # raises unless every question is served after each start
     sqlite, mem = out["sqlite"], out["memory"]
@@ -163,11 +287,24 @@ async def test_b6_two_nodes_on_redis_cross_nodes_and_count_redis_calls() -> None
         assert not any(cell in ("nan", "inf") for row in body for cell in row)
 
 
+async def test_b7_a_daemon_exports_every_record_in_both_formats_and_reports_its_rss() -> None:
+    out = await audit_export(records=2000)  # raises unless each export holds every record
+    assert out["db_bytes"] > 0 and out["fill_s"] > 0 and out["rss_start_b"] > 0
+    assert [r["format"] for r in out["runs"]] == ["jsonl", "csv"]
+    jsonl, csv = out["runs"]
+    assert (jsonl["first_seq"], jsonl["last_seq"]) == (1, 2000)
+    for r in out["runs"]:
+        assert r["records"] == 2000 and r["bytes"] > 2000 * 100 and r["seconds"] > 0
+        assert 0 < r["rss_before_b"] <= r["rss_peak_b"] and r["rss_after_b"] > 0
+    text = report.markdown({"b7": out, "machine": report.machine(), "command": "x", "loadavg_before": "0", "loadavg_after": "0"})
+    assert "B7 audit export" in text and "| csv | 2,000 |" in text
+
+
 def test_the_floor_listens_like_askd() -> None:
     assert floor.LISTEN_BACKLOG == LISTEN_BACKLOG
 
 
-@pytest.mark.parametrize("argv", [["b9"], ["b2", "--store", "redis"], ["b6", "--nodes", "0"]])
+@pytest.mark.parametrize("argv", [["b9"], ["b2", "--store", "redis"], ["b6", "--nodes", "0"], ["b4", "--case", "quorum3"]])
 def test_an_unknown_scenario_or_store_is_a_usage_error(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(argv)

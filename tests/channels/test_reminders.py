@@ -41,6 +41,8 @@ def test_bodies_and_subjects_say_reminder() -> None:
     assert "reminder" not in webhook.event(req.describe(), "https://askd.example/?session=s1", ["alice", "bob"])
     assert webhook.slack_text(body).startswith("Reminder: An agent is waiting for *alice, bob*")
     assert webhook.slack_blocks(body, None)["blocks"][0]["text"]["text"].startswith("Reminder: ")
+    card = json.loads(webhook.render("teams", body))["attachments"][0]["content"]
+    assert card["body"][0]["text"].startswith("Reminder: An agent is waiting")
     composed = mail.compose(req.describe(), inbox="https://askd.example/?session=s1")
     again = mail.reminder(composed, "en")
     assert again.subject == "Reminder: A question for you: Release"

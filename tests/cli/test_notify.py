@@ -84,6 +84,21 @@ async def test_slack_format_from_the_flag(receiver: Receiver, env: dict[str, str
     assert "*askd test*: This is a test" in text and "(Yes / No)" in text
 
 
+async def test_teams_format_from_the_flag(receiver: Receiver, env: dict[str, str]) -> None:
+    r = await askd("notify", "test", "--format", "teams", "--user", "alice", env=env)
+    assert r.exit_code == 0, r.stderr
+    body = receiver.got[0].json()
+    [attachment] = body["attachments"]
+    assert body["type"] == "message" and attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
+    card = attachment["content"]
+    assert card["type"] == "AdaptiveCard" and "This is a test" in json.dumps(card["body"])
+    # public_url is set: the sample's answer links as buttons, as the command lists them
+    shown = [(a["title"], a["url"]) for a in card["actions"]]
+    assert [title for title, _ in shown] == ["Yes", "No", "Open"]
+    assert r.stdout.endswith("".join(f"  {title}: {url}\n" for title, url in shown))
+    assert "Sent a sample question (teams, signed)" in r.stdout
+
+
 async def test_a_4xx_is_one_line_and_exit_1(receiver: Receiver, env: dict[str, str]) -> None:
     receiver.script = [404]
     line = one_error_line(await askd("notify", "test", env=env))

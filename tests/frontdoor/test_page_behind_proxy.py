@@ -1,6 +1,6 @@
 """The inbox page in Chromium through nginx under ``/askd/``, from the link
-``askd open`` prints: a drop, a refresh, a session link and an answer,
-every request staying under the prefix."""
+``askd open`` prints: a drop, a refresh, a session link, an answer and
+the History view, every request staying under the prefix."""
 
 from __future__ import annotations
 
@@ -76,10 +76,14 @@ async def test_the_inbox_under_a_prefix_survives_a_drop_and_a_refresh_and_answer
     await expect(tab.note(rid)).to_contain_text("Answered.")
     assert (await asyncio.wait_for(waiting, 10)).json()["answers"] == {"Deploy?": "yes"}
 
+    # History is fetched under the prefix too.
+    await tab.page.get_by_role("button", name="History", exact=True).click()
+    await expect(tab.page.locator(f'li.hist[data-request-id="{rid}"] .hist-status')).to_have_text("Answered")
+
     assert bad == []
     log = proxy.access_log()
     paths = [line.split('"')[1].split()[1] for line in log.splitlines()]
-    assert "/askd/static/app.js" in paths and "/askd/ws" in paths
+    assert "/askd/static/app.js" in paths and "/askd/ws" in paths and "/askd/v1/me/history" in paths
     assert [p for p in paths if not p.startswith("/askd/")] == []
     # The documented log format leaves the query string out, so a token
     # sent as ?token= never reaches the log (the page's own module token.js

@@ -29,3 +29,17 @@ def local(daemon: RunningDaemon, url: str) -> str:
 def link(daemon: RunningDaemon, session: str, rid: str, user: str | None = "alice", option: int | None = None) -> str:
     """A link as the daemon hands them out, at the daemon's listener."""
     return local(daemon, links.url(PUBLIC_URL, links.mint(SECRET, session, rid, user, option)))
+
+
+def claim(url: str) -> links.LinkClaim | None:
+    """What an answer link in a message says (its token, read with the test secret)."""
+    return links.read(SECRET, url.rsplit("/", 1)[1])
+
+
+@pytest.fixture
+def fast_webhook_retry(daemon: RunningDaemon) -> None:
+    """Webhook retries in hundredths of a second (a test's receiver may refuse first)."""
+    from askd.channels.retry import Retry
+
+    assert daemon.daemon.notifier is not None
+    daemon.daemon.notifier.retry = Retry(base=0.02, cap=0.05)

@@ -22,6 +22,8 @@ BUILT_KEYS = [
     "panel.sending", "panel.declining",  # app.js's sendAndWait(panel, key, ...)
     *(f"conn.{s}" for s in ("connecting", "connected", "waiting", "stopped")),
     *(f"alerts.{k}{help}" for k in ("on", "off", "blocked") for help in ("", "Help")),
+    *(f"history.status.{s}" for s in ("answered", "declined", "timeout", "cancelled", "withdrawn")),  # history.js
+    *(f"history.via.{v}" for v in ("ws", "link", "mcp", "admin")),
 ]
 
 

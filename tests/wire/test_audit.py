@@ -214,3 +214,85 @@ async def test_a_teams_audience_is_resolved_and_the_user_filter_follows_it(daemo
     [rec] = await export(daemon, user="carol")
     assert rec["data"] == {"to": ["alice", "group:oncall"], "audience": ["alice", "bob", "carol"]}
     assert await export(daemon, user="dave") == []
+
+
+async def test_an_admin_cancel_names_the_admin_and_admin(daemon: RunningDaemon) -> None:
+    bot = {"Authorization": f"Bearer {daemon.token('agent', 'bot-1')}"}
+    first = (await daemon.ask("s1", "alice", headers=bot))["requestId"]
+    for sid, sub in (("s1", "root"), ("s2", None)):
+        if sid == "s2":
+            second = (await daemon.ask("s2", "alice", headers=bot))["requestId"]
+        headers = {"Authorization": f"Bearer {daemon.token('admin', sub)}"}
+        r = await daemon.http.post(f"{daemon.admin_url}/admin/v1/sessions/{sid}/cancel", headers=headers)
+        assert r.status_code == 200 and r.json()["cancelled"] == 1, r.text
+    records = await export(daemon)
+    assert [(r["event"], r["requestId"], r["by"], r["via"]) for r in records] == [
+        ("asked", first, "bot-1", "agent"), ("cancelled", first, "root", "admin"),
+        ("asked", second, "bot-1", "agent"), ("cancelled", second, None, "admin"),
+    ]
+
+
+async def test_an_ask_through_askd_mcp_is_recorded_via_mcp(daemon: RunningDaemon) -> None:
+    await daemon.ask("s1", "alice", headers={"Askd-Via": "mcp"})
+    await daemon.ask("s2", "alice", headers={"Askd-Via": "agent"})
+    await daemon.ask("s3", "alice", headers={"Askd-Via": "carrier-pigeon"}, expect=400)
+    assert [(r["event"], r["via"]) for r in await export(daemon)] == [("asked", "mcp"), ("asked", "agent")]
+
+
+async def test_an_escalation_to_a_group_records_its_members_and_they_see_it_in_history(daemon: RunningDaemon) -> None:
+    r = await daemon.admin("PUT", "/admin/v1/groups/leads", json={"members": ["alice", "dave"]})
+    assert r.status_code in (200, 201), r.text
+    body = {"userId": "alice", "questions": [q("Deploy?")], "escalate": [{"afterSeconds": 0.2, "to": ["group:leads"]}]}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 201, r.text
+    rid = r.json()["requestId"]
+    await eventually(lambda: len(daemon.daemon.hub.get("s1", rid).to) == 2)
+    await daemon.admin("POST", f"/admin/v1/sessions/s1/questions/{rid}/answer", json={"answers": {"Deploy?": "yes"}})
+    await eventually(lambda: not daemon.daemon.hub.get("s1", rid).pending)
+    records = await export(daemon)
+    assert [(r["event"], r["data"].get("added")) for r in records] == [("asked", None), ("escalated", ["dave"]), ("answered", None)]
+    assert [r["event"] for r in await export(daemon, user="dave")] == ["escalated", "answered"]
+    token = daemon.token("user", "dave")
+    r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers={"Authorization": f"Bearer {token}"})
+    assert [(e["requestId"], e["status"], e["via"]) for e in r.json()["questions"]] == [(rid, "answered", "admin")]
+
+
+async def history(daemon: RunningDaemon, user: str) -> list[dict[str, Any]]:
+    token = daemon.token("user", user)
+    r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    return r.json()["questions"]  # type: ignore[no-any-return]
+
+
+async def test_history_keeps_each_users_last_100_ends_newest_first(daemon: RunningDaemon) -> None:
+    asked = []
+    for sid, n in (("s1", 60), ("s2", 45)):
+        asked += [(await daemon.ask(sid, "alice"))["requestId"] for _ in range(n)]
+        assert (await daemon.admin("POST", f"/admin/v1/sessions/{sid}/cancel")).json()["cancelled"] == n
+    bob = (await daemon.ask("s3", "bob"))["requestId"]
+    await daemon.admin("POST", "/admin/v1/sessions/s3/cancel")
+    # the trail's own order: a cancel ends its session's questions in the order asked
+    ends = [r["requestId"] for r in await export(daemon, limit=1000) if r["event"] == "cancelled" and r["sessionId"] != "s3"]
+    assert sorted(ends) == sorted(asked)
+    mine = await history(daemon, "alice")
+    assert [e["requestId"] for e in mine] == ends[::-1][:100]
+    assert {(e["status"], e["via"]) for e in mine} == {("cancelled", "admin")}
+    assert [e["requestId"] for e in await history(daemon, "bob")] == [bob]
+    assert await history(daemon, "carol") == []
+
+
+async def test_history_follows_retention_and_a_pending_question_is_not_in_it(daemon: RunningDaemon) -> None:
+    old = (await daemon.ask("s1", "alice", [q("Old?")]))["requestId"]
+    await daemon.admin("POST", f"/admin/v1/sessions/s1/questions/{old}/answer", json={"answers": {"Old?": "yes"}})
+    await asyncio.sleep(0.005)
+    new = (await daemon.ask("s2", "alice", [q("New?")]))["requestId"]
+    await daemon.admin("POST", f"/admin/v1/sessions/s2/questions/{new}/answer", json={"answers": {"New?": "yes"}})
+    await daemon.ask("s3", "alice")  # pending: not in the history
+    assert [e["requestId"] for e in await history(daemon, "alice")] == [new, old]
+    records = await export(daemon)
+    asked_new = next(r for r in records if r["event"] == "asked" and r["requestId"] == new)
+    assert await daemon.daemon.hub.store.audit.prune(asked_new["at"]) == 2  # old's records
+    assert [e["requestId"] for e in await history(daemon, "alice")] == [new]
+    later = AuditRetention(daemon.daemon.hub.store.audit, 365, clock=lambda: time.time() + 366 * 86400)
+    await later.prune()
+    assert await history(daemon, "alice") == []

@@ -109,7 +109,8 @@ class DisconnectHandler(_AdminHandler):
 class CancelHandler(_AdminHandler):
     async def post(self, session_id: str) -> None:
         sid = self.session_id(session_id)
-        self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid)})
+        by = self.principal.sub if self.principal is not None else None  # the admin token's, recorded as the canceller
+        self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid, agent=by, via="admin")})
 
 
 class RevokeAllHandler(_AdminHandler):

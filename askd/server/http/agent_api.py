@@ -11,7 +11,7 @@ import structlog
 
 from askd.core import AskInput, NotPending, Request
 from askd.core.events import isotime
-from askd.protocol.models import AgentAnswerBody, AgentApproveBody, AgentDeclineBody, AskBody, ExtendBody
+from askd.protocol.models import ASK_VIAS, VIA_HEADER, AgentAnswerBody, AgentApproveBody, AgentDeclineBody, AskBody, ExtendBody
 from askd.server.context import Context
 from askd.server.door.auth import revoked
 from askd.server.http.base import ApiError, ApiHandler
@@ -99,6 +99,10 @@ class QuestionsHandler(_AgentHandler):
         key = self.request.headers.get("Idempotency-Key")
         if key is not None and not 0 < len(key) <= IDEMPOTENCY_KEY_MAX:
             raise ApiError("invalid_request", f"Idempotency-Key must be 1 to {IDEMPOTENCY_KEY_MAX} characters")
+        # Through what the agent asks, for the audit trail: askd mcp says so (protocol section 19).
+        via = self.request.headers.get(VIA_HEADER, "agent")
+        if via not in ASK_VIAS:
+            raise ApiError("invalid_request", f"{VIA_HEADER} is one of {', '.join(ASK_VIAS)}")
         if self.ctx.hub.stopping:
             raise ApiError("shutting_down", "askd is stopping")
         if body.userId is not None:
@@ -122,6 +126,7 @@ class QuestionsHandler(_AgentHandler):
                 action=raw.get("action"),  # as sent, like questions
                 quorum=body.quorum or 1,
                 remind=self.remind(body),
+                via=via,
             )
         )
         if not created:

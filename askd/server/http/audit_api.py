@@ -8,21 +8,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections import deque
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
 from typing import Any
 
 from askd.audit.chain import FIELDS, ZERO
 from askd.core.events import isotime
+from askd.protocol.history import HistoryEntry
 from askd.receipts import sign
 from askd.server.http.base import ApiError, ApiHandler
 
 PAGE = 1000
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 100_000
-HISTORY = 100
-_ENDS = {"answered", "declined", "timeout", "cancelled", "withdrawn"}
 
 
 def trail_of(ctx: Any) -> Any:
@@ -134,8 +132,8 @@ class AuditHeadHandler(_AdminHandler):
 
 class HistoryHandler(ApiHandler):
     """``GET /v1/me/history``: the last questions that ended with the user
-    in their audience, newest first (read from the trail, with what the
-    daemon still keeps of each: its header and answers)."""
+    in their audience, newest first (the store's history index of the
+    trail, with what the daemon still keeps of each: its header and answers)."""
 
     role = "user"
 
@@ -143,14 +141,10 @@ class HistoryHandler(ApiHandler):
         user = self.principal.sub if self.principal is not None else None
         if user is None:
             raise ApiError("forbidden", "a user token names its user (sub)")
-        theirs: set[str] = set()
-        ended: deque[dict[str, Any]] = deque(maxlen=HISTORY)
-        async for rec in records(trail_of(self.ctx)):
-            if _reaches(rec, user, theirs) and rec["event"] in _ENDS:
-                ended.append(rec)
-        self.send_json({"questions": [self._entry(rec) for rec in reversed(ended)]})
+        ended = await trail_of(self.ctx).history(user)
+        self.send_json({"questions": [self._entry(rec) for rec in ended]})
 
-    def _entry(self, rec: dict[str, Any]) -> dict[str, Any]:
+    def _entry(self, rec: dict[str, Any]) -> HistoryEntry:
         sid, rid = rec["sessionId"], rec["requestId"]
         req = self.ctx.hub.get(sid, rid)
         kept = req.result() if req is not None and not req.pending else {}

@@ -4,7 +4,7 @@ The parts, each made with those below it that it calls: the flush
 (``flush.py``), the commit path (``commits.py``), the deadline timer and
 clock (``timer.py``, ``clock.py``), the connections, the waiting agents, the
 notification pipeline (``askd/channels/pipeline.py``) and the admin's changes
-(``admin_ops.py``). For an event that
+(``admin_ops.py``), a session's cancel (``cancels.py``). For an event that
 changes a question the registry decides the change and the commit path
 stores, applies and flushes it. Handlers call the methods below, never a
 part (tests may). It never asks which store it has. All of it runs on the
@@ -31,6 +31,7 @@ from askd.core.errors import AskInFlight
 from askd.core.snapshot import restore
 from askd.protocol.action import MAX_QUORUM
 from askd.server.hub.admin_ops import AdminOps
+from askd.server.hub.cancels import Cancels
 from askd.server.hub.clock import DeadlineClock
 from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections, Peer
@@ -85,6 +86,7 @@ class Hub:
         )
         self.flush.attach(self.webhooks)
         self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters, on_revoked)
+        self.cancels = Cancels(self.registry, self.store, self.commits)
 
     @property
     def degraded(self) -> str | None:
@@ -281,14 +283,9 @@ class Hub:
             await self.commits.commit([change])  # flushed once stored
         return req
 
-    async def cancel_session(self, session_id: str, *, agent: str | None = None) -> int:
-        # On a shared store, questions of the session (or of a sub-session)
-        # asked on another node a moment ago are cancelled too.
-        await self.store.catch_up()
-        changes = self.registry.prepare_cancel(session_id, agent)
-        n = await self.commits.commit(list(changes)) if changes else 0  # flushed once stored
-        log.info("session.cancelled", sessionId=session_id, cancelled=n)
-        return n
+    async def cancel_session(self, session_id: str, *, agent: str | None = None, via: str = "agent") -> int:
+        """``agent``: the caller's sub; via ``admin`` (the admin API), the admin's, reaching every session."""
+        return await self.cancels.cancel_session(session_id, agent, via)
 
     async def lookup(
         self, session_id: str, request_id: str, *, fresh: bool = False, agent: str | None = None

@@ -19,9 +19,11 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from askd.audit.chain import ZERO, seal
+from askd.audit.history import HISTORY
 from askd.store.redis.keys import P, failed
 
 RECORDS = P + "audit"
+HISTORY_OF = P + "audit:history:"  # + a user: the seqs of their last ends, newest first (commit.lua)
 SEQ = P + "audit:seq"
 ANCHOR = P + "audit:anchor"
 CHECKPOINT = 1024
@@ -127,6 +129,30 @@ class RedisTrail:
         rec = _parse(last)
         self._sealed = max(self._sealed, rec["seq"])
         return {"seq": rec["seq"], "hash": await self._hash_at(rec["seq"], anchor), "at": rec["at"]}
+
+    async def history(self, user: str) -> list[dict[str, Any]]:
+        """The records of the last ends of questions asked of ``user``,
+        newest first, as kept (no ``prev``, ``hash``: the history shows
+        neither, and sealing them could read the chain from a checkpoint).
+        An end retention removed is before the anchor: left out."""
+        for _ in range(3):
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.get(ANCHOR)
+            pipe.lrange(HISTORY_OF + user, 0, HISTORY - 1)
+            try:
+                raw_anchor, seqs = await pipe.execute()
+                a_seq = _anchor(raw_anchor)[0]
+                wanted = [int(s) for s in seqs if int(s) > a_seq]
+                pipe = self._redis.pipeline(transaction=True)
+                pipe.get(ANCHOR)
+                for seq in wanted:
+                    pipe.lindex(RECORDS, seq - a_seq - 1)
+                again, *raws = await pipe.execute()
+            except (RedisError, OSError) as err:
+                raise await failed(self._redis, self._where, "does not answer", err) from None
+            if _anchor(again)[0] == a_seq:  # not pruned between the reads: the indexes hold
+                return [_parse(raw) for raw in raws if raw is not None]
+        return []
 
     async def prune(self, before: str) -> int:
         anchor, raws = await self._read(0, READ - 1)

@@ -16,6 +16,24 @@ local maxlen = ARGV[3]  -- the stream's MAXLEN (about)
 local out = {}
 local last = ''
 local audit = cjson.decode(ARGV[4])
+
+-- The history index (protocol section 19; askd/audit/history.py): a
+-- question's audience while it is pending, then its end's seq at the head
+-- of each of those users' lists, the last 100 kept.
+local ENDS = {answered = true, declined = true, timeout = true, cancelled = true, withdrawn = true}
+local function history(seq, rec)
+  local qk = P .. 'audit:aud:' .. rec.requestId .. ' ' .. rec.sessionId
+  local users = (rec.event == 'asked' and rec.data.audience) or (rec.event == 'escalated' and rec.data.added)
+  if type(users) == 'table' then
+    for _, u in ipairs(users) do redis.call('SADD', qk, u) end
+  elseif ENDS[rec.event] then
+    for _, u in ipairs(redis.call('SMEMBERS', qk)) do
+      redis.call('LPUSH', P .. 'audit:history:' .. u, seq)
+      redis.call('LTRIM', P .. 'audit:history:' .. u, 0, 99)
+    end
+    redis.call('DEL', qk)
+  end
+end
 local function session(sid, owner, agent)
   local sk = P .. 's:' .. sid
   if redis.call('EXISTS', sk) == 0 then
@@ -156,6 +174,7 @@ for i = 5, #ARGV do
     for _, body in ipairs(audit[i - 4]) do
       local seq = redis.call('INCR', P .. 'audit:seq')
       redis.call('RPUSH', P .. 'audit', seq .. ' ' .. body)
+      history(seq, cjson.decode(body))
     end
   end
   out[#out + 1] = ok

@@ -114,7 +114,21 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX audit_by_at ON audit (at)",
         "CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL, at TEXT)",
     ],
-    [  # 12: (another branch's: the lead puts its statements here when merging)
+    [  # 12: the history index (GET /v1/me/history): each user's ends by seq,
+        # written with the records; a question's records found by its id (its
+        # audience, at its end). Filled from the records already kept.
+        "CREATE INDEX audit_by_request ON audit (request_id)",
+        """CREATE TABLE audit_history (
+            user_id TEXT NOT NULL,
+            seq     INTEGER NOT NULL,  -- an end's record
+            PRIMARY KEY (user_id, seq)
+        ) WITHOUT ROWID""",
+        """INSERT OR IGNORE INTO audit_history (user_id, seq)
+        SELECT u.value, e.seq FROM audit AS e
+        JOIN audit AS a ON a.request_id = e.request_id AND a.session_id = e.session_id AND a.seq < e.seq
+        JOIN json_each(a.record, CASE json_extract(a.record, '$.event') WHEN 'asked' THEN '$.data.audience' ELSE '$.data.added' END) AS u
+        WHERE json_extract(e.record, '$.event') IN ('answered', 'declined', 'timeout', 'cancelled', 'withdrawn')
+        AND json_extract(a.record, '$.event') IN ('asked', 'escalated')""",
     ],
     [  # 13: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
         "ALTER TABLE requests ADD COLUMN remind_every REAL",

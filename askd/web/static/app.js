@@ -4,6 +4,7 @@
 // acknowledged, reconnect with backoff, close what ended meanwhile) is
 // askd-client's Inbox, the same package web apps embed; this file draws it:
 // panels, notes, alerts, the badge, the status pill and the token form.
+// The History view beside it is history.js.
 
 import { Alerts } from './alerts.js';
 import { showCount } from './badge.js';
@@ -12,6 +13,7 @@ import { h } from './dom.js';
 import { formatClock, loadLanguage, t, translatePage } from './i18n.js';
 import { NOTES, noteText } from './notes.js';
 import { ApprovalPanel } from './approval.js';
+import { HistoryView } from './history.js';
 import { claims, takeToken, TOKEN_KEY } from './token.js';
 import { Inbox } from './vendor/askd-client/index.js';
 
@@ -362,7 +364,10 @@ async function main() {
     return;
   }
   $('empty').hidden = false;
-  new InboxView(token, focus, backoff, typeof sub === 'string' ? sub : undefined).start();
+  const me = typeof sub === 'string' ? sub : undefined;
+  const view = new InboxView(token, focus, backoff, me);
+  new HistoryView(view.client, me);
+  view.start();
 }
 
 main();

@@ -13,6 +13,7 @@ let numbers = new Intl.NumberFormat('en');
 let twoDigits = new Intl.NumberFormat('en', { minimumIntegerDigits: 2, useGrouping: false });
 let clock = new Intl.DateTimeFormat('en', { hour: '2-digit', minute: '2-digit' });
 let lists = new Intl.ListFormat('en', { type: 'conjunction' });
+let dateTimes = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
 
 /** The supported language for a list of BCP 47 tags, most wanted first. */
 export function pickLanguage(wanted, config) {
@@ -53,6 +54,7 @@ export async function loadLanguage(params) {
   twoDigits = new Intl.NumberFormat(lang, { minimumIntegerDigits: 2, useGrouping: false });
   clock = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit' });
   lists = new Intl.ListFormat(lang, { type: 'conjunction' });
+  dateTimes = new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' });
   document.documentElement.lang = lang;
 }
 
@@ -120,6 +122,11 @@ export function formatLeft(ms) {
 /** "14:02": a local clock time. */
 export function formatClock(date) {
   return clock.format(date);
+}
+
+/** "2 Dec 2026, 14:02": a local date and time. */
+export function formatDateTime(date) {
+  return dateTimes.format(date);
 }
 
 /** "alice, bob and oncall": names joined as the language joins them. */

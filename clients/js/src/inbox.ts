@@ -14,6 +14,7 @@
 
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { AskdError, InboxClosed } from './errors.js';
+import { fetchHistory } from './history.js';
 import type {
   AckPayload,
   ApprovalGiven,
@@ -22,6 +23,7 @@ import type {
   ErrorPayload,
   EscalatedPayload,
   ExtendedPayload,
+  HistoryEntry,
   Question,
   ServerEvent,
   VotedPayload,
@@ -287,6 +289,17 @@ export class Inbox {
   async decline(requestId: string, reason?: string, options: { sessionId?: string } = {}): Promise<AnswerVerdict> {
     const frame = { type: 'decline', sessionId: this.sessionOf(requestId, options), requestId, ...(reason === undefined ? {} : { reason }) };
     return (await this.call(frame)) as AnswerVerdict;
+  }
+
+  /**
+   * The user's history (askd 1.3): the last 100 questions that ended with
+   * them in their audience, newest first, each with how it ended, its answers
+   * and header while askd still keeps them, who answered and through what.
+   * One HTTP request with the inbox's token (start() is not needed). Rejects
+   * with AskdError when askd refuses, AskdUnavailable when unreachable.
+   */
+  async history(): Promise<HistoryEntry[]> {
+    return (await fetchHistory(this.url, this.token)).questions;
   }
 
   /**

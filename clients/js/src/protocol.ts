@@ -852,6 +852,48 @@ export interface ExtendedPayload {
   [k: string]: unknown;
 }
 /**
+ * ``GET /v1/me/history``: the last 100 ended questions, newest first.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "HistoryBody".
+ */
+export interface HistoryBody {
+  questions: HistoryEntry[];
+}
+/**
+ * One question that ended with the user in its audience.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "HistoryEntry".
+ */
+export interface HistoryEntry {
+  /**
+   * Answered or declined: who did (null otherwise, or an admin without a sub).
+   */
+  answeredBy: string | null;
+  /**
+   * Keyed by question text, while askd still keeps the question; else null (the trail holds no texts).
+   */
+  answers: {
+    [k: string]: string | string[];
+  } | null;
+  /**
+   * When it ended, RFC 3339 UTC.
+   */
+  endedAt: string;
+  /**
+   * The question's header while askd still keeps the question (result_ttl_seconds), else null.
+   */
+  header: string | null;
+  requestId: string;
+  sessionId: string;
+  status: Status;
+  /**
+   * Answered or declined: ws, link, mcp or admin; cancelled: agent or admin; timed out: null.
+   */
+  via: ("ws" | "link" | "mcp" | "admin" | "agent") | null;
+}
+/**
  * The ``201`` reply to an ask: the question is pending.
  *
  * This interface was referenced by `Askd`'s JSON-Schema

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { Agent, AskdError, Inbox } from '../dist/index.js';
+import { Agent, AskdError, AskdUnavailable, Inbox } from '../dist/index.js';
 import { Askd, next, nextState } from './askd.js';
 
 const QUESTION = { question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
@@ -255,6 +255,34 @@ describe('against askd serve', { timeout: 120_000 }, () => {
       via: 'ws',
       declineReason: 'not tonight',
     });
+  });
+
+  test('history: what ended with the user in its audience, newest first, typed from askd schema', async (t) => {
+    const tab = await inbox('hana'); // hana's own: other tests ask alice
+    t.after(() => tab.close());
+    const { sid: first, pending: answered } = await askAndShow(tab, 'hana');
+    assert.deepEqual(await tab.answer(answered.requestId, { 'Which database?': 'SQLite' }), { accepted: true });
+    const { sid: second, pending: declined } = await askAndShow(tab, 'hana');
+    assert.deepEqual(await tab.decline(declined.requestId, 'not mine'), { accepted: true });
+    const history = await tab.history();
+    assert.deepEqual(
+      history.map((e) => [e.sessionId, e.requestId, e.status, e.answeredBy, e.via, e.answers]),
+      [
+        [second, declined.requestId, 'declined', 'hana', 'ws', null],
+        [first, answered.requestId, 'answered', 'hana', 'ws', { 'Which database?': 'SQLite' }],
+      ],
+    );
+    assert.ok(history.every((e) => !Number.isNaN(Date.parse(e.endedAt))));
+    // One HTTP call: an inbox that never started (nor connected) may ask too; another user's past is not in it.
+    const other = new Inbox({ url: askd.url, token: await askd.token('user', 'ivan') });
+    assert.deepEqual(await other.history(), []);
+  });
+
+  test('history refused: AskdError with askd\'s code; an unreachable askd is AskdUnavailable', async () => {
+    const agentToken = new Inbox({ url: askd.url, token: await askd.token('agent') });
+    await assert.rejects(agentToken.history(), (err) => err instanceof AskdError && err.status === 403 && err.code === 'forbidden');
+    const nowhere = new Inbox({ url: 'http://127.0.0.1:9/', token: 'x' });
+    await assert.rejects(nowhere.history(), (err) => err instanceof AskdUnavailable);
   });
 
   test('a refused token stops the inbox as rejected', async () => {

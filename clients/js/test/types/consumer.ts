@@ -12,6 +12,7 @@ import {
   ReceiptKeys,
   verifyReceipt,
   type AskedQuestion,
+  type HistoryEntry,
   type OpenedToken,
   type QuestionResult,
   type ReceiptClaims,
@@ -48,6 +49,13 @@ inbox.on('escalated', (e) => {
 });
 // @ts-expect-error: no such event
 inbox.on('answered', () => {});
+export async function past(): Promise<string[]> {
+  const entries: HistoryEntry[] = await inbox.history();
+  // @ts-expect-error: via is one of askd's words (or null), not any string
+  const via: 'ws' | 'link' | 'mcp' | 'admin' = entries[0].via;
+  void via;
+  return entries.map((e) => `${e.header ?? e.requestId}: ${e.status} by ${e.answeredBy ?? '-'} via ${e.via ?? '-'} at ${e.endedAt}`);
+}
 // @ts-expect-error: an answer is a string or a list of strings
 void inbox.answer('r', { 'Which?': 3 });
 

@@ -13,6 +13,7 @@
 //   link with pings, and may pause while the browser is offline or hidden.
 import { Backoff } from './backoff.js';
 import { AskdError, InboxClosed } from './errors.js';
+import { fetchHistory } from './history.js';
 import { NoWebSocket, OPEN, socketFactory } from './socket.js';
 import { resolveToken, wsUrl } from './urls.js';
 /** The close code askd ends a WebSocket with when its token expires or is revoked. */
@@ -138,6 +139,16 @@ export class Inbox {
     async decline(requestId, reason, options = {}) {
         const frame = { type: 'decline', sessionId: this.sessionOf(requestId, options), requestId, ...(reason === undefined ? {} : { reason }) };
         return (await this.call(frame));
+    }
+    /**
+     * The user's history (askd 1.3): the last 100 questions that ended with
+     * them in their audience, newest first, each with how it ended, its answers
+     * and header while askd still keeps them, who answered and through what.
+     * One HTTP request with the inbox's token (start() is not needed). Rejects
+     * with AskdError when askd refuses, AskdUnavailable when unreachable.
+     */
+    async history() {
+        return (await fetchHistory(this.url, this.token)).questions;
     }
     /**
      * Approve an action (askd 1.3): `arguments` edited (an `editable` action
