@@ -114,5 +114,14 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX audit_by_at ON audit (at)",
         "CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL, at TEXT)",
     ],
+    [  # 12: (another part of issue 35)
+    ],
+    [  # 13: (another part of issue 35)
+    ],
+    [  # 14: away, with delegates (spec R): each away user's end and delegates
+        # (a JSON list), and the away user a delegate answered for
+        "CREATE TABLE aways (user_id TEXT PRIMARY KEY, until REAL NOT NULL, delegates TEXT NOT NULL)",
+        "ALTER TABLE requests ADD COLUMN on_behalf_of TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
