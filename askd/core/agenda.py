@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import partial
 
 from askd.core.audiences import Audiences
+from askd.core.away import AWAY_DEADLINE
 from askd.core.changes import Change
 from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
 from askd.core.records import Limits, NotifyPolicy, Outbox, Request
@@ -39,7 +40,7 @@ class Agenda:
         self._online = online  # whether a user has a tab open
         self._clock = clock
         self._box = box  # the outbox being filled: its ``notify``
-        self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
+        self._kinds = {kind.name: kind for kind in (*DEADLINE_KINDS, AWAY_DEADLINE)}  # and aways' ends (spec R)
         # The kinds a request can have, by (ended, has escalation steps),
         # decided once: a one-user question without a webhook policy has
         # only its timeout, then its forget (each kind looked at costs a call).
@@ -48,7 +49,7 @@ class Agenda:
             for ended in (False, True)
             for stepped in (False, True)
         }
-        self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in DEADLINE_KINDS})
+        self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in self._kinds.values()})
 
     def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
         """A schedule entry counts while its kind's deadline for the request
@@ -94,6 +95,18 @@ class Agenda:
     def step_adds(self, req: Request, entries: tuple[str, ...]) -> tuple[str, ...]:
         """The users a step's ``entries`` add now (``DeadlineOwner.step_adds``)."""
         return tuple(sorted(self._audiences.resolve(entries) - self._audiences.of(req)))
+
+    # ---- aways (spec R) --------------------------------------------------
+
+    def away_until(self, user: str) -> float | None:
+        """When the user's away ends (None: not away)."""
+        away = self._audiences.aways.get(user)
+        return None if away is None else away.until
+
+    def away_planned(self, user: str, until: float) -> None:
+        """An away starts (or moves): its end on the schedule, keyed by the
+        user (an entry at an old ``until`` no longer counts)."""
+        self.schedule.add(until, "away", user)  # type: ignore[arg-type]
 
     # ---- webhooks -----------------------------------------------------
 

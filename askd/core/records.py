@@ -158,6 +158,7 @@ class Request:
     escalations: int = 0  # steps taken so far (an Escalated change each)
     digest: str | None = None  # once ended: its receipt's digest (None: ended before askd kept one)
     approval: Approval | None = None  # an action's approvals (section 17); None: questions
+    on_behalf_of: str | None = None  # the away user a delegate answered for (spec R)
     # The order the registry learned of it (asked, applied from a shared
     # store, or restored in the store's order): deadlines due at the same
     # moment fire in this order, an extended one too. Not kept by stores.
@@ -269,6 +270,8 @@ class Request:
         if self.status in _ANSWERED_OR_DECLINED:
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
+            if self.on_behalf_of is not None:
+                out["onBehalfOf"] = self.on_behalf_of
         if self.reason is not None:
             out["reason"] = self.reason
         if self.error is not None:
@@ -285,6 +288,8 @@ class Request:
         if self.status in _ANSWERED_OR_DECLINED:
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
+            if self.on_behalf_of is not None:
+                out["onBehalfOf"] = self.on_behalf_of
         if self.reason is not None:  # ``reason`` is the close's own: the decline's is named apart
             out["declineReason"] = self.reason
         if self.defaulted:  # the person's tabs say which default stood for them

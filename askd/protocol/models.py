@@ -168,6 +168,17 @@ To = Annotated[
 ]
 
 
+class AwayBody(BaseModel):
+    """``PUT /admin/v1/users/{U}/away`` (spec R): until when (RFC 3339, in
+    the future) and to whom the user's questions also go meanwhile (user
+    ids and ``group:G``; at least one, not the user themself)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    until: StrictStr
+    delegates: list[Entry] = Field(min_length=1, max_length=MAX_GROUP_MEMBERS)
+
+
 class EscalationStep(BaseModel):
     """When nobody has answered ``afterSeconds`` after the ask, ``to``
     joins the question's audience."""

@@ -130,5 +130,10 @@ MIGRATIONS: list[list[str]] = [
         WHERE json_extract(e.record, '$.event') IN ('answered', 'declined', 'timeout', 'cancelled', 'withdrawn')
         AND json_extract(a.record, '$.event') IN ('asked', 'escalated')""",
     ],
+    [  # 13: away, with delegates (spec R): each away user's end and delegates
+        # (a JSON list), and the away user a delegate answered for
+        "CREATE TABLE aways (user_id TEXT PRIMARY KEY, until REAL NOT NULL, delegates TEXT NOT NULL)",
+        "ALTER TABLE requests ADD COLUMN on_behalf_of TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -694,6 +694,10 @@ export interface CancelledPayload {
    */
   defaulted?: boolean | null;
   /**
+   * A delegate answered or declined for this away user (spec R).
+   */
+  onBehalfOf?: string;
+  /**
    * How the question ended: answered, timeout, cancelled, declined, reassigned (no longer yours).
    */
   reason: string;
@@ -991,6 +995,10 @@ export interface QuestionResult {
    * While pending: the deadline, as extensions moved it.
    */
   expiresAt?: string | null;
+  /**
+   * Answered or declined by a delegate of this away user (spec R).
+   */
+  onBehalfOf?: string;
   /**
    * Declined: the reason the person gave, if any.
    */
