@@ -1,8 +1,10 @@
 """``askd user``: what askd knows of a user beyond their token: the e-mail
-address it mails them questions at (notify.smtp_url)."""
+address it mails them questions at (notify.smtp_url), and their away, with
+delegates (spec R: ``askd user away``, ``askd user back``)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import typer
 from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
 
-app = typer.Typer(help="Users' e-mail addresses, for e-mail notifications.", no_args_is_help=True)
+app = typer.Typer(help="Users' e-mail addresses, and their aways with delegates.", no_args_is_help=True)
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:
@@ -21,6 +23,28 @@ def _show(record: dict[str, Any], as_json: bool) -> None:
         typer.echo(f"User {record['user']}: no e-mail address.")
     else:
         typer.echo(f"User {record['user']}: {record['email']}")
+    away = record.get("away")
+    if away and not as_json:
+        _show_away(away)
+
+
+def _show_away(away: dict[str, Any]) -> None:
+    typer.echo(f"User {away['user']} is away until {away['until']}; their questions also go to {', '.join(away['delegates'])}.")
+
+
+def until_rfc3339(text: str) -> str:
+    """``--until``: an RFC 3339 time, or a bare date (``2026-12-24``: 00:00
+    UTC that day), as the RFC 3339 time the API takes."""
+    try:
+        if "T" not in text.upper():
+            day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+            return day.strftime("%Y-%m-%dT%H:%M:%SZ")
+        at = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        fail(f"--until: {text!r} is neither a date (2026-12-24) nor an RFC 3339 time", EXIT_USAGE)
+    if at.tzinfo is None:
+        fail("--until: give the time's offset (Z or +hh:mm), or a bare date", EXIT_USAGE)
+    return text
 
 
 @app.command("set")
@@ -57,3 +81,45 @@ def show(
     with admin_client(admin_url, token, config, cacert) as admin:
         record = admin.user(user)
     _show(record, as_json)
+
+
+@app.command("away")
+@command
+def away(
+    user: str = typer.Argument(..., help="The user id who is away."),
+    until: str = typer.Option(..., "--until", help="Until when: a date (00:00 UTC that day) or an RFC 3339 time."),
+    to: list[str] = typer.Option(..., "--to", help="A delegate: a user id or group:NAME (repeat for more)."),
+    as_json: bool = JsonOption,
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """Mark a user away: until then their pending and new questions also go
+    to the delegates (who may answer for them); the user may still answer."""
+    at = until_rfc3339(until)
+    with admin_client(admin_url, token, config, cacert) as admin:
+        record = admin.set_away(user, at, list(to))
+    if as_json:
+        print_json(record)
+    else:
+        _show_away(record)
+
+
+@app.command("back")
+@command
+def back(
+    user: str = typer.Argument(..., help="The user id who is back."),
+    as_json: bool = JsonOption,
+    admin_url: str | None = AdminUrlOption,
+    token: str | None = TokenOption,
+    cacert: Path | None = CaCertOption,
+    config: Path | None = ConfigOption,
+) -> None:
+    """End a user's away now: the delegates lose the questions they had only for it."""
+    with admin_client(admin_url, token, config, cacert) as admin:
+        record = admin.end_away(user)
+    if as_json:
+        print_json(record)
+    else:
+        typer.echo(f"User {user} is back.")

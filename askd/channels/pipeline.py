@@ -56,7 +56,7 @@ class Pipeline:
             self.sink(Notice(req, users, watched))
 
     def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None:
-        """Reminders due (``Outbox.reminders``): each to every channel, for
+        """Reminders due (``Registry.drain_reminders``): each to every channel, for
         its audience members with no tab on this node."""
         if self.sink is not None:
             for req, k, users, offline in reminders:

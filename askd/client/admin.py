@@ -143,12 +143,24 @@ class AdminClient:
         return bool(self._call("DELETE", f"/admin/v1/groups/{seg(group)}")["deleted"])
 
     def user(self, user: str) -> dict[str, Any]:
-        """``{"user", "email"}``: the address askd mails ``user`` at (None: none)."""
+        """``{"user", "email", "away"}``: the address askd mails ``user`` at
+        (None: none) and, while they are away, ``"away"``: ``{"user", "until", "delegates"}``."""
         return self._call("GET", f"/admin/v1/users/{seg(user)}")  # type: ignore[no-any-return]
 
     def set_user_email(self, user: str, email: str | None) -> dict[str, Any]:
         """Keep ``user``'s address (None forgets it); returns it as stored (normalized)."""
         return self._call("PUT", f"/admin/v1/users/{seg(user)}", json={"email": email})  # type: ignore[no-any-return]
+
+    def set_away(self, user: str, until: str, delegates: list[str]) -> dict[str, Any]:
+        """``user`` is away until ``until`` (RFC 3339), their questions also
+        going to ``delegates`` (user ids, ``group:G``); returns ``{"user",
+        "until", "delegates"}`` as stored (spec R, askd 1.3)."""
+        body = {"until": until, "delegates": delegates}
+        return self._call("PUT", f"/admin/v1/users/{seg(user)}/away", json=body)  # type: ignore[no-any-return]
+
+    def end_away(self, user: str) -> dict[str, Any]:
+        """End ``user``'s away; ``ApiError`` 404 when they are not away."""
+        return self._call("DELETE", f"/admin/v1/users/{seg(user)}/away")  # type: ignore[no-any-return]
 
     def notify_test(self, *, user: str = "you", email: str | None = None) -> dict[str, Any]:
         """Have the daemon send a sample question through each of its own

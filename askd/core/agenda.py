@@ -16,6 +16,7 @@ from functools import partial
 
 from askd.core import reminders
 from askd.core.audiences import Audiences
+from askd.core.away import AWAY_DEADLINE
 from askd.core.changes import Change
 from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
 from askd.core.records import Limits, NotifyPolicy, Outbox, Request
@@ -40,7 +41,7 @@ class Agenda:
         self._online = online  # whether a user has a tab open
         self._clock = clock
         self._box = box  # the outbox being filled: its ``notify``
-        self._kinds = {kind.name: kind for kind in DEADLINE_KINDS}
+        self._kinds = {kind.name: kind for kind in (*DEADLINE_KINDS, AWAY_DEADLINE)}  # and aways' ends (spec R)
         # The kinds a request can have, by (ended, has escalation steps),
         # decided once: a one-user question without a webhook policy has
         # only its timeout, then its forget (each kind looked at costs a call).
@@ -49,7 +50,11 @@ class Agenda:
             for ended in (False, True)
             for stepped in (False, True)
         }
-        self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in DEADLINE_KINDS})
+        self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in self._kinds.values()})
+        # Reminders (askd.core.reminders): how many came of each pending
+        # question, this node's count (none yet: not there); those due, until drained.
+        self._reminded: dict[Request, int] = {}
+        self.reminders: list[tuple[Request, int, list[str], list[str]]] = []
 
     def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
         """A schedule entry counts while its kind's deadline for the request
@@ -62,8 +67,10 @@ class Agenda:
     def plan(self, req: Request) -> None:
         """Schedule the request's deadlines of every kind for where it is in
         its life (pending or ended), from its own fields."""
-        if req.remind is not None and req.pending:
-            reminders.catch_up(req, self._clock())  # learnt of now: past reminders are over
+        if req.remind is not None and req.pending:  # learnt of now: past reminders are over
+            n = max(self._reminded.get(req, 0), reminders.passed(req, self._clock()))
+            if n:
+                self._reminded[req] = n
         for kind in self._plans[not req.pending, bool(req.escalate)]:
             at = kind.when(self, req)
             if at is not None:
@@ -79,6 +86,7 @@ class Agenda:
             at = kind.when(self, req)
             if at is not None and at > now:
                 self.schedule.stale()
+        self._reminded.pop(req, None)
 
     def moved(self, req: Request, previous: float) -> None:
         """A pending question's deadline moved from ``previous``: the entry
@@ -87,7 +95,7 @@ class Agenda:
         if previous > self._clock():
             self.schedule.stale()
         self.schedule.add(req.expires_at, "timeout", req, req.order)
-        at = reminders.when(req)  # a later end may let the next reminder come (a second entry is stale once one fires)
+        at = self.remind_when(req)  # a later end may let the next reminder come (a second entry is stale once one fires)
         if at is not None and self.notify_policy is not None:
             self.schedule.add(at, "remind", req, req.order)
 
@@ -101,6 +109,18 @@ class Agenda:
         """The users a step's ``entries`` add now (``DeadlineOwner.step_adds``)."""
         return tuple(sorted(self._audiences.resolve(entries) - self._audiences.of(req)))
 
+    # ---- aways (spec R) --------------------------------------------------
+
+    def away_until(self, user: str) -> float | None:
+        """When the user's away ends (None: not away)."""
+        away = self._audiences.aways.get(user)
+        return None if away is None else away.until
+
+    def away_planned(self, user: str, until: float) -> None:
+        """An away starts (or moves): its end on the schedule, keyed by the
+        user (an entry at an old ``until`` no longer counts)."""
+        self.schedule.add(until, "away", user)  # type: ignore[arg-type]
+
     # ---- webhooks -----------------------------------------------------
 
     def notify_due(self, req: Request, *, again: bool = False) -> None:
@@ -113,15 +133,20 @@ class Agenda:
             return  # seen online at the due moment: no webhook (spec E)
         self._box.notify.append(req)
 
-    def remind_due(self, req: Request, k: int) -> None:
-        """Reminder ``k`` of a pending question came: reported for those of
-        its audience with no tab here (none: nothing to send); the next one
-        is scheduled."""
-        users = self._audiences.of(req)
-        offline = sorted(u for u in users if not self._online(u))
+    def remind_when(self, req: Request) -> float | None:
+        """When the question's next reminder is due (``reminders.when``)."""
+        return reminders.when(req, self._reminded.get(req, 0))
+
+    def remind_due(self, req: Request) -> None:
+        """The question's next reminder came: reported for those of its
+        audience (away users left out, as notify_users does) with no tab
+        here (none: nothing to send); the next one is scheduled."""
+        k = self._reminded[req] = self._reminded.get(req, 0) + 1
+        users = self._audiences.notify_users(req)[0]
+        offline = [u for u in users if not self._online(u)]
         if offline:
-            self._box.reminders.append((req, k, sorted(users), offline))
-        at = reminders.when(req)
+            self.reminders.append((req, k, users, offline))
+        at = self.remind_when(req)
         if at is not None:
             self.schedule.add(at, "remind", req, req.order)
 

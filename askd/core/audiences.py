@@ -7,12 +7,19 @@ each use, never stored. :class:`Audiences` holds what that takes: the groups
 and the pending questions whose audience is more than their one user (the
 "team" questions). The registry asks it and sends what it answers; it sends
 nothing itself.
+
+It holds the away users too (spec R, ``away.py``): an audience that holds
+one of them holds their delegates as well (groups resolved now, one level:
+a delegate's own away does not pass it on), and a one-user question of an
+away user is a "team" one while the away lasts. With nobody away, none of
+this costs more than a test of an empty dict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from askd.core.away import Away
 from askd.core.errors import InvalidRequest
 from askd.core.records import GROUP_PREFIX, AskInput, Request, Session, audience_entries, is_team
 
@@ -26,11 +33,32 @@ class Audiences:
         # Pending questions asked of more than one user or a group, or with
         # escalation steps: their audience is resolved from the groups live.
         self.team: dict[str, Request] = {}
+        self.aways: dict[str, Away] = {}  # user -> their away (spec R)
 
     # ---- who ------------------------------------------------------------
 
     def resolve(self, entries: Iterable[str]) -> set[str]:
-        """The users ``entries`` name, with the groups as they are now."""
+        """The users ``entries`` name, with the groups as they are now, and
+        the delegates of those of them who are away."""
+        users: set[str] = set()
+        for entry in entries:  # as ``_resolve``, inlined: a team's every push and end resolve it
+            if entry.startswith(GROUP_PREFIX):
+                users.update(self.groups.get(entry[len(GROUP_PREFIX) :], ()))
+            else:
+                users.add(entry)
+        if self.aways:
+            users |= self._delegates(users)
+        return users
+
+    def _delegates(self, users: set[str]) -> set[str]:
+        """The delegates of the away users among ``users`` (groups resolved now)."""
+        out: set[str] = set()
+        for user in users.intersection(self.aways):
+            out |= self._resolve(self.aways[user].delegates)
+        return out
+
+    def _resolve(self, entries: Iterable[str]) -> set[str]:
+        """The users ``entries`` name, with the groups as they are now (no delegate)."""
         users: set[str] = set()
         for entry in entries:
             if entry.startswith(GROUP_PREFIX):
@@ -58,7 +86,22 @@ class Audiences:
                     return True
             elif entry == user_id:
                 return True
-        return False
+        return bool(self.aways) and user_id in self._delegates(self._resolve(req.to))
+
+    def on_behalf(self, user_id: str | None, req: Request) -> str | None:
+        """The away user a delegate acts for on the question (the first by
+        id if several); None for an admin, for someone in the audience on
+        their own (a delegate who is also asked answers as themself) and
+        when nobody is away."""
+        if not self.aways or user_id is None:
+            return None
+        own = self._resolve(req.to)
+        if user_id in own:
+            return None
+        for user in sorted(own.intersection(self.aways)):
+            if user_id in self._resolve(self.aways[user].delegates):
+                return user
+        return None
 
     def asked_of(self, user_id: str) -> list[Request]:
         """The team questions whose audience holds the user now."""
@@ -67,7 +110,7 @@ class Audiences:
     def may_subscribe(self, user_id: str, session: Session) -> bool:
         """In the audience of the session's first question (its owner, the
         groups as they are now) or of any of its pending questions."""
-        if session.owner == user_id or (is_team(session.owner) and user_id in self.resolve(audience_entries(session.owner))):
+        if session.owner == user_id or (is_team(session.owner) and user_id in self._resolve(audience_entries(session.owner))):
             return True
         return any(r.pending and self.holds(user_id, r) for r in session.requests.values())
 
@@ -75,7 +118,7 @@ class Audiences:
         """Whom the session is for: its owner (the audience of its first
         question, the groups as they are now) and the audience of each of
         its pending questions."""
-        users = self.resolve(audience_entries(session.owner))
+        users = self._resolve(audience_entries(session.owner))
         for req in session.requests.values():
             if req.pending and req.request_id in self.team:
                 users |= self.of(req)
@@ -85,8 +128,11 @@ class Audiences:
         """For a webhook: the audience (sorted), and those whose presence
         ``only_offline`` looks at: the audience, or after an escalation step
         the users that step added (so a step reaches them even while an
-        earlier member has a tab open)."""
+        earlier member has a tab open). An away user is left out (their
+        delegates are in)."""
         users = self.of(req)
+        if self.aways:
+            users.difference_update(self.aways)
         if not req.escalations:
             return sorted(users), sorted(users)
         before = self.resolve(self._entries_upto(req, req.escalations - 1))
@@ -125,7 +171,7 @@ class Audiences:
 
     def track(self, req: Request) -> None:
         """A pending question is registered: a team one is resolved live."""
-        if is_team(req.user_id) or req.escalate:
+        if is_team(req.user_id) or req.escalate or (self.aways and req.user_id in self.aways):
             self.team[req.request_id] = req
 
     def untrack(self, req: Request) -> None:
@@ -137,7 +183,10 @@ class Audiences:
         for each pending question asked of it, the users it gained (who get
         it now) and those it lost (whose tabs are told ``reassigned``)."""
         entry = GROUP_PREFIX + group
-        naming = [r for r in self.team.values() if entry in r.to]
+        if any(entry in away.delegates for away in self.aways.values()):  # a delegate group: any may follow
+            naming = list(self.team.values())
+        else:
+            naming = [r for r in self.team.values() if entry in r.to]
         before = [self.of(r) for r in naming]
         self._put(group, members)
         out = []
@@ -145,3 +194,19 @@ class Audiences:
             now = self.of(req)
             out.append((req, now - was, was - now))
         return out
+
+    def put_away(self, user: str, away: Away | None, theirs: Iterable[Request]) -> None:
+        """The user's away is now ``away`` (None: over). ``theirs``: the
+        pending questions whose audience holds them; those asked of them
+        alone leave the fast path while it lasts (``team``), and come back
+        to it after."""
+        if away is None:
+            self.aways.pop(user, None)
+        else:
+            self.aways[user] = away
+        for req in theirs:
+            if req.user_id == user:  # asked of them alone
+                if away is not None:
+                    self.team[req.request_id] = req
+                elif not req.escalate:
+                    self.team.pop(req.request_id, None)

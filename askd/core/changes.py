@@ -69,6 +69,9 @@ class Ended:
     # P): the agent's sub and ``agent``, or the admin token's sub and ``admin``.
     actor: str | None = field(default=None, compare=False)
     actor_via: str | None = field(default=None, compare=False)
+    # The away user a delegate answered for (spec R): None when the one who
+    # ended it is in the audience on their own (or is no delegate).
+    on_behalf_of: str | None = None
 
     @property
     def status(self) -> Status:
@@ -164,4 +167,26 @@ class GroupDeleted:
     group: str
 
 
-Change = Union[Asked, Ended, Approved, Extended, Forgot, Notified, Escalated, GroupSet, GroupDeleted]
+@dataclass(slots=True)
+class AwaySet:
+    """A user is away until ``until`` (the clock's seconds), their questions
+    also going to ``delegates`` (users and ``group:G``). Always takes effect
+    (the last stored wins, on every node), as ``GroupSet``."""
+
+    user: str
+    until: float
+    delegates: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class AwayEnded:
+    """A user's away ends: only while it is held, and, for the end its
+    deadline decides (``until`` set), only if it still ends then (an away
+    set again since is not ended by the old deadline). ``until`` None: ended
+    by the admin (``DELETE``)."""
+
+    user: str
+    until: float | None = None
+
+
+Change = Union[Asked, Ended, Approved, Extended, Forgot, Notified, Escalated, GroupSet, GroupDeleted, AwaySet, AwayEnded]

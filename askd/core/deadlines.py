@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from askd.core import reminders
 from askd.core.changes import Change, Ended, Escalated, Forgot
 from askd.core.lifecycle import TIMEOUT_ERROR, Trigger
 from askd.core.receipted import ended_digest
@@ -33,8 +32,11 @@ class DeadlineOwner(Protocol):
     def notify_due(self, req: Request) -> None:
         """Report the pending question due for a webhook (not a change)."""
 
-    def remind_due(self, req: Request, k: int) -> None:
-        """Report reminder ``k`` of the pending question (not a change)."""
+    def remind_when(self, req: Request) -> float | None:
+        """When the question's next reminder is due (askd.core.reminders)."""
+
+    def remind_due(self, req: Request) -> None:
+        """Report the pending question's next reminder (not a change)."""
 
     def step_adds(self, req: Request, entries: tuple[str, ...]) -> tuple[str, ...]:
         """The users an escalation step's ``entries`` add to the question's
@@ -121,9 +123,9 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
     DeadlineKind(
         "remind",
         False,
-        lambda reg, req: reminders.when(req),
+        lambda reg, req: reg.remind_when(req),
         lambda reg, req: req.pending and req.remind is not None,
-        lambda reg, req, now: reg.remind_due(req, reminders.take(req)),
+        lambda reg, req, now: reg.remind_due(req),
         lambda reg, stepped: reg.notify_policy is not None,
     ),
     # An ended question's result retention runs out: it is forgotten.

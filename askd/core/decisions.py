@@ -18,14 +18,14 @@ from askd.core import events as ev
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
 from askd.core.approvals import Vote
-from askd.core.changes import Approved, Ended, Extended, GroupDeleted, GroupSet
+from askd.core.changes import Approved, AwayEnded, AwaySet, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.errors import AlreadyVoted, InvalidAnswer, InvalidRequest, NotAllowed, NotFound, NotPending
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
 from askd.core.receipted import approval_digest, ended_digest
 from askd.protocol.action import arguments_problem
 from askd.receipts.digest import canonical
-from askd.core.records import Limits, Request
+from askd.core.records import GROUP_PREFIX, Limits, Request
 from askd.core.reservations import Reservations
 from askd.protocol import codec
 from askd.protocol.models import Answers, check_answers
@@ -73,7 +73,10 @@ class Decisions:
         if problem:
             raise InvalidAnswer(problem)
         by = user_id if answered_by is None else answered_by
-        return self._ending(req, _ANSWER, answers=answers, answered_by=by, via=via)
+        ended = self._ending(req, _ANSWER, answers=answers, answered_by=by, via=via)
+        if self._audiences.aways:  # a delegate answers for an away user (spec R)
+            ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
+        return ended
 
     @staticmethod
     def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
@@ -101,7 +104,9 @@ class Decisions:
         Raises :class:`NotPending` as ``prepare_answer`` does."""
         req = self._pending_for(session_id, request_id, user_id)
         by = user_id if answered_by is None else answered_by
-        return self._ending(req, Trigger.DECLINE, answered_by=by, via=via, reason=reason)
+        ended = self._ending(req, Trigger.DECLINE, answered_by=by, via=via, reason=reason)
+        ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
+        return ended
 
     def prepare_approve(
         self,
@@ -149,6 +154,7 @@ class Decisions:
         done = approval.approved(vote, final, edited)
         ended = self._ending(req, _ANSWER, answered_by=by, via=via)
         ended.counted, ended.approval, ended.digest = counted, done, approval_digest(req, final, done.scope)
+        ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
         return ended
 
     def prepare_extend(
@@ -241,6 +247,30 @@ class Decisions:
         if group not in self._audiences.groups:
             raise NotFound(f"no group {group}")
         return GroupDeleted(group)
+
+    # ---- aways (spec R) -----------------------------------------------
+
+    def prepare_away(self, user: str, until: float, delegates: Iterable[str]) -> AwaySet:
+        """A user away until ``until`` (in the future), with delegates: user
+        ids and ``group:G`` of groups that exist, not the user themself, at
+        least one (de-duplicated, in the order given). ``InvalidRequest`` otherwise."""
+        named = tuple(dict.fromkeys(delegates))
+        if until <= self._clock():
+            raise _refused("until", "must be in the future")
+        if not named:
+            raise _refused("delegates", "name at least one user or group:G")
+        for i, entry in enumerate(named):
+            if entry == user:
+                raise _refused(f"delegates.{i}", "a user cannot be their own delegate")
+            if entry.startswith(GROUP_PREFIX) and entry[len(GROUP_PREFIX) :] not in self._audiences.groups:
+                raise _refused(f"delegates.{i}", f"no group {entry[len(GROUP_PREFIX):]!r}")
+        return AwaySet(user, until, named)
+
+    def prepare_back(self, user: str) -> AwayEnded:
+        """End a user's away; raises :class:`NotFound` when they are not away."""
+        if user not in self._audiences.aways:
+            raise NotFound(f"{user} is not away")
+        return AwayEnded(user)
 
 
 def _refused(loc: str, msg: str) -> InvalidRequest:

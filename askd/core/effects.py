@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from askd.core import events as ev
 from askd.core.agenda import Agenda
+from askd.core.away import Away, set_away
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
-from askd.core.changes import Approved, Asked, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import Event, isotime
 from askd.core.lifecycle import REASSIGNED, next_status
 from askd.core.records import Counters, Outbox, Request
@@ -81,6 +82,7 @@ class Apply:
         req.ended_at = change.ended_at
         req.answered_by, req.via, req.reason, req.defaulted = change.answered_by, change.via, change.reason, change.defaulted
         req.digest = change.digest
+        req.on_behalf_of = change.on_behalf_of
         if change.approval is not None:  # the approval completing the quorum
             req.approval = change.approval
         self._held.take(req.user_id, req.agent, len(req.frame or b""))
@@ -144,3 +146,7 @@ class Apply:
             self._tabs.send_to_users(gained, req.ask_event())
             gone = Event(ev.CANCELLED, req.session_id, {"requestId": req.request_id, "reason": REASSIGNED})
             self._tabs.send_to_users(lost, gone)
+
+    def set_away(self, row: Away | None, change: AwaySet | AwayEnded) -> None:
+        """A user's away starts, changes or ends (spec R): ``away.set_away``."""
+        set_away(self._audiences, self._tabs, self._agenda, self._book, change)

@@ -37,7 +37,6 @@ _TEAM = "\x1f"
 
 #: An escalation step: seconds after ``createdAt``, and the entries it adds.
 Step = tuple[float, tuple[str, ...]]
-Remind = tuple[float, int]  #: reminders (askd.core.reminders): (everySeconds, times)
 
 
 def _seconds(value: float) -> float | int:
@@ -93,7 +92,7 @@ class AskInput:
     escalate: tuple[Step, ...] = ()
     action: dict[str, Any] | None = None  # an action to approve instead of questions (section 17), as sent
     quorum: int = 1
-    remind: Remind | None = None  # reminders (askd.core.reminders); None: none
+    remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders; None: none
     via: str = "agent"  # through what the agent asked: ``mcp`` through ``askd mcp`` (the audit trail)
 
 
@@ -160,8 +159,8 @@ class Request:
     escalations: int = 0  # steps taken so far (an Escalated change each)
     digest: str | None = None  # once ended: its receipt's digest (None: ended before askd kept one)
     approval: Approval | None = None  # an action's approvals (section 17); None: questions
-    remind: Remind | None = None  # (everySeconds, times): askd.core.reminders
-    reminded: int = 0  # reminders this node reported or let pass; not kept (reminders.catch_up)
+    remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders
+    on_behalf_of: str | None = None  # the away user a delegate answered for (spec R)
     # The order the registry learned of it (asked, applied from a shared
     # store, or restored in the store's order): deadlines due at the same
     # moment fire in this order, an extended one too. Not kept by stores.
@@ -273,6 +272,8 @@ class Request:
         if self.status in _ANSWERED_OR_DECLINED:
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
+            if self.on_behalf_of is not None:
+                out["onBehalfOf"] = self.on_behalf_of
         if self.reason is not None:
             out["reason"] = self.reason
         if self.error is not None:
@@ -289,6 +290,8 @@ class Request:
         if self.status in _ANSWERED_OR_DECLINED:
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
+            if self.on_behalf_of is not None:
+                out["onBehalfOf"] = self.on_behalf_of
         if self.reason is not None:  # ``reason`` is the close's own: the decline's is named apart
             out["declineReason"] = self.reason
         if self.defaulted:  # the person's tabs say which default stood for them
@@ -395,5 +398,3 @@ class Outbox:
     sends: list[Send]
     ended: list[Request]
     notify: list[Request] = field(default_factory=list)  # pending, due for a webhook
-    # Reminders due (askd.core.reminders): (question, k from 1, its audience, those with no tab here).
-    reminders: list[tuple[Request, int, list[str], list[str]]] = field(default_factory=list)

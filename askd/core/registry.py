@@ -33,7 +33,8 @@ from askd.core import rules
 from askd.core.agenda import Agenda
 from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
-from askd.core.changes import Approved, Asked, Change, Ended, Extended, GroupDeleted, GroupSet
+from askd.core.away import Away
+from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.decisions import Decisions
 from askd.core.effects import Apply
 from askd.core.records import (
@@ -90,15 +91,21 @@ class Registry:
         self._decisions = Decisions(book, audiences, reservations, limits, clock)
         self._effects = effects = Apply(book, tabs, reservations, agenda, audiences, counters, box)
         # The rule table bound to these parts: apply's one lookup per change.
-        self._rules = rules.bind(effects, rules.View(book.get, audiences.groups.get))
+        self._rules = rules.bind(effects, rules.View(book.get, audiences.groups.get, audiences.aways.get))
 
     # ---- output -------------------------------------------------------
 
     def drain(self) -> Outbox:
         """Take what the events so far ask the front end to do."""
         box = self._box
-        out = Outbox(box.sends, box.ended, box.notify, box.reminders)
-        box.sends, box.ended, box.notify, box.reminders = [], [], [], []
+        out = Outbox(box.sends, box.ended, box.notify)
+        box.sends, box.ended, box.notify = [], [], []
+        return out
+
+    def drain_reminders(self) -> list[tuple[Request, int, list[str], list[str]]]:
+        """Take the reminders due (askd.core.reminders): (question, k from 1,
+        its audience, those of it with no tab here)."""
+        out, self._agenda.reminders = self._agenda.reminders, []
         return out
 
     # ---- connections (tabs.py) ----------------------------------------
@@ -189,6 +196,15 @@ class Registry:
         """Delete a group; raises ``NotFound`` when there is none."""
         return self._decisions.prepare_group_delete(group)
 
+    def prepare_away(self, user: str, until: float, delegates: Iterable[str]) -> AwaySet:
+        """A user away until ``until``, their questions also going to
+        ``delegates`` (``Decisions.prepare_away``)."""
+        return self._decisions.prepare_away(user, until, delegates)
+
+    def prepare_back(self, user: str) -> AwayEnded:
+        """End a user's away; raises ``NotFound`` when they are not away."""
+        return self._decisions.prepare_back(user)
+
     @staticmethod
     def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
         """What is wrong with ``answers`` to these questions, or None."""
@@ -225,7 +241,18 @@ class Registry:
         """A group's members (None: no such group): its row for the rules."""
         return self.audiences.groups.get(name)
 
+    def away(self, user: str) -> Away | None:
+        """A user's away (None: not away): its row for the rules."""
+        return self.audiences.aways.get(user)
+
     # ---- a store's restore (at start) ----------------------------------
+
+    def restore_away(self, user: str, until: float, delegates: Iterable[str]) -> None:
+        """Load an away kept by a store (after the groups, before the
+        questions). One whose ``until`` passed while no daemon ran ends at
+        the next ``due``."""
+        self.audiences.aways[user] = Away(until, tuple(delegates))
+        self._agenda.away_planned(user, until)
 
     def restore_group(self, group: str, members: Iterable[str]) -> None:
         """Load a group kept by a store (before its questions)."""

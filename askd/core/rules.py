@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, Protocol
 
+from askd.core.away import Away
 from askd.core.changes import (
-    Approved, Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified,
+    Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified,
 )
 from askd.core.lifecycle import TRANSITIONS, Status
 from askd.core.records import Request
@@ -59,6 +60,7 @@ class Rows(Protocol):
 
     def get(self, session_id: str, request_id: str) -> Row | None: ...
     def group(self, name: str) -> Members | None: ...
+    def away(self, user: str) -> Any | None: ...  # a user's away (``away.Away``: its ``until``), None: not away
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,7 @@ class Effects(Protocol):
     def mark_notified(self, row: Request, change: Notified) -> None: ...
     def forget(self, row: Request, change: Forgot) -> None: ...
     def set_group(self, row: Members | None, change: GroupSet | GroupDeleted) -> None: ...
+    def set_away(self, row: Any | None, change: AwaySet | AwayEnded) -> None: ...
 
 
 class UnknownChange(TypeError):
@@ -110,7 +113,7 @@ class Rule:
     # The row it is about: its key (a question's (session_id, request_id), a
     # group's (name,)), found with ``Rows.get`` or ``Rows.group``.
     key: Callable[[Any], tuple[str, ...]]
-    lookup: str  # "get" or "group"
+    lookup: str  # "get", "group" or "away"
     guard: Callable[[Any, Any], bool]  # (change, row or None) -> takes effect
     after: Callable[[Any, Any], Any]  # (change, row) -> the row it leaves (None: none)
     effect: str  # the Effects method applying it, called (row, change)
@@ -123,6 +126,10 @@ _asked = attrgetter("request.session_id", "request.request_id")
 
 def _group(change: GroupSet | GroupDeleted) -> tuple[str]:
     return (change.group,)
+
+
+def _user(change: AwaySet | AwayEnded) -> tuple[str]:
+    return (change.user,)
 
 
 def _ends(c: Ended, row: Row | None) -> bool:
@@ -170,6 +177,13 @@ RULES: dict[type, Rule] = {
         Rule(GroupSet, _group, "group", lambda c, row: True, lambda c, row: c.members, "set_group"),
         # ... a delete only of a group held (of two nodes deleting it, one answers 404).
         Rule(GroupDeleted, _group, "group", lambda c, row: row is not None, lambda c, row: None, "set_group"),
+        # A user's away (spec R): a set always takes (the last stored wins) ...
+        Rule(AwaySet, _user, "away", lambda c, row: True, lambda c, row: Away(c.until, c.delegates), "set_away"),
+        # ... an end only of an away held, and its deadline's only at the
+        # ``until`` it was scheduled for (an away set again since goes on).
+        Rule(AwayEnded, _user, "away",
+             lambda c, row: row is not None and (c.until is None or row.until == c.until),
+             lambda c, row: None, "set_away"),
     )
 }
 
@@ -216,6 +230,7 @@ class View:
 
     get: Callable[[str, str], Any]
     group: Callable[[str], Members | None]
+    away: Callable[[str], Any]
 
 
 #: One kind's rule bound to an engine: (key, lookup, guard, effect, otherwise).

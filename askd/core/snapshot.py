@@ -31,7 +31,7 @@ class SessionRow(NamedTuple):
 
 @dataclass
 class Loaded:
-    """Everything a store kept, in the order to restore it: groups, then
+    """Everything a store kept, in the order to restore it: groups, aways, then
     sessions in the order they were made, then every kept question, pending
     or ended, oldest first.
 
@@ -40,6 +40,7 @@ class Loaded:
     anything else."""
 
     groups: dict[str, list[str]] = field(default_factory=dict)
+    aways: dict[str, tuple[float, list[str]]] = field(default_factory=dict)  # user -> (until, delegates)
     sessions: list[SessionRow] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
 
@@ -55,6 +56,8 @@ def restore(loaded: Loaded, registry: Registry) -> int:
     try:
         for name, members in loaded.groups.items():
             registry.restore_group(name, members)
+        for user, (until, delegates) in loaded.aways.items():
+            registry.restore_away(user, until, delegates)
         for row in loaded.sessions:
             registry.restore_session(row.session_id, row.owner, row.parent_session_id, row.agent)
         for req in loaded.requests:

@@ -105,6 +105,9 @@ class CancelledPayload(TypedDict):
         ]
     ]
     via: NotRequired[Annotated[StrictStr | None, Field(default=None, description="How: ws, link, mcp or admin (answered, declined).")]]
+    onBehalfOf: NotRequired[
+        Annotated[StrictStr, Field(description="A delegate answered or declined for this away user (spec R).")]
+    ]
     declineReason: NotRequired[
         Annotated[StrictStr | None, Field(default=None, description="The reason given with a decline, if any.")]
     ]

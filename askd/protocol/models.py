@@ -168,6 +168,17 @@ To = Annotated[
 ]
 
 
+class AwayBody(BaseModel):
+    """``PUT /admin/v1/users/{U}/away`` (spec R): until when (RFC 3339, in
+    the future) and to whom the user's questions also go meanwhile (user
+    ids and ``group:G``; at least one, not the user themself)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    until: StrictStr
+    delegates: list[Entry] = Field(min_length=1, max_length=MAX_GROUP_MEMBERS)
+
+
 class EscalationStep(BaseModel):
     """When nobody has answered ``afterSeconds`` after the ask, ``to``
     joins the question's audience."""
@@ -181,15 +192,12 @@ class EscalationStep(BaseModel):
 
 
 class Remind(BaseModel):
-    """Reminders (section 20): every ``everySeconds`` while the question
-    waits, ``times`` times at most, the audience members with no open tab
-    are notified again."""
+    """Reminders (section 20): those of the audience with no open tab are notified again."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     everySeconds: float = Field(ge=60, description="Seconds between reminders, from the ask; at least 60.")
     times: int = Field(ge=1, le=10, description="How many reminders at most (1 to 10).")
-
     _every_number = field_validator("everySeconds", mode="before")(json_number)
 
 
@@ -224,9 +232,7 @@ class AskFields(BaseModel):
         max_length=MAX_STEPS,
         description="Steps that widen the audience while nobody answers; afterSeconds strictly increasing.",
     )
-    remind: Remind | None = Field(
-        default=None, description="Remind those with no open tab; null: none (default: the daemon's notify.remind_*)."
-    )
+    remind: Remind | None = Field(default=None, description="Remind those with no open tab; null: none (default: notify.remind_*).")
 
     _questions_ok = field_validator("questions")(_check_questions)
 

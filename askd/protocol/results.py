@@ -53,6 +53,9 @@ class QuestionResult(TypedDict):
         ]
     ]
     via: NotRequired[Annotated[Via | None, Field(default=None, description="Answered or declined: how.")]]
+    onBehalfOf: NotRequired[
+        Annotated[StrictStr, Field(description="Answered or declined by a delegate of this away user (spec R).")]
+    ]
     reason: NotRequired[Annotated[StrictStr | None, Field(default=None, description="Declined: the reason the person gave, if any.")]]
     escalations: NotRequired[
         Annotated[int | None, Field(default=None, description="Escalation steps taken so far (asked with escalate).")]

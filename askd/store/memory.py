@@ -2,7 +2,7 @@
 
 It writes nothing, yet its commit reports what took effect as SQLite and
 Redis do: it keeps each question's row as the engine's rules read it
-(``rules.RowState``) and each group's members, and asks the rules
+(``rules.RowState``), each group's members and each user's away, and asks the rules
 (``core/rules.py``) of each change. It never reads the registry.
 """
 
@@ -66,9 +66,10 @@ class MemoryStore:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         # A question's row by its request id (an id kept already is not
         # asked again, in any session, as on SQLite and Redis); a group's
-        # members by its name.
+        # members by its name; a user's away by their id: by the rule's lookup.
         self._rows: dict[str, Any] = {}
         self._groups: dict[str, Any] = {}
+        self._kept: dict[str, dict[str, Any]] = {"get": self._rows, "group": self._groups, "away": {}}
         self._not_before = 0.0
         self._listener: StoreListener | None = None
         self.claims = MemoryClaims(clock)
@@ -93,8 +94,8 @@ class MemoryStore:
 
     def _write(self, change: Change) -> bool:
         rule = rules.rule_of(change)
-        key = rule.key(change)[-1]  # the request id, or the group's name
-        kept = self._groups if rule.lookup == "group" else self._rows
+        key = rule.key(change)[-1]  # the request id, the group's name, or the user's id
+        kept = self._kept[rule.lookup]
         row = kept.get(key)
         if not rules.takes(change, row):
             return False

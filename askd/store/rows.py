@@ -8,7 +8,8 @@ import json
 from askd.core import Request, Status
 from askd.core.approvals import Approval
 from askd.protocol import codec
-from askd.core.records import Remind, Step
+from askd.core.records import Step
+from askd.core.reminders import Remind
 
 
 def request_from_row(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool
@@ -11,7 +12,7 @@ from askd.channels import sample as notify_sample
 from askd.addresses import EmailAddress
 from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id
-from askd.protocol.models import AnswerBody, DeclineBody, GroupBody, UserBody
+from askd.protocol.models import AnswerBody, AwayBody, DeclineBody, GroupBody, UserBody
 from askd.server.door.proxy import public_base
 from askd.server.http.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
@@ -145,18 +146,48 @@ class GroupHandler(_AdminHandler):
 class UserHandler(_AdminHandler):
     """A user's e-mail address. Any user id may have one: askd keeps no
     list of users (a token names them), so an id with no address reads
-    ``"email": null`` rather than 404."""
+    ``"email": null`` rather than 404. While the user is away (spec R), a
+    read shows it too (``"away"``)."""
 
     async def get(self, user: str) -> None:
         uid = self.path_id(user, "user")
         emails = await self.ctx.hub.emails([uid])
-        self.send_json({"user": uid, "email": emails.get(uid)})
+        away = await self.ctx.hub.admin.aways.away(uid)  # shown only while away (spec R)
+        self.send_json({"user": uid, "email": emails.get(uid), **({} if away is None else {"away": away.wire(uid)})})
 
     async def put(self, user: str) -> None:
         uid = self.path_id(user, "user")
         body, _ = self.json_body(UserBody)
         await self.ctx.hub.set_email(uid, body.email)
         self.send_json({"user": uid, "email": body.email})
+
+
+class AwayHandler(_AdminHandler):
+    """A user's away, with delegates (spec R): ``PUT`` starts or replaces
+    it, ``DELETE`` ends it (``404`` when the user is not away)."""
+
+    async def put(self, user: str) -> None:
+        uid = self.path_id(user, "user")
+        body, _ = self.json_body(AwayBody)
+        until = rfc3339_seconds(body.until, "until")
+        away = await self.ctx.hub.admin.aways.set_away(uid, until, body.delegates)  # InvalidRequest: base.py's 400
+        self.send_json(away.wire(uid))
+
+    async def delete(self, user: str) -> None:
+        uid = self.path_id(user, "user")
+        await self.ctx.hub.admin.aways.end_away(uid)  # NotFound: base.py's 404
+        self.send_json({"user": uid, "away": None})
+
+
+def rfc3339_seconds(value: str, name: str) -> float:
+    """An RFC 3339 time with its offset, as epoch seconds; ``400`` otherwise."""
+    try:
+        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ApiError("invalid_request", f"{name} must be an RFC 3339 time") from None
+    if at.tzinfo is None or "T" not in value.upper():
+        raise ApiError("invalid_request", f"{name} must be an RFC 3339 time with its offset (Z or +hh:mm)")
+    return at.timestamp()
 
 
 class StatsHandler(_AdminHandler):
@@ -233,6 +264,7 @@ def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
         (r"/admin/v1/groups", GroupsHandler, {"ctx": ctx}),
         (rf"/admin/v1/groups/{seg}", GroupHandler, {"ctx": ctx}),
         (rf"/admin/v1/users/{seg}", UserHandler, {"ctx": ctx}),
+        (rf"/admin/v1/users/{seg}/away", AwayHandler, {"ctx": ctx}),
         (r"/admin/v1/tokens/revoke-all", RevokeAllHandler, {"ctx": ctx}),
         (r"/admin/v1/notify/test", NotifyTestHandler, {"ctx": ctx}),
         (r"/metrics", MetricsHandler, {"ctx": ctx}),

@@ -11,6 +11,7 @@ from typing import Any
 from askd.core import NotFound
 from askd.core.registry import Registry
 from askd.core.selectors import Selector
+from askd.server.hub.aways import AwayOps
 from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections
 from askd.server.hub.waiters import Waiters
@@ -32,6 +33,7 @@ class AdminOps:
         self._waiters = waiters
         # Takes each new revocation instant, from this node or (shared store) another.
         self._on_revoked = on_revoked
+        self.aways = AwayOps(registry, store, commits)  # a user's away, with delegates (spec R)
 
     async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
         """Drop the connections ``selector`` names (``userId``, ``sessionId``,

@@ -66,7 +66,8 @@ class Flush:
                     self._metrics.time_to_answer.observe(req.ended_at - req.created_at)
                 self._waiters.wake(req.request_id)
             self._notifications.due(out.notify)
-            if out.reminders:
-                self._notifications.remind(out.reminders)
+            reminders = self._registry.drain_reminders()
+            if reminders:
+                self._notifications.remind(reminders)
             self._timer.arm()
         return out

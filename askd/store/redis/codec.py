@@ -7,7 +7,7 @@ from typing import Any
 
 from askd.core import Request
 from askd.core.approvals import Approval
-from askd.core.changes import Approved, Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
 from askd.store.rows import remind_from_json, remind_to_json, steps_from_json, steps_to_json
@@ -45,6 +45,14 @@ def to_json(change: Change, node: str, seq: int) -> str:
         return json.dumps({"o": node, "q": seq, "t": "g", "g": change.group, "members": json.dumps(change.members)})
     if isinstance(change, GroupDeleted):
         return json.dumps({"o": node, "q": seq, "t": "gd", "g": change.group})
+    if isinstance(change, AwaySet):  # spec R: until as a repr string (exact), delegates as one JSON string
+        return json.dumps({"o": node, "q": seq, "t": "w", "u": change.user, "at": repr(change.until),
+                           "to": json.dumps(change.delegates)})
+    if isinstance(change, AwayEnded):
+        out = {"o": node, "q": seq, "t": "wd", "u": change.user}
+        if change.until is not None:
+            out["at"] = repr(change.until)
+        return json.dumps(out)
     out = {"o": node, "q": seq, "sid": change.session_id}
     if isinstance(change, Ended):
         out.update(t="e", rid=change.request_id, trigger=change.trigger.value, status=change.status.value,
@@ -60,6 +68,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["dflt"] = 1
         if change.digest is not None:
             out["dg"] = change.digest
+        if change.on_behalf_of is not None:
+            out["obo"] = change.on_behalf_of
         if change.counted is not None:  # an action's last approval: against its count
             assert change.approval is not None
             out.update(counted=change.counted, appr=change.approval.to_json().decode())
@@ -85,6 +95,10 @@ def from_json(data: dict[str, Any]) -> Change:
         return GroupSet(data["g"], tuple(json.loads(data["members"])))
     if t == "gd":
         return GroupDeleted(data["g"])
+    if t == "w":
+        return AwaySet(data["u"], float(data["at"]), tuple(json.loads(data["to"])))
+    if t == "wd":
+        return AwayEnded(data["u"], float(data["at"]) if "at" in data else None)
     sid, rid = data["sid"], data["rid"]
     if t == "a":
         req = Request(rid, sid, data["uid"], float(data["created"]), float(data["expires"]),
@@ -102,6 +116,7 @@ def from_json(data: dict[str, Any]) -> Change:
             sid, rid, Trigger(data["trigger"]), answers, data.get("error"), float(data["ended"]),
             data.get("by"), data.get("via"), data.get("reason"), bool(data.get("dflt")), data.get("dg"),
         )
+        ended.on_behalf_of = data.get("obo")
         if "counted" in data:
             ended.counted, ended.approval = int(data["counted"]), Approval.from_json(data["appr"])
         return ended

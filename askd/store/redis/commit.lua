@@ -106,6 +106,7 @@ for i = 5, #ARGV do
       if c.reason then redis.call('HSET', rk, 'reason', c.reason) end
       if c.dflt then redis.call('HSET', rk, 'dflt', 1) end
       if c.dg then redis.call('HSET', rk, 'dg', c.dg) end  -- the receipt's digest (protocol section 16)
+      if c.obo then redis.call('HSET', rk, 'obo', c.obo) end  -- the away user a delegate answered for
       if c.counted ~= nil then redis.call('HSET', rk, 'appr', c.appr, 'apn', tonumber(c.counted) + 1) end
       ok = 1
     end
@@ -138,6 +139,19 @@ for i = 5, #ARGV do
     ok = 1
   elseif c.t == 'gd' then
     ok = redis.call('HDEL', P .. 'groups', c.g)
+  elseif c.t == 'w' then
+    -- a user's away (spec R): its end and delegates (a JSON list), replacing any before
+    redis.call('HSET', P .. 'away:until', c.u, c.at)
+    redis.call('HSET', P .. 'away:to', c.u, c.to)
+    ok = 1
+  elseif c.t == 'wd' then
+    -- an away ends only if held; its deadline's only at its until (as numbers)
+    local held = redis.call('HGET', P .. 'away:until', c.u)
+    if held and (c.at == nil or tonumber(held) == tonumber(c.at)) then
+      redis.call('HDEL', P .. 'away:until', c.u)
+      redis.call('HDEL', P .. 'away:to', c.u)
+      ok = 1
+    end
   elseif c.t == 'n' then
     if redis.call('HGET', rk, 'status') == 'pending' then
       redis.call('HSET', rk, 'notified', 1)

@@ -117,6 +117,10 @@ class RedisStore:
         start = newest[0][0].decode() if newest else "0-0"  # the snapshot is from here
         for name, members in (await r.hgetall(P + "groups")).items():
             loaded.groups[name.decode()] = json.loads(members)
+        tos = await r.hgetall(P + "away:to")
+        for user, until in (await r.hgetall(P + "away:until")).items():
+            if user in tos:
+                loaded.aways[user.decode()] = (float(until), json.loads(tos[user]))
         sids = [s.decode() for s in await r.smembers(P + "sessions")]
         pipe = r.pipeline(transaction=False)
         for sid in sids:
@@ -151,6 +155,7 @@ class RedisStore:
         req = RedisStore._row(rid, f)
         req.escalate, req.escalations = steps_from_json(f.get(b"esc")), int(f.get(b"escalations", 0))
         req.remind = remind_from_json(f.get(b"rmd"))
+        req.on_behalf_of = _text(f.get(b"obo"))
         return req
 
     @staticmethod

@@ -69,18 +69,21 @@ class SqliteStore:
         loaded = Loaded()
         for name, members in self._db.execute("SELECT name, members FROM groups"):
             loaded.groups[name] = json.loads(members)
+        for user, until, delegates in self._db.execute("SELECT user_id, until, delegates FROM aways"):
+            loaded.aways[user] = (until, json.loads(delegates))
         sessions = self._db.execute("SELECT session_id, owner, parent_session_id, agent FROM sessions ORDER BY rowid")
         loaded.sessions = [SessionRow(*row) for row in sessions]
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
             " status, answers, error, ended_at, notified, agent, max_extension, extended, on_timeout, answered_by,"
-            " via, reason, defaulted, escalate, escalations, digest, approval, remind_every, remind_times FROM requests ORDER BY rowid"
+            " via, reason, defaulted, escalate, escalations, digest, approval, on_behalf_of, remind_every, remind_times"
+            " FROM requests ORDER BY rowid"
         )
         requests = loaded.requests
         for (
             rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent,
             max_extension, extended, on_timeout, answered_by, via, reason, defaulted, escalate, escalations, digest,
-            approval, remind_every, remind_times,
+            approval, on_behalf_of, remind_every, remind_times,
         ) in rows:
             req = request_from_row(
                 rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified),
@@ -88,6 +91,7 @@ class SqliteStore:
                 answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted), digest=digest,
                 approval=approval,
             )
+            req.on_behalf_of = on_behalf_of
             req.escalate, req.escalations = steps_from_json(escalate), escalations
             if remind_every is not None:
                 req.remind = (remind_every, remind_times)

@@ -130,7 +130,12 @@ MIGRATIONS: list[list[str]] = [
         WHERE json_extract(e.record, '$.event') IN ('answered', 'declined', 'timeout', 'cancelled', 'withdrawn')
         AND json_extract(a.record, '$.event') IN ('asked', 'escalated')""",
     ],
-    [  # 13: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
+    [  # 13: away, with delegates (spec R): each away user's end and delegates
+        # (a JSON list), and the away user a delegate answered for
+        "CREATE TABLE aways (user_id TEXT PRIMARY KEY, until REAL NOT NULL, delegates TEXT NOT NULL)",
+        "ALTER TABLE requests ADD COLUMN on_behalf_of TEXT",
+    ],
+    [  # 14: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
         "ALTER TABLE requests ADD COLUMN remind_every REAL",
         "ALTER TABLE requests ADD COLUMN remind_times INTEGER",
     ],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from askd.core.changes import Approved, Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
+from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.store.rows import steps_to_json
 
@@ -66,16 +66,18 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
             assert change.approval is not None
             cur = db.execute(
                 "UPDATE requests SET status = ?, ended_at = ?, frame = NULL, answered_by = ?, via = ?, digest = ?,"
-                " approval = ?, approvals = approvals + 1 WHERE request_id = ? AND status = 'pending' AND approvals = ?",
+                " approval = ?, approvals = approvals + 1, on_behalf_of = ? WHERE request_id = ? AND status = 'pending'"
+                " AND approvals = ?",
                 (
                     change.status.value, change.ended_at, change.answered_by, change.via, change.digest,
-                    change.approval.to_json(), change.request_id, change.counted,
+                    change.approval.to_json(), change.on_behalf_of, change.request_id, change.counted,
                 ),
             )
             return cur.rowcount == 1
         cur = db.execute(
             "UPDATE requests SET status = ?, answers = ?, error = ?, ended_at = ?, frame = NULL, on_timeout = NULL,"
-            " answered_by = ?, via = ?, reason = ?, defaulted = ?, digest = ? WHERE request_id = ? AND status = 'pending'",
+            " answered_by = ?, via = ?, reason = ?, defaulted = ?, digest = ?, on_behalf_of = ?"
+            " WHERE request_id = ? AND status = 'pending'",
             (
                 change.status.value,
                 None if change.answers is None else encode(change.answers),  # lone surrogates escaped
@@ -86,6 +88,7 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                 change.reason,
                 int(change.defaulted),
                 change.digest,
+                change.on_behalf_of,
                 change.request_id,
             ),
         )
@@ -120,6 +123,17 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
         return True
     if isinstance(change, GroupDeleted):
         return db.execute("DELETE FROM groups WHERE name = ?", (change.group,)).rowcount == 1
+    if isinstance(change, AwaySet):  # spec R: the last stored wins, as a group's
+        db.execute(
+            "INSERT INTO aways VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET until = excluded.until,"
+            " delegates = excluded.delegates",
+            (change.user, change.until, json.dumps(change.delegates)),
+        )
+        return True
+    if isinstance(change, AwayEnded):  # only an away held; its deadline's only at its until
+        if change.until is None:
+            return db.execute("DELETE FROM aways WHERE user_id = ?", (change.user,)).rowcount == 1
+        return db.execute("DELETE FROM aways WHERE user_id = ? AND until = ?", (change.user, change.until)).rowcount == 1
     if isinstance(change, Notified):
         cur = db.execute(
             "UPDATE requests SET notified = 1 WHERE request_id = ? AND status = 'pending'", (change.request_id,)

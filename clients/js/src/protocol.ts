@@ -253,7 +253,7 @@ export interface AskBody {
    */
   quorum?: number | null;
   /**
-   * Remind those with no open tab; null: none (default: the daemon's notify.remind_*).
+   * Remind those with no open tab; null: none (default: notify.remind_*).
    */
   remind?: Remind | null;
   requireOnline?: boolean;
@@ -604,9 +604,7 @@ export interface Option {
   [k: string]: unknown;
 }
 /**
- * Reminders (section 20): every ``everySeconds`` while the question
- * waits, ``times`` times at most, the audience members with no open tab
- * are notified again.
+ * Reminders (section 20): those of the audience with no open tab are notified again.
  *
  * This interface was referenced by `Askd`'s JSON-Schema
  * via the `definition` "Remind".
@@ -715,6 +713,10 @@ export interface CancelledPayload {
    * true with those answers (timeout only).
    */
   defaulted?: boolean | null;
+  /**
+   * A delegate answered or declined for this away user (spec R).
+   */
+  onBehalfOf?: string;
   /**
    * How the question ended: answered, timeout, cancelled, declined, reassigned (no longer yours).
    */
@@ -1013,6 +1015,10 @@ export interface QuestionResult {
    * While pending: the deadline, as extensions moved it.
    */
   expiresAt?: string | null;
+  /**
+   * Answered or declined by a delegate of this away user (spec R).
+   */
+  onBehalfOf?: string;
   /**
    * Declined: the reason the person gave, if any.
    */
