@@ -193,3 +193,13 @@ def test_a_restored_ended_question_sends_none(clock: FakeClock) -> None:
     back.restore(kept(req))
     back.advance()
     assert reminded(back) == []
+
+
+def test_an_away_user_is_not_reminded_their_delegates_are(clock: FakeClock) -> None:
+    from askd.core.changes import AwaySet
+
+    reg = registry(clock)
+    reg.apply(AwaySet("alice", clock.now + 3600, ("bob",)))
+    reg.ask("s1", "alice", QS, remind=(60.0, 1))
+    tick(reg, clock, 60)
+    assert reminded(reg) == [("r1", 1, ["bob"], ["bob"])]
