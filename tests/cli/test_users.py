@@ -17,9 +17,9 @@ async def test_user_set_show_and_clear(local: RunningDaemon) -> None:  # noqa: F
     assert (r.exit_code, r.stdout) == (0, "User alice: alice@example.com\n")
     assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] == "alice@example.com"
     r = await askd("user", "show", "alice", "--json")
-    assert json.loads(r.stdout) == {"user": "alice", "email": "alice@example.com"}
+    assert json.loads(r.stdout) == {"user": "alice", "email": "alice@example.com", "slack": None}
     r = await askd("user", "set", "alice", "--clear", "--json")
-    assert json.loads(r.stdout) == {"user": "alice", "email": None}
+    assert json.loads(r.stdout) == {"user": "alice", "email": None, "slack": None}
     assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] is None
 
 

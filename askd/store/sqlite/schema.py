@@ -114,5 +114,19 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX audit_by_at ON audit (at)",
         "CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL, at TEXT)",
     ],
+    [  # 12: chat messages posted about a question (store.posts: Slack's channel
+        # and ts), kept so that its end edits them, after a restart too
+        """CREATE TABLE posts (
+            request_id TEXT NOT NULL,
+            key        TEXT NOT NULL,  -- the message within the question (step, recipient)
+            session_id TEXT NOT NULL,
+            channel    TEXT NOT NULL,
+            ts         TEXT NOT NULL,
+            body       TEXT NOT NULL,  -- the channel's own: what the edit starts from
+            until      REAL NOT NULL,
+            PRIMARY KEY (request_id, key)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX posts_by_until ON posts (until)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
