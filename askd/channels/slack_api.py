@@ -11,6 +11,7 @@ texts (only Slack's ``error`` word and the HTTP status are kept).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from askd.channels.webhook import _retry_after as retry_after_of  # noqa: PLC2701  (one reading of Retry-After)
 
 DEFAULT_API_URL = "https://slack.com/api/"
+
+# The SDK's own logger, kept above DEBUG: its debug lines hold every
+# message's body, answer links included (each one answers as its recipient).
+_SDK_LOG = logging.getLogger("askd.slack.sdk")
+_SDK_LOG.setLevel(logging.WARNING)
 
 # Slack's ``error`` words that say "try again later"; any other is final
 # (``channel_not_found``, ``not_in_channel``, ``invalid_auth``, ...).
@@ -59,7 +65,8 @@ class SlackApi:
         if self._client is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
             self._client = AsyncWebClient(
-                token=self._token, base_url=self.base_url, timeout=int(max(1, self.timeout)), session=self._session, retry_handlers=[]
+                token=self._token, base_url=self.base_url, timeout=int(max(1, self.timeout)), session=self._session,
+                retry_handlers=[], logger=_SDK_LOG,
             )
         return self._client
 
