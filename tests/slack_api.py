@@ -6,7 +6,8 @@ port, in the test's event loop, driven by askd through Slack's real SDK.
 that user's direct message, ``D`` + the id); each call is recorded. A
 script makes the next calls fail: ``(429, seconds)`` is a rate limit with
 ``Retry-After``, a string is ``{"ok": false, "error": it}``, an int another
-HTTP status, ``(SLOW, seconds)`` a call taken late."""
+HTTP status, ``(SLOW, seconds)`` a call taken late, ``HANG`` one never
+answered (recorded as it arrives)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import tornado.web
 
 TOKEN = "xoxb-test-0000-secret"
 SLOW = "slow"  # ("slow", seconds) in a script: the call is taken, its answer comes that much later
+HANG = "hang"  # in a script: the call is never taken nor answered (until the fake stops)
 
 
 @dataclass
@@ -63,6 +65,7 @@ class FakeSlack:
     script: list[Any] = field(default_factory=list)  # consumed one per call; then ok
     calls: list[ApiCall] = field(default_factory=list)  # every call, failed ones too
     arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))
     # Where each message is: (channel, ts) -> the last args it was posted or edited with.
     messages: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -121,6 +124,13 @@ class _Method(tornado.web.RequestHandler):
         args = json.loads(body) if "json" in kind else dict(parse_qsl(body))
         call = ApiCall(method, args, self.request.headers.get("Authorization", ""), asyncio.get_running_loop().time())
         action = f.script.pop(0) if f.script else None
+        if action == HANG:
+            async with f.arrived:
+                f.calls.append(call)
+                f.arrived.notify_all()
+            await f.release.wait()
+            self.set_status(503)
+            return
         if isinstance(action, tuple) and action[0] == SLOW:  # answers as usual, later
             await asyncio.sleep(action[1])
             action = None
@@ -160,6 +170,7 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
     try:
         yield fake
     finally:
+        fake.release.set()
         server.stop()
         await server.close_all_connections()
 
