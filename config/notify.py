@@ -63,7 +63,9 @@ class NotifySettings(Section):
         description="The Slack channel id (C...) askd posts each question in (the bot invited there); unset: direct messages only.",
     )
     slack_api_url: AnyHttpUrl = Field(
-        default=AnyHttpUrl("https://slack.com/api/"), description="Slack's Web API base URL (tests point it at a local fake)."
+        default="https://slack.com/api/",
+        validate_default=True,
+        description="Slack's Web API base URL (tests point it at a local fake).",
     )
 
     @field_validator("slack_bot_token")

@@ -98,4 +98,4 @@ def ended(body: str, req: Request) -> Message:
     buttons) and the outcome."""
     was = json.loads(body)
     line = outcome(req)
-    return {"text": line.split("\n", 1)[0], "blocks": [*was["blocks"], _section(line)]}
+    return {"text": line, "blocks": [*was["blocks"], _section(line)]}

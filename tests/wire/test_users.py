@@ -85,3 +85,22 @@ async def test_only_an_admin_token_on_the_admin_listener(daemon: RunningDaemon) 
 async def test_a_bad_user_id_is_400(daemon: RunningDaemon) -> None:
     r = await daemon.admin("PUT", "/admin/v1/users/a%00b", json={"email": "a@example.com"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request"
+
+
+async def test_a_slack_id_beside_the_address(daemon: RunningDaemon) -> None:
+    await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": "alice@example.com"})
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"slack": "U0123ABCD"})
+    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": "alice@example.com", "slack": "U0123ABCD"})
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": None})  # the id stays
+    assert r.json() == {"user": "alice", "email": None, "slack": "U0123ABCD"}
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": "a@example.com", "slack": None})
+    assert r.json() == {"user": "alice", "email": "a@example.com", "slack": None}
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == r.json()
+
+
+@pytest.mark.parametrize("slack", ["", "u0123", "C0123ABCD", "U0123 ABCD", "U" + "A" * 40, 42, ["U0123"], "<@U0123>"])
+async def test_a_bad_slack_id_is_400_and_changes_nothing(daemon: RunningDaemon, slack: object) -> None:
+    await daemon.admin("PUT", "/admin/v1/users/alice", json={"slack": "U0123ABCD"})
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"slack": slack})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", r.text
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json()["slack"] == "U0123ABCD"
