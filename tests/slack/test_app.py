@@ -185,3 +185,19 @@ async def test_the_token_is_never_logged(daemon: RunningDaemon, fake_slack: Fake
     await asyncio.sleep(QUIET)
     text = log_text.getvalue()
     assert "slack.failed" in text and TOKEN not in text and TOKEN.split("-")[-1] not in text
+
+
+async def test_an_action_to_approve_has_its_buttons_and_says_who_approved(daemon: RunningDaemon, fake_slack: FakeSlack) -> None:
+    await slack_ids(daemon, alice="U0ALICE")
+    body = {"to": ["alice"], "action": {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship it"}}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 201, r.text
+    posts = await posted(daemon, fake_slack, 2)
+    for c in posts:
+        assert [b["text"]["text"] for b in c.buttons] == ["Approve", "Deny", "Open"] and "*deploy*: Ship it" in c.text
+    r = await daemon.http.post(
+        f"{daemon.url}/v1/sessions/s1/questions/{r.json()['requestId']}/approve", json={"answeredBy": "alice"}, headers=daemon.agent_headers
+    )
+    assert r.status_code == 200, r.text
+    updates = await fake_slack.wait_for("chat.update", 2)
+    assert all(u.buttons == [] and "*Approved* by *alice*." in u.text for u in updates)
