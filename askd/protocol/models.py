@@ -50,13 +50,25 @@ class GroupBody(BaseModel):
     members: list[Id] = Field(max_length=MAX_GROUP_MEMBERS)
 
 
+#: A Slack user id (``U0123ABCD``; ``W...`` on Enterprise Grid).
+SlackId = Annotated[str, Field(pattern=r"^[UW][A-Z0-9]{1,31}$")]
+
+
 class UserBody(BaseModel):
     """``PUT /admin/v1/users/{U}``: the user's e-mail address (checked and
-    normalized, on any domain: askd.addresses), or ``null`` to forget it."""
+    normalized, on any domain: askd.addresses) and Slack user id, each
+    ``null`` to forget it; one left out stays as it is (one is needed)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    email: EmailAddress | None
+    email: EmailAddress | None = None
+    slack: SlackId | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> UserBody:
+        if not self.model_fields_set:
+            raise ValueError("give email or slack (null forgets it)")
+        return self
 
 
 class Option(BaseModel):
