@@ -1,6 +1,7 @@
 """``askd user``: what askd knows of a user beyond their token: the e-mail
-address it mails them questions at (notify.smtp_url), and their away, with
-delegates (spec R: ``askd user away``, ``askd user back``)."""
+address it mails them questions at (notify.smtp_url), the Slack user id
+it sends them direct messages at (notify.slack_bot_token), and their away,
+with delegates (spec R: ``askd user away``, ``askd user back``)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,19 @@ import typer
 from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
 from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
 
-app = typer.Typer(help="Users' e-mail addresses, and their aways with delegates.", no_args_is_help=True)
+app = typer.Typer(help="Users' e-mail addresses and Slack ids, and their aways with delegates.", no_args_is_help=True)
 
 
 def _show(record: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print_json(record)
-    elif record["email"] is None:
-        typer.echo(f"User {record['user']}: no e-mail address.")
-    else:
-        typer.echo(f"User {record['user']}: {record['email']}")
-    away = record.get("away")
-    if away and not as_json:
-        _show_away(away)
+        return
+    line = f"User {record['user']}: " + ("no e-mail address" if record["email"] is None else record["email"])
+    if record.get("slack"):
+        line += f", Slack {record['slack']}"
+    typer.echo(line if record["email"] is not None or record.get("slack") else line + ".")
+    if record.get("away"):
+        _show_away(record["away"])
 
 
 def _show_away(away: dict[str, Any]) -> None:
@@ -52,18 +53,30 @@ def until_rfc3339(text: str) -> str:
 def set_(
     user: str = typer.Argument(..., help="The user id (a user token's sub)."),
     email: str | None = typer.Option(None, "--email", help="The address askd mails this user's questions to."),
+    slack: str | None = typer.Option(None, "--slack", help="The Slack user id (U...) askd sends this user's questions to."),
     clear: bool = typer.Option(False, "--clear", help="Forget the user's address: no more mail."),
+    clear_slack: bool = typer.Option(False, "--clear-slack", help="Forget the user's Slack id: no more direct messages."),
     as_json: bool = JsonOption,
     admin_url: str | None = AdminUrlOption,
     token: str | None = TokenOption,
     cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
-    """Set (or with --clear forget) a user's e-mail address, on every node."""
-    if (email is None) == (not clear):
+    """Set (or with --clear, --clear-slack forget) a user's e-mail address
+    and Slack user id, on every node."""
+    if email is not None and clear:
+        fail("give --email ADDRESS or --clear", EXIT_USAGE)
+    if slack is not None and clear_slack:
+        fail("give --slack ID or --clear-slack", EXIT_USAGE)
+    settings: dict[str, str | None] = {}
+    if email is not None or clear:
+        settings["email"] = None if clear else email
+    if slack is not None or clear_slack:
+        settings["slack"] = None if clear_slack else slack
+    if not settings:
         fail("give --email ADDRESS or --clear", EXIT_USAGE)
     with admin_client(admin_url, token, config, cacert) as admin:
-        record = admin.set_user_email(user, None if clear else email)
+        record = admin.set_user(user, **settings)
     _show(record, as_json)
 
 
@@ -77,7 +90,7 @@ def show(
     cacert: Path | None = CaCertOption,
     config: Path | None = ConfigOption,
 ) -> None:
-    """Show a user's e-mail address."""
+    """Show a user's e-mail address and Slack user id."""
     with admin_client(admin_url, token, config, cacert) as admin:
         record = admin.user(user)
     _show(record, as_json)

@@ -1,5 +1,5 @@
-"""``[notify]``: webhooks and e-mail (the mail server, its TLS rule and the
-From address) for people away from every tab."""
+"""``[notify]``: webhooks, e-mail (the mail server, its TLS rule and the
+From address) and a Slack app for people away from every tab."""
 
 from __future__ import annotations
 
@@ -57,6 +57,34 @@ class NotifySettings(Section):
         description="The From of askd's mails, e.g. \"askd <askd@example.com>\"; needed with smtp_url.",
     )
 
+    # A secret: never shown (repr, logs); askd.channels.slack_channel logs
+    # only whether it is set.
+    slack_bot_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "A Slack app's bot token (xoxb-...; scopes chat:write and im:write): askd posts each question with "
+            "chat.postMessage and edits it when the question ends; unset: no Slack app."
+        ),
+    )
+    slack_channel: str | None = Field(
+        default=None,
+        min_length=1,
+        validate_default=True,  # checked unset too: it needs the token
+        description="The Slack channel id (C...) askd posts each question in (the bot invited there); unset: direct messages only.",
+    )
+    slack_api_url: AnyHttpUrl = Field(
+        default="https://slack.com/api/",
+        validate_default=True,
+        description="Slack's Web API base URL (tests point it at a local fake).",
+    )
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _a_token(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and (not v.get_secret_value().strip() or any(c.isspace() for c in v.get_secret_value())):
+            raise ValueError("must be a bot token such as xoxb-... (not empty, no spaces; leave it unset for no Slack app)")
+        return v
+
     @field_validator("remind_every_seconds")
     @classmethod
     def _remind_every(cls, v: float | None) -> float | None:
@@ -80,6 +108,15 @@ class NotifySettings(Section):
     def _an_smtp_url(cls, v: SecretStr | None) -> SecretStr | None:
         if v is not None:
             smtp_target(v.get_secret_value())  # ValueError, naming no password
+        return v
+
+    @field_validator("slack_channel")
+    @classmethod
+    def _channel_with_token(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and info.data.get("slack_bot_token") is None:
+            raise ValueError("is set but notify.slack_bot_token (ASKD_NOTIFY__SLACK_BOT_TOKEN) is not: posting needs the app's token")
+        if v is not None and (v != v.strip() or any(c.isspace() for c in v)):
+            raise ValueError("must be a channel id such as C0123456789 (no spaces)")
         return v
 
     def mail_server(self) -> SmtpTarget | None:

@@ -204,3 +204,32 @@ def test_a_malformed_email_from_is_refused(monkeypatch: pytest.MonkeyPatch, valu
     monkeypatch.setenv("ASKD_NOTIFY__EMAIL_FROM", value)
     with pytest.raises(ConfigError, match=r"^invalid setting notify.email_from \(ASKD_NOTIFY__EMAIL_FROM\): .*not a valid email address"):
         load_settings()
+
+
+def test_slack_app_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASKD_NOTIFY__SLACK_BOT_TOKEN", "xoxb-1-2-s3cr3tvalue")
+    monkeypatch.setenv("ASKD_NOTIFY__SLACK_CHANNEL", "C0123456789")
+    s = load_settings()
+    n = s.notify
+    assert n.slack_bot_token is not None and n.slack_bot_token.get_secret_value() == "xoxb-1-2-s3cr3tvalue"
+    assert n.slack_channel == "C0123456789" and str(n.slack_api_url) == "https://slack.com/api/"
+    assert "s3cr3t" not in repr(s)
+    assert notify_policy(s) is not None  # a Slack app alone makes questions due
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"ASKD_NOTIFY__SLACK_CHANNEL": "C0123456789"}, "notify.slack_channel"),  # no token
+        ({"ASKD_NOTIFY__SLACK_BOT_TOKEN": ""}, "notify.slack_bot_token"),
+        ({"ASKD_NOTIFY__SLACK_BOT_TOKEN": "xoxb-1 s3cr3t"}, "notify.slack_bot_token"),
+        ({"ASKD_NOTIFY__SLACK_BOT_TOKEN": "xoxb-1", "ASKD_NOTIFY__SLACK_CHANNEL": "# general"}, "notify.slack_channel"),
+        ({"ASKD_NOTIFY__SLACK_BOT_TOKEN": "xoxb-1", "ASKD_NOTIFY__SLACK_API_URL": "ftp://slack.example"}, "notify.slack_api_url"),
+    ],
+)
+def test_bad_slack_settings_are_one_line_without_the_token(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], says: str) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert says in str(err.value) and "s3cr3t" not in str(err.value)

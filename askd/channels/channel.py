@@ -88,6 +88,8 @@ class Delivery:
     payload: Any  # the channel's: a body to POST, a mail to send
     claim: Claim | None = None  # None: nothing to claim
     attempts: int = 0
+    # Attempted only while its question is pending (an edit after the end is not).
+    only_pending: bool = True
 
 
 class Runner(Protocol):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from askd.channels.channel import REMINDER, Notice
+from askd.channels.channel import ENDED, REMINDER, Notice
 from askd.core.changes import Change, Notified
 
 if TYPE_CHECKING:
@@ -54,6 +54,14 @@ class Pipeline:
             return  # a tab on another node: no notice
         if self.sink is not None:
             self.sink(Notice(req, users, watched))
+
+    def ended(self, reqs: list[Request]) -> None:
+        """Questions that ended, as this node applied their end (its own or,
+        on a shared store, another node's): every channel hears of each
+        (Slack edits its messages; a claim has one node do it)."""
+        if self.sink is not None:
+            for req in reqs:
+                self.sink(Notice(req, [], [], ENDED))
 
     def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None:
         """Reminders due (``Registry.drain_reminders``): each to every channel, for

@@ -1,5 +1,5 @@
-"""The notification channels a daemon starts from its settings: the webhook
-and e-mail, on one delivery worker fed by the hub's pipeline."""
+"""The notification channels a daemon starts from its settings: the webhook,
+e-mail and the Slack app, on one delivery worker fed by the hub's pipeline."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from askd.channels import links
+from askd.channels import links, webhook
 from askd.channels.claims import claim
 from askd.channels.mail_channel import MailChannel
+from askd.channels.slack_api import SlackApi
+from askd.channels.slack_channel import SlackApp
 from askd.channels.webhook_channel import WebhookChannel
 from askd.channels.worker import Worker
+from askd.store.parts import SLACK
 
 if TYPE_CHECKING:
     from askd.server.hub.hub import Hub
@@ -24,7 +27,7 @@ log = structlog.get_logger("askd.daemon")
 
 def start(
     settings: Any, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
-) -> tuple[WebhookChannel | None, MailChannel | None]:
+) -> tuple[WebhookChannel | None, MailChannel | None, SlackApp | None]:
     """The channels the ``notify`` settings ask for, fed by ``hub``.
     ``link_base`` is where the page is (its links in notifications);
     ``not_before`` the revocation instant now, whose epoch answer links carry."""
@@ -37,12 +40,52 @@ def start(
     worker = Worker(claim=partial(claim, hub.store), still_pending=pipeline.still_pending)
     notifier = _webhook(settings, hub, minter, link_base)
     mailer = _mailer(settings, hub, minter, link_base)
-    for channel in (notifier, mailer):
+    slack = _slack(settings, hub, minter, link_base)
+    for channel in (notifier, mailer, slack):
         if channel is not None:
             worker.add(channel)
     if worker.channels:
         pipeline.sink = worker.notify
-    return notifier, mailer
+    if slack is not None:  # the messages of questions that ended while no node edited them
+        sweeping = slack
+
+        async def sweep() -> None:
+            await sweeping.sweep()
+
+        hub.tasks.spawn(sweep)
+    return notifier, mailer, slack
+
+
+def _slack(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> SlackApp | None:
+    n = settings.notify
+    if n.slack_bot_token is None:
+        return None
+    directory = hub.store.directory
+
+    async def slack_ids(users: Any) -> dict[str, str]:
+        return await directory.get(SLACK, users)
+
+    app = SlackApp(
+        api=SlackApi(n.slack_bot_token.get_secret_value(), str(n.slack_api_url), n.timeout_seconds),
+        channel=n.slack_channel,
+        link_base=link_base,
+        slack_ids=slack_ids,
+        posts=hub.store.posts,
+        pending=hub.webhooks.still_pending,
+        lookup=hub.get,
+        # A message may be edited until its question's result is forgotten.
+        keep_seconds=settings.max_timeout_seconds + settings.result_ttl_seconds + 60,
+        minter=minter,
+    )
+    log.info(
+        "slack.enabled",
+        api=webhook.redact_url(str(n.slack_api_url)),
+        channel=n.slack_channel,
+        answerLinks=settings.public_url is not None,
+        afterSeconds=n.after_seconds,
+        onlyOffline=n.only_offline,
+    )
+    return app
 
 
 def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> MailChannel | None:

@@ -5,7 +5,7 @@ The pipeline hands each notice to every channel (``notify``, which never
 blocks and never raises). A channel makes its deliveries of it; each one
 is claimed in the store once, before its first attempt (askd.channels.claims:
 the node whose claim wins sends it), is checked to be still pending before
-every attempt, and after a failure another try may fix is tried again after
+every attempt (unless it is about the question's end), and after a failure another try may fix is tried again after
 the channel's ``Retry`` backoff, a loop timer rather than a sleeping task,
 until it succeeds, the question ends, or the attempts run out. A channel
 holds at most its ``_max_held`` notices at once (queued, in flight or
@@ -119,7 +119,7 @@ class Worker:
             if lane is not None:
                 await lane.acquire()
             try:
-                if not self._still_pending(d.session_id, d.request_id):
+                if d.only_pending and not self._still_pending(d.session_id, d.request_id):
                     channel.report("skipped", d, h.notice, reason="question ended", attempts=d.attempts)
                     self._done(channel, h)
                     return

@@ -143,9 +143,15 @@ class AdminClient:
         return bool(self._call("DELETE", f"/admin/v1/groups/{seg(group)}")["deleted"])
 
     def user(self, user: str) -> dict[str, Any]:
-        """``{"user", "email", "away"}``: the address askd mails ``user`` at
-        (None: none) and, while they are away, ``"away"``: ``{"user", "until", "delegates"}``."""
+        """``{"user", "email", "slack"}``: the address askd mails ``user`` at
+        and the Slack user id it sends direct messages to (None: none) and,
+        while they are away, ``"away"``: ``{"user", "until", "delegates"}``."""
         return self._call("GET", f"/admin/v1/users/{seg(user)}")  # type: ignore[no-any-return]
+
+    def set_user(self, user: str, **settings: str | None) -> dict[str, Any]:
+        """Keep the given settings of ``user`` (``email``, ``slack``; None
+        forgets one; those not given stay); returns the user as stored."""
+        return self._call("PUT", f"/admin/v1/users/{seg(user)}", json=settings)  # type: ignore[no-any-return]
 
     def set_user_email(self, user: str, email: str | None) -> dict[str, Any]:
         """Keep ``user``'s address (None forgets it); returns it as stored (normalized)."""

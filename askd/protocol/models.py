@@ -30,6 +30,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from askd.addresses import EmailAddress
 from askd.protocol.action import MAX_QUORUM, Action, ApproveBody, arguments_problem
 from askd.protocol.ids import Id, NonEmpty
+from askd.protocol.remind import Remind
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
 MAX_PREVIEW_CHARS = 100_000
@@ -50,13 +51,25 @@ class GroupBody(BaseModel):
     members: list[Id] = Field(max_length=MAX_GROUP_MEMBERS)
 
 
+#: A Slack user id (``U0123ABCD``; ``W...`` on Enterprise Grid).
+SlackId = Annotated[str, Field(pattern=r"^[UW][A-Z0-9]{1,31}$")]
+
+
 class UserBody(BaseModel):
     """``PUT /admin/v1/users/{U}``: the user's e-mail address (checked and
-    normalized, on any domain: askd.addresses), or ``null`` to forget it."""
+    normalized, on any domain: askd.addresses) and Slack user id, each
+    ``null`` to forget it; one left out stays as it is (one is needed)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    email: EmailAddress | None
+    email: EmailAddress | None = None
+    slack: SlackId | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> UserBody:
+        if not self.model_fields_set:
+            raise ValueError("give email or slack (null forgets it)")
+        return self
 
 
 class Option(BaseModel):
@@ -180,8 +193,7 @@ class AwayBody(BaseModel):
 
 
 class EscalationStep(BaseModel):
-    """When nobody has answered ``afterSeconds`` after the ask, ``to``
-    joins the question's audience."""
+    """When nobody has answered ``afterSeconds`` after the ask, ``to`` joins the question's audience."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -189,16 +201,6 @@ class EscalationStep(BaseModel):
     to: To
 
     _after_number = field_validator("afterSeconds", mode="before")(json_number)
-
-
-class Remind(BaseModel):
-    """Reminders (section 20): those of the audience with no open tab are notified again."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    everySeconds: float = Field(ge=60, description="Seconds between reminders, from the ask; at least 60.")
-    times: int = Field(ge=1, le=10, description="How many reminders at most (1 to 10).")
-    _every_number = field_validator("everySeconds", mode="before")(json_number)
 
 
 class AskFields(BaseModel):

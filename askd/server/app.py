@@ -25,6 +25,7 @@ import tornado.web
 from askd import __version__, state
 from askd.channels import setup as channels_setup
 from askd.channels.mail_channel import MailChannel
+from askd.channels.slack_channel import SlackApp
 from askd.channels.webhook_channel import WebhookChannel
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
@@ -97,6 +98,7 @@ class Daemon:
         )
         self.notifier: WebhookChannel | None = None
         self.mailer: MailChannel | None = None
+        self.slack: SlackApp | None = None
         self.audit_retention = AuditRetention(getattr(self.store, "audit", None), settings.audit.retention_days)
         if getattr(self.store, "audit", None) is not None:
             self.hub.metrics.prom.register(AuditCollector(self.store.audit))
@@ -240,7 +242,7 @@ class Daemon:
 
     def _start_notifier(self) -> None:
         base = public_base(self.settings, self.scheme, self.port)
-        self.notifier, self.mailer = channels_setup.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
+        self.notifier, self.mailer, self.slack = channels_setup.start(self.settings, self.hub, self.ctx.secret, base, lambda: self.ctx.not_before)
 
     async def stop(self) -> None:
         """Stop accepting, fail waiting agents with 503, close sockets with 1001."""
@@ -251,6 +253,8 @@ class Daemon:
             await self.notifier.aclose()  # first: a late delivery must not re-arm the hub's timer
         if self.mailer is not None:
             await self.mailer.aclose()
+        if self.slack is not None:
+            await self.slack.aclose()
         self.audit_retention.stop()
         self.hub.shutdown()
         self.ctx.pinger.stop()

@@ -29,9 +29,9 @@ def limits_from(settings: Any) -> Limits:
 
 
 def notify_policy(settings: Any) -> NotifyPolicy | None:
-    """When questions are due for notifications: with a webhook or e-mail."""
+    """When questions are due for notifications: with a webhook, e-mail or a Slack app."""
     n = settings.notify
-    if n.webhook_url is None and n.smtp_url is None:
+    if n.webhook_url is None and n.smtp_url is None and n.slack_bot_token is None:
         return None
     return NotifyPolicy(n.after_seconds, n.only_offline)
 

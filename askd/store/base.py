@@ -2,8 +2,8 @@
 
 A store makes the core's changes durable and reports which took effect; it
 never touches the registry (only the core restores what it loaded, only the
-hub applies). It is a change log (``parts.ChangeLog``) with three small
-parts: ``claims``, ``directory`` and ``cluster`` (``parts.py``). Two
+hub applies). It is a change log (``parts.ChangeLog``) with four small
+parts: ``claims``, ``directory``, ``posts`` and ``cluster`` (``parts.py``). Two
 capabilities say what it is: ``durable`` (it survives the process) and
 ``shared`` (several daemons use it as one askd).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from askd.store.errors import StoreError, StoreUnavailable
-from askd.store.parts import ChangeLog, Claims, Cluster, Directory, StoreListener
+from askd.store.parts import ChangeLog, Claims, Cluster, Directory, Posts, StoreListener
 
 __all__ = ["Store", "StoreError", "StoreListener", "StoreUnavailable"]
 
@@ -21,4 +21,5 @@ __all__ = ["Store", "StoreError", "StoreListener", "StoreUnavailable"]
 class Store(ChangeLog, Protocol):
     claims: Claims
     directory: Directory
+    posts: Posts
     cluster: Cluster

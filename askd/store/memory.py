@@ -17,7 +17,7 @@ from askd.audit.trail import MemoryTrail
 from askd.core import rules
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded
-from askd.store.parts import LocalCluster, StoreListener, check_setting
+from askd.store.parts import LocalCluster, Post, StoreListener, check_setting
 
 
 class MemoryClaims:
@@ -58,6 +58,40 @@ class MemoryDirectory:
             kept[user] = value
 
 
+class MemoryPosts:
+    """Posts by request id, each dropped once its instant has passed."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._now = clock
+        self._by_request: dict[str, dict[str, Post]] = {}
+
+    def _live(self, request_id: str) -> dict[str, Post]:
+        kept = self._by_request.get(request_id, {})
+        now = self._now()
+        for key in [k for k, p in kept.items() if p.until <= now]:
+            del kept[key]
+        return kept
+
+    async def keep(self, post: Post) -> None:
+        self._by_request.setdefault(post.request_id, {})[post.key] = post
+
+    async def of(self, request_id: str) -> list[Post]:
+        return list(self._live(request_id).values())
+
+    async def done(self, request_id: str, key: str) -> None:
+        kept = self._by_request.get(request_id)
+        if kept is not None:
+            kept.pop(key, None)
+            if not kept:
+                del self._by_request[request_id]
+
+    async def every(self) -> list[Post]:
+        for rid in list(self._by_request):
+            if not self._live(rid):
+                del self._by_request[rid]
+        return [p for kept in self._by_request.values() for p in kept.values()]
+
+
 class MemoryStore:
     kind = "memory"
     durable = False
@@ -74,6 +108,7 @@ class MemoryStore:
         self._listener: StoreListener | None = None
         self.claims = MemoryClaims(clock)
         self.directory = MemoryDirectory()
+        self.posts = MemoryPosts(clock)
         self.cluster = LocalCluster(lambda: self._listener)
         self.audit = MemoryTrail()
         self._clock = clock

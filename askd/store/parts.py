@@ -1,4 +1,4 @@
-"""A store is a change log plus three small parts (issue 31).
+"""A store is a change log plus four small parts (issue 31).
 
 - :class:`ChangeLog`, the store itself: what it kept at start (``load``),
   each batch of the core's changes (``commit``), the other nodes' changes
@@ -8,6 +8,9 @@
   :func:`mail_key`, :func:`open_key`.
 - :class:`Directory` (``store.directory``): per-user settings, by name
   (:data:`SETTINGS`; a new one is a name there, not a new member).
+- :class:`Posts` (``store.posts``): the chat messages askd posted about a
+  question (Slack's channel and ``ts``), kept so any node, or this one
+  after a restart, edits them once the question ends.
 - :class:`Cluster` (``store.cluster``): who is connected where, and orders
   every node carries out. :class:`LocalCluster` is the one for a store a
   single daemon owns (SQLite, memory).
@@ -16,6 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from askd.core import Connection
@@ -24,9 +28,11 @@ from askd.core.snapshot import Loaded
 from askd.store.errors import StoreUnavailable
 
 #: The per-user settings a directory keeps: ``email`` (the address askd
-#: mails). Slack ids and away periods come next, each one name more.
+#: mails), ``slack`` (the Slack user id askd sends direct messages to).
+#: Away periods come next, one name more.
 EMAIL = "email"
-SETTINGS = (EMAIL,)
+SLACK = "slack"
+SETTINGS = (EMAIL, SLACK)
 
 
 def notify_key(request_id: str, step: int) -> str:
@@ -142,6 +148,44 @@ class Directory(Protocol):
     async def set(self, setting: str, user: str, value: str | None) -> None:
         """Keep ``user``'s ``setting`` (None: forget it). Raises
         :class:`StoreUnavailable`, having written nothing."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """One chat message posted about a question: ``key`` names it within
+    the question (its step and recipient, the channel's own words);
+    ``channel`` and ``ts`` are where the chat keeps it (what an edit names);
+    ``body`` is the channel's own text (what the edit starts from);
+    ``until`` is when it may be forgotten (epoch seconds)."""
+
+    session_id: str
+    request_id: str
+    key: str
+    channel: str
+    ts: str
+    body: str
+    until: float
+
+
+class Posts(Protocol):
+    async def keep(self, post: Post) -> None:
+        """Keep ``post`` (one with the same request id and key replaces
+        it) until its ``until``. Raises :class:`StoreUnavailable`, having
+        kept nothing."""
+        ...
+
+    async def of(self, request_id: str) -> list[Post]:
+        """The posts kept about a question, not yet done."""
+        ...
+
+    async def done(self, request_id: str, key: str) -> None:
+        """The post was edited for good: forget it."""
+        ...
+
+    async def every(self) -> list[Post]:
+        """Every post kept and not done (a start's sweep: questions that
+        ended while no node edited their messages)."""
         ...
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from askd.channels.channel import ASKED, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, ENDED, Channel, Claim, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 from askd.channels.sample import sample_request
 from askd.channels.worker import Worker
@@ -105,3 +105,25 @@ async def test_a_full_channel_drops_and_a_stopped_one_takes_nothing() -> None:
     await asyncio.wait_for(fake.aclose(), 1)
     assert fake.held() == 0
     assert not fake.submit(notice())
+
+
+class Ender(Fake):
+    """Edits after the end: one delivery per ``ENDED`` notice, not pending-only."""
+
+    def prepare(self, notice: Notice) -> list[Delivery] | None:
+        if notice.kind != ENDED:
+            return None
+        req = notice.req
+        return [Delivery(req.session_id, req.request_id, "edit", Claim.of("edit", req, 0), only_pending=False)]
+
+
+async def test_a_delivery_about_the_end_is_attempted_though_nothing_is_pending() -> None:
+    worker = Worker(claim=Claims(), still_pending=lambda s, r: False)
+    ender = worker.add(Ender(script=["again", "ok"]))
+    assert ender.submit(notice(ENDED))
+    await eventually(lambda: ender.held() == 0, what="edited")
+    assert ender.attempted == ["edit", "edit"]  # retried too, with nothing pending
+    fake = worker.add(Fake())
+    fake.submit(notice())
+    await eventually(lambda: fake.held() == 0, what="skipped")
+    assert fake.attempted == []  # a pending-only delivery still waits for nothing

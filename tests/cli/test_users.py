@@ -17,9 +17,9 @@ async def test_user_set_show_and_clear(local: RunningDaemon) -> None:  # noqa: F
     assert (r.exit_code, r.stdout) == (0, "User alice: alice@example.com\n")
     assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] == "alice@example.com"
     r = await askd("user", "show", "alice", "--json")
-    assert json.loads(r.stdout) == {"user": "alice", "email": "alice@example.com"}
+    assert json.loads(r.stdout) == {"user": "alice", "email": "alice@example.com", "slack": None}
     r = await askd("user", "set", "alice", "--clear", "--json")
-    assert json.loads(r.stdout) == {"user": "alice", "email": None}
+    assert json.loads(r.stdout) == {"user": "alice", "email": None, "slack": None}
     assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] is None
 
 
@@ -39,3 +39,16 @@ async def test_user_set_takes_an_intranet_address(local: RunningDaemon) -> None:
     r = await askd("user", "set", "alice", "--email", "alice@corp.local")
     assert (r.exit_code, r.stdout) == (0, "User alice: alice@corp.local\n"), r.stderr
     assert (await local.admin("GET", "/admin/v1/users/alice")).json()["email"] == "alice@corp.local"
+
+
+async def test_user_set_slack_and_clear_it(local: RunningDaemon) -> None:  # noqa: F811
+    r = await askd("user", "set", "alice", "--slack", "U0123ABCD")
+    assert (r.exit_code, r.stdout) == (0, "User alice: no e-mail address, Slack U0123ABCD\n"), r.stderr
+    r = await askd("user", "set", "alice", "--email", "alice@example.com")
+    assert r.stdout == "User alice: alice@example.com, Slack U0123ABCD\n"  # the id stays
+    r = await askd("user", "set", "alice", "--clear-slack", "--json")
+    assert json.loads(r.stdout) == {"user": "alice", "email": "alice@example.com", "slack": None}
+    line = one_error_line(await askd("user", "set", "alice", "--slack", "U1", "--clear-slack"), code=2)
+    assert line == "askd: give --slack ID or --clear-slack"
+    line = one_error_line(await askd("user", "set", "alice", "--slack", "not-an-id"))
+    assert "400 invalid_request" in line and "slack" in line

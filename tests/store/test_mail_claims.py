@@ -157,10 +157,10 @@ async def test_the_directory_keeps_settings_by_name(store: Store) -> None:
         "alice": "alice@example.com",
         "bob": "bob@example.com",
     }
+    with pytest.raises(ValueError):  # (slack is one now: a name no setting has)
+        await store.directory.get("nickname", ["alice"])
     with pytest.raises(ValueError):
-        await store.directory.get("slack", ["alice"])
-    with pytest.raises(ValueError):
-        await store.directory.set("slack", "alice", "U123")
+        await store.directory.set("nickname", "alice", "Al")
 
 
 async def test_a_webhooks_claim_is_the_clusters_only(store: Store) -> None:

@@ -182,8 +182,8 @@ async def test_an_escalation_step_mails_only_its_new_members(daemon: RunningDaem
 async def test_an_address_set_clears_and_normalizes(daemon: RunningDaemon, mailbox: Mailbox) -> None:
     await addresses(daemon, alice="Alice@EXAMPLE.com")
     r = await daemon.admin("GET", "/admin/v1/users/alice")
-    assert r.json() == {"user": "alice", "email": "Alice@example.com"}
-    assert (await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": None})).json() == {"user": "alice", "email": None}
+    assert r.json() == {"user": "alice", "email": "Alice@example.com", "slack": None}
+    assert (await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": None})).json() == {"user": "alice", "email": None, "slack": None}
     await daemon.ask("s1", "alice", [q("Anyone?")])
     await mailbox.quiet(QUIET, 0)
 

@@ -9,16 +9,16 @@ from tests.conftest import RunningDaemon
 
 
 async def test_set_read_and_clear_an_address(daemon: RunningDaemon) -> None:
-    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == {"user": "alice", "email": None}
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == {"user": "alice", "email": None, "slack": None}
     r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": "alice@example.com"})
-    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": "alice@example.com"})
-    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == {"user": "alice", "email": "alice@example.com"}
-    assert (await daemon.admin("GET", "/admin/v1/users/bob")).json() == {"user": "bob", "email": None}
+    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": "alice@example.com", "slack": None})
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == {"user": "alice", "email": "alice@example.com", "slack": None}
+    assert (await daemon.admin("GET", "/admin/v1/users/bob")).json() == {"user": "bob", "email": None, "slack": None}
     r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": "a.l@example.org"})
     assert r.json()["email"] == "a.l@example.org"  # replaced
     r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": None})
-    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": None})
-    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == {"user": "alice", "email": None}
+    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": None, "slack": None})
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == {"user": "alice", "email": None, "slack": None}
 
 
 @pytest.mark.parametrize(
@@ -34,13 +34,13 @@ async def test_set_read_and_clear_an_address(daemon: RunningDaemon) -> None:
 async def test_an_address_on_an_intranet_domain_is_taken(daemon: RunningDaemon, given: str, kept: str) -> None:
     # askd never resolves a domain: whether it takes mail is the relay's business.
     r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": given})
-    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": kept}), r.text
+    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": kept, "slack": None}), r.text
     assert (await daemon.admin("GET", "/admin/v1/users/alice")).json()["email"] == kept
 
 
 async def test_an_id_with_spaces_and_slashes_is_one_user(daemon: RunningDaemon) -> None:
     r = await daemon.admin("PUT", "/admin/v1/users/J%C3%BCrgen%20M%2Fx", json={"email": "j@example.com"})
-    assert r.json() == {"user": "Jürgen M/x", "email": "j@example.com"}
+    assert r.json() == {"user": "Jürgen M/x", "email": "j@example.com", "slack": None}
     assert (await daemon.admin("GET", "/admin/v1/users/J%C3%BCrgen%20M%2Fx")).json()["email"] == "j@example.com"
 
 
@@ -85,3 +85,22 @@ async def test_only_an_admin_token_on_the_admin_listener(daemon: RunningDaemon) 
 async def test_a_bad_user_id_is_400(daemon: RunningDaemon) -> None:
     r = await daemon.admin("PUT", "/admin/v1/users/a%00b", json={"email": "a@example.com"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request"
+
+
+async def test_a_slack_id_beside_the_address(daemon: RunningDaemon) -> None:
+    await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": "alice@example.com"})
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"slack": "U0123ABCD"})
+    assert (r.status_code, r.json()) == (200, {"user": "alice", "email": "alice@example.com", "slack": "U0123ABCD"})
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": None})  # the id stays
+    assert r.json() == {"user": "alice", "email": None, "slack": "U0123ABCD"}
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"email": "a@example.com", "slack": None})
+    assert r.json() == {"user": "alice", "email": "a@example.com", "slack": None}
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json() == r.json()
+
+
+@pytest.mark.parametrize("slack", ["", "u0123", "C0123ABCD", "U0123 ABCD", "U" + "A" * 40, 42, ["U0123"], "<@U0123>"])
+async def test_a_bad_slack_id_is_400_and_changes_nothing(daemon: RunningDaemon, slack: object) -> None:
+    await daemon.admin("PUT", "/admin/v1/users/alice", json={"slack": "U0123ABCD"})
+    r = await daemon.admin("PUT", "/admin/v1/users/alice", json={"slack": slack})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", r.text
+    assert (await daemon.admin("GET", "/admin/v1/users/alice")).json()["slack"] == "U0123ABCD"

@@ -144,22 +144,23 @@ class GroupHandler(_AdminHandler):
 
 
 class UserHandler(_AdminHandler):
-    """A user's e-mail address. Any user id may have one: askd keeps no
-    list of users (a token names them), so an id with no address reads
-    ``"email": null`` rather than 404. While the user is away (spec R), a
-    read shows it too (``"away"``)."""
+    """A user's e-mail address and Slack user id. Any user id may have
+    them: askd keeps no list of users (a token names them), so an id with
+    none reads ``"email": null`` rather than 404. While the user is away
+    (spec R), a read shows it too (``"away"``)."""
 
     async def get(self, user: str) -> None:
         uid = self.path_id(user, "user")
-        emails = await self.ctx.hub.emails([uid])
-        away = await self.ctx.hub.admin.aways.away(uid)  # shown only while away (spec R)
-        self.send_json({"user": uid, "email": emails.get(uid), **({} if away is None else {"away": away.wire(uid)})})
+        self.send_json(await self.ctx.hub.admin.user(uid))
 
     async def put(self, user: str) -> None:
         uid = self.path_id(user, "user")
         body, _ = self.json_body(UserBody)
-        await self.ctx.hub.set_email(uid, body.email)
-        self.send_json({"user": uid, "email": body.email})
+        if "email" in body.model_fields_set:
+            await self.ctx.hub.set_email(uid, body.email)
+        if "slack" in body.model_fields_set:
+            await self.ctx.hub.admin.set_slack(uid, body.slack)
+        self.send_json(await self.ctx.hub.admin.user(uid))
 
 
 class AwayHandler(_AdminHandler):

@@ -1,5 +1,5 @@
 """What the admin API changes beyond one question: dropping connections,
-revoking tokens, keeping groups and users' e-mail addresses. Each goes
+revoking tokens, keeping groups and users' e-mail addresses and Slack ids. Each goes
 through the store, so it holds on every node and across restarts; the hub
 routes the admin handlers here."""
 
@@ -16,7 +16,7 @@ from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections
 from askd.server.hub.waiters import Waiters
 from askd.store import Store, StoreError, StoreUnavailable
-from askd.store.parts import EMAIL
+from askd.store.parts import EMAIL, SLACK
 
 
 class AdminOps:
@@ -97,3 +97,14 @@ class AdminOps:
     async def set_email(self, user: str, email: str | None) -> None:
         """Keep ``user``'s e-mail address (None: forget it)."""
         await self._store.directory.set(EMAIL, user, email)
+
+    async def set_slack(self, user: str, slack_id: str | None) -> None:
+        """Keep ``user``'s Slack user id (None: forget it)."""
+        await self._store.directory.set(SLACK, user, slack_id)
+
+    async def user(self, user: str) -> dict[str, Any]:
+        """What the directory keeps of ``user`` (``GET /admin/v1/users/{U}``)."""
+        directory = self._store.directory
+        out = {"user": user, "email": (await directory.get(EMAIL, [user])).get(user), "slack": (await directory.get(SLACK, [user])).get(user)}
+        away = await self.aways.away(user)  # shown only while away (spec R)
+        return out if away is None else {**out, "away": away.wire(user)}

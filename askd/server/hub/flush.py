@@ -1,7 +1,8 @@
 """The flush: what the registry queued, handed on once a change is stored.
 
 Each event's frame goes to its connections, waiting agents are woken,
-questions due for a notification go to the notification pipeline, and the
+questions due for a notification, and those that ended, go to the
+notification pipeline, and the
 deadline timer is moved to the registry's next deadline. The commit path (after a store
 step), the clock (when it fires with nothing to store) and the hub (a
 subscribe's re-push) call it; it calls none of them back. It is the only
@@ -26,11 +27,14 @@ from askd.server.metrics import Metrics
 
 
 class Due(Protocol):
-    """Where questions due for a notification go (``askd.channels.pipeline.Pipeline``)."""
+    """Where questions due for a notification, and those that ended, go
+    (``askd.channels.pipeline.Pipeline``)."""
 
     def due(self, reqs: list[Request]) -> None: ...
 
     def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None: ...
+
+    def ended(self, reqs: list[Request]) -> None: ...
 
 
 class _NoNotifications:
@@ -38,6 +42,9 @@ class _NoNotifications:
         return None
 
     def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None:
+        return None
+
+    def ended(self, reqs: list[Request]) -> None:
         return None
 
 
@@ -69,5 +76,7 @@ class Flush:
             reminders = self._registry.drain_reminders()
             if reminders:
                 self._notifications.remind(reminders)
+            if out.ended:
+                self._notifications.ended(out.ended)
             self._timer.arm()
         return out

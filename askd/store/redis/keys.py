@@ -20,6 +20,10 @@ CLAIMS = P + "once:"
 #: Users' e-mail addresses (a hash: user id -> address), read when mailing;
 #: every other user setting has its own hash (``user_setting``).
 USER_EMAILS = P + "user_emails"
+#: Chat posts (``store.posts``): ``POSTS + request id``, a hash of its posts;
+#: ``POSTED``, the request ids that have some, by when the last may go.
+POSTS = P + "posts:"
+POSTED = P + "posted"
 #: The stream keeps this many entries (about); a node that falls further
 #: behind than this reloads (docs/scaling.md).
 STREAM_MAXLEN = 1_000_000

@@ -13,7 +13,8 @@ a stream and not pub/sub).
 
 This is its change log (``RedisStore``); the parts: ``commit.lua`` (the
 step), ``codec.py`` (a change as JSON), ``follower.py`` (the stream's
-reader), ``claims.py``, ``directory.py`` (users' settings), ``cluster.py``
+reader), ``claims.py``, ``directory.py`` (users' settings), ``posts.py``
+(chat messages to edit), ``cluster.py``
 with ``presence.py`` (who is connected where, orders to every node),
 ``keys.py`` (the key prefix and the stream).
 """
@@ -41,6 +42,7 @@ from askd.store.redis.cluster import RedisCluster
 from askd.store.redis.codec import to_json
 from askd.store.redis.directory import RedisDirectory
 from askd.store.redis.follower import Follower
+from askd.store.redis.posts import RedisPosts
 from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, P, failed
 from askd.store.redis.presence import Presence
 from askd.store.rows import remind_from_json, request_from_row, steps_from_json
@@ -84,6 +86,7 @@ class RedisStore:
         self.presence = Presence(self._redis, node_id, node_ttl)
         self.claims = RedisClaims(self._redis, node_id, self.where, clock)
         self.directory = RedisDirectory(self._redis, self.where)
+        self.posts = RedisPosts(self._redis, self.where, clock)
         self.cluster = RedisCluster(self._redis, self.where, self.presence, TIMEOUT_SECONDS)
         self.audit = RedisTrail(self._redis, self.where)
         self._clock = clock

@@ -1,7 +1,8 @@
 """``store = "sqlite"``: an embedded SQLite database, the default; this is
 its change log (``SqliteStore``), with its parts beside it: the file
 (``file.py``, ``schema.py``), each change's write (``writes.py``), claims
-(``claims.py``) and users' settings (``directory.py``).
+(``claims.py``), users' settings (``directory.py``) and chat posts
+(``posts.py``).
 
 Each commit is one transaction, written before anything it acknowledges
 leaves the daemon.
@@ -24,6 +25,7 @@ from askd.store.sqlite.audit import SqliteTrail
 from askd.store.sqlite.claims import SqliteClaims
 from askd.store.sqlite.directory import SqliteDirectory
 from askd.store.sqlite.file import Database
+from askd.store.sqlite.posts import SqlitePosts
 from askd.store.sqlite.writes import write
 
 # What the probe writes: about one question with its frame.
@@ -42,6 +44,7 @@ class SqliteStore:
         self._listener: StoreListener | None = None
         self.claims = SqliteClaims(self._file, clock)
         self.directory = SqliteDirectory(self._file)
+        self.posts = SqlitePosts(self._file, clock)
         self.cluster = LocalCluster(lambda: self._listener)
         self.audit = SqliteTrail(self._file)
         self._clock = clock

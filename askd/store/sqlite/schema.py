@@ -135,7 +135,21 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE aways (user_id TEXT PRIMARY KEY, until REAL NOT NULL, delegates TEXT NOT NULL)",
         "ALTER TABLE requests ADD COLUMN on_behalf_of TEXT",
     ],
-    [  # 14: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
+    [  # 14: chat messages posted about a question (store.posts: Slack's channel
+        # and ts), kept so that its end edits them, after a restart too
+        """CREATE TABLE posts (
+            request_id TEXT NOT NULL,
+            key        TEXT NOT NULL,  -- the message within the question (step, recipient)
+            session_id TEXT NOT NULL,
+            channel    TEXT NOT NULL,
+            ts         TEXT NOT NULL,
+            body       TEXT NOT NULL,  -- the channel's own: what the edit starts from
+            until      REAL NOT NULL,
+            PRIMARY KEY (request_id, key)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX posts_by_until ON posts (until)",
+    ],
+    [  # 15: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
         "ALTER TABLE requests ADD COLUMN remind_every REAL",
         "ALTER TABLE requests ADD COLUMN remind_times INTEGER",
     ],

@@ -397,8 +397,7 @@ export interface AskBody {
   userId?: string | null;
 }
 /**
- * When nobody has answered ``afterSeconds`` after the ask, ``to``
- * joins the question's audience.
+ * When nobody has answered ``afterSeconds`` after the ask, ``to`` joins the question's audience.
  *
  * This interface was referenced by `Askd`'s JSON-Schema
  * via the `definition` "EscalationStep".
