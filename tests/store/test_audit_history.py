@@ -48,7 +48,7 @@ async def life(store: Any, clock: Clock) -> dict[str, list[tuple[str, str]]]:
     await stored(store, reg, reg.prepare_cancel("s2"))
     c, asked_c = reg.prepare_ask(AskInput("s3", "alice", qs))
     await stored(store, reg, [asked_c])  # pending: in no history
-    return {u: [(r["requestId"], r["event"]) for r in await store.audit.history(u)] for u in ("alice", "bob", "dave", "erin", "carol")}
+    return {u: [(e.record["requestId"], e.record["event"]) for e in await store.audit.history(u)] for u in ("alice", "bob", "dave", "erin", "carol")}
 
 
 EXPECTED = {
@@ -72,15 +72,18 @@ async def test_a_file_migrated_to_the_index_gets_it_filled_from_its_records(tmp_
     store = SqliteStore(path, clock)
     assert await life(store, clock) == EXPECTED
     store.close()
-    # The file as it was before the index's migration, then that migration.
-    step = next(m for m in MIGRATIONS if any("audit_history" in s for s in m))
+    # The file as it was before the index's migration, then that migration
+    # and the titles' (which finds no title to fill: the records hold none).
+    steps = [m for m in MIGRATIONS if any("audit_history" in s or "audit_titles" in s for s in m)]
     db = sqlite3.connect(path)
     db.execute("DROP TABLE audit_history")
+    db.execute("DROP TABLE audit_titles")
     db.execute("DROP INDEX audit_by_request")
-    for statement in step:
+    for statement in (s for step in steps for s in step):
         db.execute(statement)
     db.commit()
     db.close()
     again = SqliteStore(path, clock)
-    assert {u: [(r["requestId"], r["event"]) for r in await again.audit.history(u)] for u in EXPECTED} == EXPECTED
+    assert {u: [(e.record["requestId"], e.record["event"]) for e in await again.audit.history(u)] for u in EXPECTED} == EXPECTED
+    assert {e.title for u in EXPECTED for e in await again.audit.history(u)} == {None}
     again.close()

@@ -130,5 +130,17 @@ MIGRATIONS: list[list[str]] = [
         WHERE json_extract(e.record, '$.event') IN ('answered', 'declined', 'timeout', 'cancelled', 'withdrawn')
         AND json_extract(a.record, '$.event') IN ('asked', 'escalated')""",
     ],
+    [  # 13: the history's titles (GET /v1/me/history's header), never in the
+        # hash-chained records: a pending question's, taken when it is asked,
+        # then each end's on its users' rows (capped and pruned with them).
+        # Ends indexed before this step have none (NULL).
+        """CREATE TABLE audit_titles (
+            request_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            PRIMARY KEY (request_id, session_id)
+        ) WITHOUT ROWID""",
+        "ALTER TABLE audit_history ADD COLUMN title TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
