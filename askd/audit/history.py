@@ -17,10 +17,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from askd.core.changes import Asked, Change
+from askd.protocol import codec
 
 HISTORY = 100
 ENDS = frozenset({"answered", "declined", "timeout", "cancelled", "withdrawn"})
 TITLE_CHARS = 200
+# What of a question is read for its title: its first lines are enough, and
+# it is read in the commit's step, so a long question costs no more.
+SOURCE_CHARS = 4096
 
 
 class PastQuestion(NamedTuple):
@@ -46,14 +50,14 @@ def title_of(payload: Mapping[str, Any]) -> str | None:
     action = payload.get("action")
     if isinstance(action, dict):
         summary = action.get("summary")
-        text = plain(summary, TITLE_CHARS) if isinstance(summary, str) else ""
+        text = plain(summary[:SOURCE_CHARS], TITLE_CHARS) if isinstance(summary, str) else ""
         return text or _cut(str(action.get("name") or "")) or None
-    questions = payload.get("questions") or ()
-    first = questions[0] if questions and isinstance(questions[0], dict) else {}
+    questions = payload.get("questions")
+    first = questions[0] if isinstance(questions, list) and questions and isinstance(questions[0], dict) else {}
     header = first.get("header")
     if isinstance(header, str) and header.strip():
         return _cut(header)
-    question = str(first.get("question") or "")
+    question = str(first.get("question") or "")[:SOURCE_CHARS]
     # A question that is only a code block has no line of text: its source, as the page shows it.
     return plain(question, TITLE_CHARS) or _cut(question) or None
 
@@ -62,11 +66,17 @@ def titles(taken: Sequence[Change]) -> dict[tuple[str, str], str]:
     """The title of each question ``taken`` asks, by (sessionId, requestId)."""
     out: dict[tuple[str, str], str] = {}
     for change in taken:
-        if isinstance(change, Asked) and change.request.frame is not None:
-            req = change.request
-            title = title_of(req.ask_payload(exact_numbers=False))
-            if title is not None:
-                out[(req.session_id, req.request_id)] = title
+        if not isinstance(change, Asked) or change.request.frame is None:
+            continue
+        req = change.request
+        try:
+            frame = codec.loads(req.frame, exact_numbers=False)
+        except ValueError:
+            continue  # no title is no reason to refuse the write
+        payload = frame.get("payload") if isinstance(frame, dict) else None
+        title = title_of(payload) if isinstance(payload, dict) else None
+        if title is not None:
+            out[(req.session_id, req.request_id)] = title
     return out
 
 
