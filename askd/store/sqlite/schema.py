@@ -149,5 +149,17 @@ MIGRATIONS: list[list[str]] = [
         ) WITHOUT ROWID""",
         "CREATE INDEX posts_by_until ON posts (until)",
     ],
+    [  # 15: the history's titles (GET /v1/me/history's header), never in the
+        # hash-chained records: a pending question's, taken when it is asked,
+        # then each end's on its users' rows (capped and pruned with them).
+        # Ends indexed before this step have none (NULL).
+        """CREATE TABLE audit_titles (
+            request_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            PRIMARY KEY (request_id, session_id)
+        ) WITHOUT ROWID""",
+        "ALTER TABLE audit_history ADD COLUMN title TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
