@@ -6,13 +6,12 @@ with delegates (spec R: ``askd user away``, ``askd user back``)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import typer
 
-from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
-from askd.cli.common import EXIT_USAGE, ConfigOption, fail, print_json
+from askd.cli.clients import ADMIN, AdminTarget, JsonOption, admin_command
+from askd.cli.common import EXIT_USAGE, fail, print_json
 
 app = typer.Typer(help="Users' e-mail addresses and Slack ids, and their aways with delegates.", no_args_is_help=True)
 
@@ -49,7 +48,7 @@ def until_rfc3339(text: str) -> str:
 
 
 @app.command("set")
-@command
+@admin_command
 def set_(
     user: str = typer.Argument(..., help="The user id (a user token's sub)."),
     email: str | None = typer.Option(None, "--email", help="The address askd mails this user's questions to."),
@@ -57,10 +56,7 @@ def set_(
     clear: bool = typer.Option(False, "--clear", help="Forget the user's address: no more mail."),
     clear_slack: bool = typer.Option(False, "--clear-slack", help="Forget the user's Slack id: no more direct messages."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Set (or with --clear, --clear-slack forget) a user's e-mail address
     and Slack user id, on every node."""
@@ -75,44 +71,38 @@ def set_(
         settings["slack"] = None if clear_slack else slack
     if not settings:
         fail("give --email ADDRESS or --clear", EXIT_USAGE)
-    with admin_client(admin_url, token, config, cacert) as admin:
-        record = admin.set_user(user, **settings)
+    with admin.client() as client:
+        record = client.set_user(user, **settings)
     _show(record, as_json)
 
 
 @app.command("show")
-@command
+@admin_command
 def show(
     user: str = typer.Argument(..., help="The user id."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Show a user's e-mail address and Slack user id."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        record = admin.user(user)
+    with admin.client() as client:
+        record = client.user(user)
     _show(record, as_json)
 
 
 @app.command("away")
-@command
+@admin_command
 def away(
     user: str = typer.Argument(..., help="The user id who is away."),
     until: str = typer.Option(..., "--until", help="Until when: a date (00:00 UTC that day) or an RFC 3339 time."),
     to: list[str] = typer.Option(..., "--to", help="A delegate: a user id or group:NAME (repeat for more)."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Mark a user away: until then their pending and new questions also go
     to the delegates (who may answer for them); the user may still answer."""
     at = until_rfc3339(until)
-    with admin_client(admin_url, token, config, cacert) as admin:
-        record = admin.set_away(user, at, list(to))
+    with admin.client() as client:
+        record = client.set_away(user, at, list(to))
     if as_json:
         print_json(record)
     else:
@@ -120,18 +110,15 @@ def away(
 
 
 @app.command("back")
-@command
+@admin_command
 def back(
     user: str = typer.Argument(..., help="The user id who is back."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """End a user's away now: the delegates lose the questions they had only for it."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        record = admin.end_away(user)
+    with admin.client() as client:
+        record = client.end_away(user)
     if as_json:
         print_json(record)
     else:

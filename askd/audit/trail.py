@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from askd.audit.chain import ZERO, seal
-from askd.audit.history import MemoryHistory
+from askd.audit.history import MemoryHistory, PastQuestion, titles
 from askd.audit.records import bodies
 from askd.core.changes import Change
 
@@ -65,7 +65,7 @@ class MemoryTrail(SealingTrail):
     def append(self, taken: Sequence[Change], at: float) -> None:
         records, self._head = self._head.sealed(taken, at)
         self._records.extend(records)
-        self._history.add(records)
+        self._history.add(records, titles(taken))
 
     async def page(self, after_seq: int, limit: int) -> list[dict[str, Any]]:
         """Up to ``limit`` records with seq above ``after_seq``, oldest first."""
@@ -75,8 +75,8 @@ class MemoryTrail(SealingTrail):
         start = max(0, after_seq - records[0]["seq"] + 1)
         return records[start : start + limit]
 
-    async def history(self, user: str) -> list[dict[str, Any]]:
-        """The records of the last ends of questions asked of ``user``, newest first."""
+    async def history(self, user: str) -> list[PastQuestion]:
+        """The last ends of questions asked of ``user`` (records, titles), newest first."""
         records = self._records
         return self._history.of(user, records[0]["seq"] if records else self._head.seq + 1)
 
@@ -86,6 +86,8 @@ class MemoryTrail(SealingTrail):
         while n < len(records) and records[n]["at"] < before:
             n += 1
         del records[:n]
+        if n:
+            self._history.prune(records[0]["seq"] if records else self._head.seq + 1)
         return n
 
     async def count(self) -> int:

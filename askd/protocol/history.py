@@ -26,7 +26,13 @@ class HistoryEntry(TypedDict):
     requestId: Id
     header: Annotated[
         StrictStr | None,
-        Field(description="The question's header while askd still keeps the question (result_ttl_seconds), else null."),
+        Field(
+            description=(
+                "What the person was asked, as plain text: the first question's header, else a summary of its text "
+                "(its first sentence, Markdown stripped; an action: its summary, else its name), at most 200 characters; "
+                "kept with the end in the history index. Null for a question asked before askd kept titles."
+            )
+        ),
     ]
     status: Status  # how it ended (never pending); a withdrawn question is cancelled
     answers: Annotated[

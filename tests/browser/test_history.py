@@ -1,11 +1,13 @@
 """The page's History view (protocol section 19) against a real daemon, in
 English and Chinese, at desktop and phone widths: a question answered, one
 declined, one answered by an admin and one timed out, listed newest first
-with their labels; the list loading again when a question ends while it is
-open; the empty and error states; and the screenshot docs/web.md shows."""
+with their labels and titles; the list loading again when a question ends
+while it is open; the stand-in for an end askd kept no title of; the empty
+and error states; and the screenshot docs/web.md shows."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -125,9 +127,9 @@ async def test_history_lists_each_end_with_its_labels(
         if by is not None:
             await expect(li.locator(".hist-by")).to_have_text(by)
     timed_out, by_admin, declined, answered = await items.all()
-    # askd keeps no question text once a question ends: the first answer's question names it, else a stand-in.
-    await expect(timed_out.locator(".hist-title")).to_have_text(words["untitled"])
-    await expect(declined.locator(".hist-title")).to_have_text(words["untitled"])
+    # Each is named by the title askd's history keeps, answers or none (its text is gone once it ends).
+    await expect(timed_out.locator(".hist-title")).to_have_text("Rotate the keys now?")
+    await expect(declined.locator(".hist-title")).to_have_text("Drop the staging database?")
     await expect(by_admin.locator(".hist-title")).to_have_text("Which region?")
     await expect(by_admin.locator("dd")).to_have_text("eu-west-1")
     await expect(answered.locator(".hist-title")).to_have_text("Deploy api 1.42?")  # Markdown's plain text
@@ -141,8 +143,7 @@ async def test_history_lists_each_end_with_its_labels(
     await fits(tab)
     await tab.shot(f"history-{lang}-{viewport['width']}")
 
-    # A question that ends while the view is open: the list loads again. This tab was
-    # shown it, so it names it although askd keeps no text of a declined question.
+    # A question that ends while the view is open: the list loads again, and names it by its header.
     ws = await daemon.connect("alice")
     rid = (await daemon.ask("s5", "alice", [q("Delete the old **logs**?", header="Logs")]))["requestId"]
     await expect(tab.panel(rid)).to_be_attached()
@@ -201,11 +202,31 @@ async def test_a_refused_fetch_says_askds_reason(daemon: RunningDaemon, inbox: O
     )
 
 
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+async def test_an_end_from_before_titles_is_named_by_its_answer_else_a_stand_in(
+    daemon: RunningDaemon, inbox: OpenInbox, browser: Any, lang: str
+) -> None:
+    """An end indexed before askd kept titles has ``header: null`` (a SQLite
+    file migrated with ends in it): its first answer's question names it
+    while askd keeps the answers, else the stand-in says its text is gone."""
+    tab = await open_at(inbox, browser, "alice", lang, DESKTOP)
+    entry = {"sessionId": "s1", "header": None, "answeredBy": None, "via": None, "endedAt": "2026-12-01T10:00:00.000Z"}
+    body = {
+        "questions": [
+            {**entry, "requestId": "old-1", "status": "timeout", "answers": None},
+            {**entry, "requestId": "old-2", "status": "answered", "answers": {"Deploy **api**?": "yes"}},
+        ]
+    }
+    await tab.page.route("**/v1/me/history", lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(body)))
+    await tab.page.get_by_role("button", name=WORDS[lang]["history"], exact=True).click()
+    await expect(tab.page.locator(".hist-title")).to_have_text([WORDS[lang]["untitled"], "Deploy api?"])
+
+
 async def test_screenshot_for_the_docs(daemon: RunningDaemon, inbox: OpenInbox, browser: Any) -> None:
     """docs/web.md's picture of the History view (written with ASKD_UPDATE_SCREENSHOT=1)."""
     viewport = {"width": 900, "height": 700}
     tab = await open_at(inbox, browser, "alice", "en", viewport, color_scheme="light", timezone_id="Europe/Berlin")
-    # The tab is open while they are asked: it names even those askd kept no text of.
+    # Each named by the title askd's history keeps.
     await four_ends(daemon, "alice", ("deploy-7f3a", "db-cleanup", "infra-42", "keys-rotate"), "Ship it.\nThe changelog is ready.")
     await tab.page.get_by_role("button", name="History", exact=True).click()
     await expect(tab.page.locator("li.hist")).to_have_count(4)

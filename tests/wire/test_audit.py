@@ -44,7 +44,7 @@ def chained(records: list[dict[str, Any]]) -> None:
 
 async def test_an_ask_and_its_answer_are_two_records_without_the_answer(daemon: RunningDaemon) -> None:
     tab = await daemon.connect("alice")
-    rid = (await daemon.ask("s1", "alice", [q("Deploy?")]))["requestId"]
+    rid = (await daemon.ask("s1", "alice", [q("Deploy?", header="Ship it")]))["requestId"]
     await tab.expect("ask_user_questions")
     assert (await tab.answer("s1", rid, {"Deploy?": "a secret yes"}))["payload"] == {"accepted": True}
     digest = (await daemon.result("s1", rid)).json()
@@ -56,6 +56,7 @@ async def test_an_ask_and_its_answer_are_two_records_without_the_answer(daemon: 
     assert records[0]["data"] == {"to": ["alice"], "audience": ["alice"]}
     assert set(records[1]["data"]) == {"digest", "defaulted"} and records[1]["data"]["defaulted"] is False
     assert "a secret yes" not in json.dumps(records)
+    assert "Ship it" not in json.dumps(records)  # the history's title is its index's, never a record's
     assert digest["status"] == "answered"
 
 
@@ -135,6 +136,7 @@ async def test_history_is_the_users_own(daemon: RunningDaemon) -> None:
     [entry] = r.json()["questions"]
     assert (entry["requestId"], entry["status"], entry["answeredBy"], entry["via"]) == (mine, "answered", "alice", "ws")
     assert entry["answers"] == {"Deploy?": "yes"}
+    assert entry["header"] == "Deploy?"  # no header: its question's text
     r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers=daemon.agent_headers)
     assert r.status_code == 403
 
@@ -254,7 +256,9 @@ async def test_an_escalation_to_a_group_records_its_members_and_they_see_it_in_h
     assert [r["event"] for r in await export(daemon, user="dave")] == ["escalated", "answered"]
     token = daemon.token("user", "dave")
     r = await daemon.http.get(f"{daemon.url}/v1/me/history", headers={"Authorization": f"Bearer {token}"})
-    assert [(e["requestId"], e["status"], e["via"]) for e in r.json()["questions"]] == [(rid, "answered", "admin")]
+    assert [(e["requestId"], e["status"], e["via"], e["header"]) for e in r.json()["questions"]] == [
+        (rid, "answered", "admin", "Deploy?")
+    ]
 
 
 async def history(daemon: RunningDaemon, user: str) -> list[dict[str, Any]]:
@@ -288,11 +292,11 @@ async def test_history_follows_retention_and_a_pending_question_is_not_in_it(dae
     new = (await daemon.ask("s2", "alice", [q("New?")]))["requestId"]
     await daemon.admin("POST", f"/admin/v1/sessions/s2/questions/{new}/answer", json={"answers": {"New?": "yes"}})
     await daemon.ask("s3", "alice")  # pending: not in the history
-    assert [e["requestId"] for e in await history(daemon, "alice")] == [new, old]
+    assert [(e["requestId"], e["header"]) for e in await history(daemon, "alice")] == [(new, "New?"), (old, "Old?")]
     records = await export(daemon)
     asked_new = next(r for r in records if r["event"] == "asked" and r["requestId"] == new)
     assert await daemon.daemon.hub.store.audit.prune(asked_new["at"]) == 2  # old's records
-    assert [e["requestId"] for e in await history(daemon, "alice")] == [new]
+    assert [(e["requestId"], e["header"]) for e in await history(daemon, "alice")] == [(new, "New?")]
     later = AuditRetention(daemon.daemon.hub.store.audit, 365, clock=lambda: time.time() + 366 * 86400)
     await later.prune()
     assert await history(daemon, "alice") == []

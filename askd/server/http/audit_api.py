@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from askd.audit.chain import FIELDS, ZERO
+from askd.audit.history import PastQuestion
 from askd.core.events import isotime
 from askd.protocol.history import HistoryEntry
 from askd.receipts import sign
@@ -133,7 +134,8 @@ class AuditHeadHandler(_AdminHandler):
 class HistoryHandler(ApiHandler):
     """``GET /v1/me/history``: the last questions that ended with the user
     in their audience, newest first (the store's history index of the
-    trail, with what the daemon still keeps of each: its header and answers)."""
+    trail: each end's record and its question's title; with the answers
+    while the daemon still keeps them)."""
 
     role = "user"
 
@@ -142,9 +144,10 @@ class HistoryHandler(ApiHandler):
         if user is None:
             raise ApiError("forbidden", "a user token names its user (sub)")
         ended = await trail_of(self.ctx).history(user)
-        self.send_json({"questions": [self._entry(rec) for rec in ended]})
+        self.send_json({"questions": [self._entry(e) for e in ended]})
 
-    def _entry(self, rec: dict[str, Any]) -> HistoryEntry:
+    def _entry(self, ended: PastQuestion) -> HistoryEntry:
+        rec = ended.record
         sid, rid = rec["sessionId"], rec["requestId"]
         req = self.ctx.hub.get(sid, rid)
         kept = req.result() if req is not None and not req.pending else {}
@@ -152,7 +155,7 @@ class HistoryHandler(ApiHandler):
         return {
             "sessionId": sid,
             "requestId": rid,
-            "header": kept.get("header"),
+            "header": ended.title,  # the history index's: the trail's records hold no text
             "status": status,
             "answers": kept.get("answers"),
             "answeredBy": rec["by"] if status in ("answered", "declined") else None,

@@ -19,21 +19,28 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from askd.audit.chain import ZERO, seal
-from askd.audit.history import HISTORY
+from askd.audit.history import ENDS, HISTORY, PastQuestion
 from askd.store.redis.keys import P, failed
 
 RECORDS = P + "audit"
 HISTORY_OF = P + "audit:history:"  # + a user: the seqs of their last ends, newest first (commit.lua)
+TITLES = P + "audit:titles"  # an end's seq -> its question's title, while a history list holds it (commit.lua)
+HELD = P + "audit:titles:n"  # an end's seq -> how many history lists hold its title
 SEQ = P + "audit:seq"
 ANCHOR = P + "audit:anchor"
 CHECKPOINT = 1024
 READ = 1000
 
-# Drop the front up to the new anchor, only if no other node moved it first.
+# Drop the front up to the new anchor, only if no other node moved it first;
+# the history's titles of the ends dropped (ARGV[4..]) go with them.
 PRUNE = """
 if (redis.call('GET', KEYS[2]) or '') ~= ARGV[1] then return -1 end
 redis.call('LTRIM', KEYS[1], tonumber(ARGV[3]), -1)
 redis.call('SET', KEYS[2], ARGV[2])
+for i = 4, #ARGV do
+  redis.call('HDEL', KEYS[3], ARGV[i])
+  redis.call('HDEL', KEYS[4], ARGV[i])
+end
 return tonumber(ARGV[3])
 """
 
@@ -130,11 +137,11 @@ class RedisTrail:
         self._sealed = max(self._sealed, rec["seq"])
         return {"seq": rec["seq"], "hash": await self._hash_at(rec["seq"], anchor), "at": rec["at"]}
 
-    async def history(self, user: str) -> list[dict[str, Any]]:
-        """The records of the last ends of questions asked of ``user``,
-        newest first, as kept (no ``prev``, ``hash``: the history shows
-        neither, and sealing them could read the chain from a checkpoint).
-        An end retention removed is before the anchor: left out."""
+    async def history(self, user: str) -> list[PastQuestion]:
+        """The last ends of questions asked of ``user`` (records, titles),
+        newest first, the records as kept (no ``prev``, ``hash``: the history
+        shows neither, and sealing them could read the chain from a
+        checkpoint). An end retention removed is before the anchor: left out."""
         for _ in range(3):
             pipe = self._redis.pipeline(transaction=True)
             pipe.get(ANCHOR)
@@ -147,27 +154,38 @@ class RedisTrail:
                 pipe.get(ANCHOR)
                 for seq in wanted:
                     pipe.lindex(RECORDS, seq - a_seq - 1)
+                if wanted:
+                    pipe.hmget(TITLES, wanted)
                 again, *raws = await pipe.execute()
             except (RedisError, OSError) as err:
                 raise await failed(self._redis, self._where, "does not answer", err) from None
             if _anchor(again)[0] == a_seq:  # not pruned between the reads: the indexes hold
-                return [_parse(raw) for raw in raws if raw is not None]
+                titles = raws.pop() if wanted else []
+                return [
+                    PastQuestion(_parse(raw), title.decode() if title is not None else None)
+                    for raw, title in zip(raws, titles)
+                    if raw is not None
+                ]
         return []
 
     async def prune(self, before: str) -> int:
         anchor, raws = await self._read(0, READ - 1)
-        n, last = 0, None
+        n, last, ends = 0, None, []
         for raw in raws:
             rec = _parse(raw)
             if rec["at"] >= before:
                 break
             n, last = n + 1, rec
+            if rec["event"] in ENDS:
+                ends.append(rec["seq"])
         if last is None:
             return 0
         hash_ = await self._hash_at(last["seq"], anchor)
         old = "" if anchor[0] == 0 else f"{anchor[0]} {anchor[1]} {anchor[2] or ''}"
         try:
-            done = await self._prune(keys=[RECORDS, ANCHOR], args=[old, f"{last['seq']} {hash_} {last['at']}", n])
+            done = await self._prune(
+                keys=[RECORDS, ANCHOR, TITLES, HELD], args=[old, f"{last['seq']} {hash_} {last['at']}", n, *ends]
+            )
         except (RedisError, OSError) as err:
             raise await failed(self._redis, self._where, "refused a write", err) from None
         if int(done) < 0:

@@ -4,9 +4,10 @@
 --
 -- KEYS: none (every key is in one hash slot, named from the prefix).
 -- ARGV[1] the node, ARGV[2] the key prefix, ARGV[3] the stream's MAXLEN,
--- ARGV[4] each change's audit records (a JSON array, one array of record
--- bodies as JSON text per change: askd/audit/records.py), ARGV[5..] the
--- changes as JSON (askd/store/redis/codec.py).
+-- ARGV[4] each change's audit records and title (JSON: "records", one
+-- array of record bodies as JSON text per change, askd/audit/records.py;
+-- "titles", the question's title per change that asks one, else ""),
+-- ARGV[5..] the changes as JSON (askd/store/redis/codec.py).
 -- Returns {flag per change (1 took effect, 0 did not), the stream id up to
 -- which the caller must have applied the stream (its last entry, or when
 -- none took effect the stream's newest), or ""}.
@@ -18,20 +19,35 @@ local last = ''
 local audit = cjson.decode(ARGV[4])
 
 -- The history index (protocol section 19; askd/audit/history.py): a
--- question's audience while it is pending, then its end's seq at the head
--- of each of those users' lists, the last 100 kept.
+-- question's audience and title while it is pending, then its end's seq at
+-- the head of each of those users' lists, the last 100 kept, and its title
+-- in audit:titles by that seq, counted in audit:titles:n by the lists that
+-- hold it (gone with the last, or with the record: store/redis/audit.py).
 local ENDS = {answered = true, declined = true, timeout = true, cancelled = true, withdrawn = true}
-local function history(seq, rec)
+local TITLES, HELD = P .. 'audit:titles', P .. 'audit:titles:n'
+local function history(seq, rec, title)
   local qk = P .. 'audit:aud:' .. rec.requestId .. ' ' .. rec.sessionId
+  local tk = P .. 'audit:title:' .. rec.requestId .. ' ' .. rec.sessionId
   local users = (rec.event == 'asked' and rec.data.audience) or (rec.event == 'escalated' and rec.data.added)
   if type(users) == 'table' then
     for _, u in ipairs(users) do redis.call('SADD', qk, u) end
+    if rec.event == 'asked' and title ~= '' then redis.call('SET', tk, title) end
   elseif ENDS[rec.event] then
+    title = redis.call('GET', tk)
+    if title then redis.call('HSET', TITLES, seq, title) end
     for _, u in ipairs(redis.call('SMEMBERS', qk)) do
-      redis.call('LPUSH', P .. 'audit:history:' .. u, seq)
-      redis.call('LTRIM', P .. 'audit:history:' .. u, 0, 99)
+      local hk = P .. 'audit:history:' .. u
+      redis.call('LPUSH', hk, seq)
+      if title then redis.call('HINCRBY', HELD, seq, 1) end
+      local gone = redis.call('LINDEX', hk, 100)
+      if gone and redis.call('HEXISTS', HELD, gone) == 1 and redis.call('HINCRBY', HELD, gone, -1) <= 0 then
+        redis.call('HDEL', TITLES, gone)
+        redis.call('HDEL', HELD, gone)
+      end
+      redis.call('LTRIM', hk, 0, 99)
     end
-    redis.call('DEL', qk)
+    if title and redis.call('HEXISTS', HELD, seq) == 0 then redis.call('HDEL', TITLES, seq) end
+    redis.call('DEL', qk, tk)
   end
 end
 local function session(sid, owner, agent)
@@ -185,10 +201,10 @@ for i = 5, #ARGV do
     last = redis.call('XADD', P .. 'events', 'MAXLEN', '~', maxlen, '*', 'c', ARGV[i])
     -- its audit records, in the same step: the next seqs of the one chain
     -- (sealed in seq order when read: Lua has no SHA-256; store/redis/audit.py)
-    for _, body in ipairs(audit[i - 4]) do
+    for _, body in ipairs(audit.records[i - 4]) do
       local seq = redis.call('INCR', P .. 'audit:seq')
       redis.call('RPUSH', P .. 'audit', seq .. ' ' .. body)
-      history(seq, cjson.decode(body))
+      history(seq, cjson.decode(body), audit.titles[i - 4])
     end
   end
   out[#out + 1] = ok

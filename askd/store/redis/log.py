@@ -30,6 +30,7 @@ from importlib.resources import files
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from askd.audit.history import title_of_change
 from askd.audit.records import bodies
 from askd.core import Request
 from askd.core.changes import Change
@@ -199,7 +200,13 @@ class RedisStore:
         for seq, change in zip(seqs, changes):
             mine[seq] = change
         at = self._clock()
-        audit = json.dumps([[json.dumps(b, separators=(",", ":")) for b in bodies(c, at)] for c in changes])
+        audit = json.dumps(
+            {
+                "records": [[json.dumps(b, separators=(",", ":")) for b in bodies(c, at)] for c in changes],
+                "titles": [title_of_change(c) or "" for c in changes],  # the history's, not the records'
+            },
+            ensure_ascii=False,
+        )
         args = [self.node, P, STREAM_MAXLEN, audit, *(to_json(c, self.node, q) for c, q in zip(changes, seqs))]
         try:
             flags = await self._script(args=args)

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from askd.audit.history import ENDS, HISTORY, joined
+from askd.audit.history import ENDS, HISTORY, PastQuestion, joined, titles
 from askd.audit.trail import Head, SealingTrail
 from askd.core.changes import Change
 from askd.store.sqlite.file import Database
@@ -30,7 +30,7 @@ class SqliteTrail(SealingTrail):
                 "INSERT INTO audit (seq, at, session_id, request_id, record) VALUES (?, ?, ?, ?, ?)",
                 [(r["seq"], r["at"], r["sessionId"], r["requestId"], json.dumps(r, separators=(",", ":"))) for r in records],
             )
-            self._index(db, records)
+            self._index(db, records, titles(taken))
             db.execute(
                 "INSERT INTO audit_head (id, seq, hash, at) VALUES (1, ?, ?, ?)"
                 " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, at = excluded.at",
@@ -38,18 +38,30 @@ class SqliteTrail(SealingTrail):
             )
         return head
 
-    def _index(self, db: sqlite3.Connection, records: list[dict[str, Any]]) -> None:
-        """Each end's seq on the lists of its question's audience (read from
-        its records, this commit's included), the last ``HISTORY`` kept."""
+    def _index(self, db: sqlite3.Connection, records: list[dict[str, Any]], asked: dict[tuple[str, str], str]) -> None:
+        """Each end's seq and title on the lists of its question's audience
+        (read from its records, this commit's included), the last
+        ``HISTORY`` kept; a question's title kept from its ask to its end."""
         for rec in records:
+            sid, rid = rec["sessionId"], rec["requestId"]
+            if rec["event"] == "asked" and (sid, rid) in asked:
+                db.execute(
+                    "INSERT OR REPLACE INTO audit_titles (request_id, session_id, title) VALUES (?, ?, ?)",
+                    (rid, sid, asked[(sid, rid)]),
+                )
             if rec["event"] not in ENDS:
                 continue
+            key = (rid, sid)
+            row = db.execute("SELECT title FROM audit_titles WHERE request_id = ? AND session_id = ?", key).fetchone()
+            db.execute("DELETE FROM audit_titles WHERE request_id = ? AND session_id = ?", key)
+            title = row[0] if row else None
             rows = db.execute(
-                "SELECT record FROM audit WHERE request_id = ? AND session_id = ? AND seq < ?",
-                (rec["requestId"], rec["sessionId"], rec["seq"]),
+                "SELECT record FROM audit WHERE request_id = ? AND session_id = ? AND seq < ?", (*key, rec["seq"])
             )
             for user in sorted({u for (raw,) in rows for u in joined(json.loads(raw))}):
-                db.execute("INSERT OR IGNORE INTO audit_history (user_id, seq) VALUES (?, ?)", (user, rec["seq"]))
+                db.execute(
+                    "INSERT OR IGNORE INTO audit_history (user_id, seq, title) VALUES (?, ?, ?)", (user, rec["seq"], title)
+                )
                 db.execute(
                     "DELETE FROM audit_history WHERE user_id = ? AND seq <="
                     " (SELECT seq FROM audit_history WHERE user_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
@@ -63,14 +75,14 @@ class SqliteTrail(SealingTrail):
         rows = self._file.db.execute("SELECT record FROM audit WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit))
         return [json.loads(r) for (r,) in rows]
 
-    async def history(self, user: str) -> list[dict[str, Any]]:
-        """The records of the last ends of questions asked of ``user``, newest first."""
+    async def history(self, user: str) -> list[PastQuestion]:
+        """The last ends of questions asked of ``user`` (records, titles), newest first."""
         rows = self._file.db.execute(
-            "SELECT a.record FROM audit_history AS h JOIN audit AS a ON a.seq = h.seq"
+            "SELECT a.record, h.title FROM audit_history AS h JOIN audit AS a ON a.seq = h.seq"
             " WHERE h.user_id = ? ORDER BY h.seq DESC LIMIT ?",
             (user, HISTORY),
         )
-        return [json.loads(r) for (r,) in rows]
+        return [PastQuestion(json.loads(r), title) for (r, title) in rows]
 
     async def prune(self, before: str) -> int:
         # From the front: up to the newest record older than ``before``, so

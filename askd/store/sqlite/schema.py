@@ -149,7 +149,19 @@ MIGRATIONS: list[list[str]] = [
         ) WITHOUT ROWID""",
         "CREATE INDEX posts_by_until ON posts (until)",
     ],
-    [  # 15: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
+    [  # 15: the history's titles (GET /v1/me/history's header), never in the
+        # hash-chained records: a pending question's, taken when it is asked,
+        # then each end's on its users' rows (capped and pruned with them).
+        # Ends indexed before this step have none (NULL).
+        """CREATE TABLE audit_titles (
+            request_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            PRIMARY KEY (request_id, session_id)
+        ) WITHOUT ROWID""",
+        "ALTER TABLE audit_history ADD COLUMN title TEXT",
+    ],
+    [  # 16: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
         "ALTER TABLE requests ADD COLUMN remind_every REAL",
         "ALTER TABLE requests ADD COLUMN remind_times INTEGER",
     ],

@@ -38,7 +38,7 @@ export class HistoryView {
     this.tabs.history.addEventListener('click', () => this.show(true));
     $('history-refresh').addEventListener('click', () => this.load());
     $('history-retry').addEventListener('click', () => this.load());
-    // askd keeps no question text once a question ends; what this tab was shown, it names by its own title.
+    // askd's history names each question (header); one asked before askd kept titles, this tab names by what it was shown.
     this.titles = new Map(); // requestId -> title, the last SEEN_MAX shown
     client.on('asked', (q) => this.remember(q.requestId, q.payload));
     client.on('closed', () => {
@@ -109,8 +109,8 @@ export class HistoryView {
   item(entry) {
     const status = STATUSES.has(entry.status) ? entry.status : 'cancelled';
     const answers = entry.answers && typeof entry.answers === 'object' ? Object.entries(entry.answers) : [];
-    // askd keeps no question text once a question ends: its header while kept, else the title this tab saw,
-    // else its first question (an answer's key, while kept).
+    // The title askd's history keeps (header); for a question asked before askd kept titles, the title this
+    // tab saw, else its first question (an answer's key, while kept).
     const title =
       entry.header || this.titles.get(entry.requestId) || (answers.length ? summary(answers[0][0]) || answers[0][0] : '') || t('history.untitled');
     const ended = new Date(entry.endedAt);

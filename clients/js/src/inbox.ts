@@ -293,8 +293,9 @@ export class Inbox {
 
   /**
    * The user's history (askd 1.3): the last 100 questions that ended with
-   * them in their audience, newest first, each with how it ended, its answers
-   * and header while askd still keeps them, who answered and through what.
+   * them in their audience, newest first, each with how it ended, its title
+   * (header), its answers while askd still keeps them, who answered and
+   * through what.
    * One HTTP request with the inbox's token (start() is not needed). Rejects
    * with AskdError when askd refuses, AskdUnavailable when unreachable.
    */

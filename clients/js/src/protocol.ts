@@ -883,7 +883,7 @@ export interface HistoryEntry {
    */
   endedAt: string;
   /**
-   * The question's header while askd still keeps the question (result_ttl_seconds), else null.
+   * What the person was asked, as plain text: the first question's header, else a summary of its text (its first sentence, Markdown stripped; an action: its summary, else its name), at most 200 characters; kept with the end in the history index. Null for a question asked before askd kept titles.
    */
   header: string | null;
   requestId: string;
