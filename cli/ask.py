@@ -113,6 +113,10 @@ def ask(
     on_timeout: list[str] = typer.Option(
         [], "--on-timeout", help='"QUESTION=VALUE": the answer taken if nobody answers in time (exit 0, not 3).'
     ),
+    remind_every: float | None = typer.Option(
+        None, "--remind-every", help="Remind those with no open tab every SECONDS (at least 60) while it waits (default: the daemon's)."
+    ),
+    remind_times: int | None = typer.Option(None, "--remind-times", help="How many reminders at most, 1 to 10 (default 1; with --remind-every)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Print the request id and return at once."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     url: str | None = UrlOption,
@@ -136,6 +140,10 @@ def ask(
         fields["multiSelect"] = True
     q = Question(**fields)
     opts: dict[str, Any] = {"timeout": timeout, "max_extension": max_extension, **aud}
+    if remind_times is not None and remind_every is None:
+        fail("--remind-times needs --remind-every SECONDS", EXIT_USAGE)
+    if remind_every is not None:
+        opts["remind"] = (remind_every, 1 if remind_times is None else remind_times)
     if on_timeout:
         opts["on_timeout"] = answers_from_flags(on_timeout, [q.model_dump(mode="json")], "--on-timeout")
     with agent_client(url, token, config, DEFAULT_POLL_SECONDS, cacert) as agent:

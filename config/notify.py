@@ -28,6 +28,10 @@ class NotifySettings(Section):
     )
     after_seconds: float = Field(0.0, ge=0, description="Send only if the question is still pending this many seconds after its creation.")
     only_offline: bool = Field(False, description="Send only if the user has no open connection at that moment.")
+    remind_every_seconds: float | None = Field(
+        None, description="Remind those with no open tab every this many seconds (at least 60) while a question waits, unless the ask says; unset or 0: no reminders."
+    )
+    remind_times: int = Field(1, ge=1, le=10, description="How many reminders at most (1 to 10), with remind_every_seconds.")
     timeout_seconds: float = Field(
         10.0, gt=0, le=300, description="How long one delivery attempt (a webhook POST, or one mail) may take before it counts as failed."
     )
@@ -80,6 +84,17 @@ class NotifySettings(Section):
         if v is not None and (not v.get_secret_value().strip() or any(c.isspace() for c in v.get_secret_value())):
             raise ValueError("must be a bot token such as xoxb-... (not empty, no spaces; leave it unset for no Slack app)")
         return v
+
+    @field_validator("remind_every_seconds")
+    @classmethod
+    def _remind_every(cls, v: float | None) -> float | None:
+        if v is not None and v != 0 and not v >= 60:
+            raise ValueError("must be at least 60 (seconds), or 0 or unset for no reminders")
+        return v or None
+
+    def remind(self) -> tuple[float, int] | None:
+        """The default reminders of an ask that names none (None: none)."""
+        return None if self.remind_every_seconds is None else (self.remind_every_seconds, self.remind_times)
 
     @field_validator("webhook_secret")
     @classmethod

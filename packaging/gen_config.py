@@ -61,6 +61,7 @@ UNSET_EXAMPLES: dict[str, Any] = {
     "notify.webhook_secret": "a-long-random-string-shared-with-the-receiver",
     "notify.smtp_url": "smtp://askd:PASSWORD@mail.example.com:587",
     "notify.email_from": "askd <askd@example.com>",
+    "notify.remind_every_seconds": 3600,
     "notify.slack_bot_token": "xoxb-0000-0000-XXXXXXXXXXXXXXXX",
     "notify.slack_channel": "C0123456789",
     "receipts.key_file": "/etc/askd/receipts/key.pem",

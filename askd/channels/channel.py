@@ -37,8 +37,8 @@ CLAIM_SLACK_SECONDS = 60
 @dataclass(frozen=True, slots=True)
 class Notice:
     """A question due for a notification: ``users`` its audience, resolved;
-    ``newcomers`` those the notice is about (everyone asked, or after an
-    escalation step the step's new members)."""
+    ``newcomers`` those the notice is about (everyone asked, after an
+    escalation step the step's new members, in a reminder those with no tab)."""
 
     req: Request
     users: list[str]
@@ -51,8 +51,10 @@ class Notice:
 class Claim:
     """What a delivery claims in the store before its first attempt, so one
     node sends it, once (askd.channels.claims). ``key`` is
-    ``notify:<rid>:<step>`` (a webhook) or ``mail:<rid>:<step>:<user>``;
-    ``until`` is when the claim may be forgotten (epoch seconds)."""
+    ``notify:<rid>:<step>`` (a webhook) or ``mail:<rid>:<step>:<user>``,
+    with ``r<k>`` for ``<step>`` for reminder k (its webhook's is
+    ``remind:<rid>:r<k>``); ``until`` is when the claim may be forgotten
+    (epoch seconds)."""
 
     key: str
     until: float
@@ -61,8 +63,8 @@ class Claim:
     user: str | None = None
 
     @classmethod
-    def of(cls, kind: str, req: Request, step: int, user: str | None = None) -> Claim:
-        key = f"{kind}:{req.request_id}:{step}" + (f":{user}" if user is not None else "")
+    def of(cls, kind: str, req: Request, step: int, user: str | None = None, *, reminder: int = 0) -> Claim:
+        key = f"{kind}:{req.request_id}:{f'r{reminder}' if reminder else step}" + (f":{user}" if user is not None else "")
         return cls(key, req.expires_at + req.max_extension + CLAIM_SLACK_SECONDS, req, step, user)
 
 

@@ -4,8 +4,9 @@ A delivery is claimed once, before its first attempt: the node whose claim
 wins sends it, and no other node, nor this one after a restart, sends it
 again (a crash between the claim and the send loses it rather than sending
 it twice). Keys name what is claimed (``Claim.key``): ``notify:<rid>:<step>``
-for a question's webhook at an escalation step, ``mail:<rid>:<step>:<user>``
-for one person's mail about it; each is kept until ``Claim.until``.
+for a question's webhook at an escalation step, ``remind:<rid>:r<k>`` for
+its webhook at reminder k, ``mail:<rid>:<step>:<user>`` (``r<k>`` for a
+reminder's) for one person's mail about it; each is kept until ``Claim.until``.
 """
 
 from __future__ import annotations

@@ -286,6 +286,12 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
     return _mail(subject, text, parts, lang)
 
 
+def reminder(mail: Mail, lang: str | None = None) -> Mail:
+    """The same mail as a reminder (section 20): its Subject says so."""
+    subject = _words(lang or default_language())["mail.reminder"].replace("{subject}", mail.subject)
+    return Mail(subject, mail.text, mail.html)
+
+
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 

@@ -1,5 +1,5 @@
 """The e-mail channel (spec J): one mail per recipient per question and
-escalation step.
+escalation step, and per reminder (its Subject starts "Reminder:").
 
 The recipients are the people a notice is about (everyone asked, or after
 an escalation step the step's new members) that have an address. Each
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from askd.channels import mail, webhook
-from askd.channels.channel import ASKED, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 from askd.store import StoreUnavailable
 
@@ -43,6 +43,7 @@ class _Question:
     """A notice as the mails need it, taken when it comes."""
 
     step: int
+    reminder: int  # 0: not a reminder
     to: list[str]
     description: dict[str, Any]
     links: dict[str, Any]
@@ -79,10 +80,10 @@ class MailChannel(Channel):
 
     def prepare(self, notice: Notice) -> _Question | None:
         req, to = notice.req, notice.newcomers  # ``users``, the whole audience, is the webhook's
-        if notice.kind != ASKED or not to:
+        if notice.kind not in (ASKED, REMINDER) or not to:
             return None
         links = self.links(req, to) if self.links is not None else {}
-        return _Question(req.escalations, to, req.describe(), links)
+        return _Question(req.escalations, notice.reminder if notice.kind == REMINDER else 0, to, req.describe(), links)
 
     async def deliveries(self, prepared: _Question, notice: Notice) -> list[Delivery]:
         req, q = notice.req, prepared
@@ -96,11 +97,16 @@ class MailChannel(Channel):
             Delivery(
                 req.session_id,
                 req.request_id,
-                _Mail(user, addresses[user], mail.compose(q.description, inbox=inbox, links=q.links.get(user))),
-                Claim.of("mail", req, q.step, user),
+                _Mail(user, addresses[user], self._compose(q, inbox, user)),
+                Claim.of("mail", req, q.step, user, reminder=q.reminder),
             )
             for user in sorted(addresses)
         ]
+
+    @staticmethod
+    def _compose(q: _Question, inbox: str, user: str) -> mail.Mail:
+        content = mail.compose(q.description, inbox=inbox, links=q.links.get(user))
+        return mail.reminder(content) if q.reminder else content
 
     async def attempt(self, delivery: Delivery) -> Outcome:
         m: _Mail = delivery.payload
@@ -109,7 +115,8 @@ class MailChannel(Channel):
 
     @staticmethod
     def _ids(notice: Notice, step: int) -> dict[str, Any]:
-        return {"sessionId": notice.req.session_id, "requestId": notice.req.request_id, "step": step}
+        ids = {"sessionId": notice.req.session_id, "requestId": notice.req.request_id, "step": step}
+        return {**ids, "reminder": notice.reminder} if notice.reminder else ids
 
     def report(self, event: str, delivery: Delivery | None, notice: Notice, got: Outcome | None = None, **fields: Any) -> None:
         step = delivery.claim.step if delivery is not None and delivery.claim is not None else notice.req.escalations

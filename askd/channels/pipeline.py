@@ -7,7 +7,9 @@ of the people it is about has a tab on another node either; else every
 channel gets the notice (``sink``: the delivery worker's ``notify``). Which
 node sends each delivery is the worker's claim; a delivery that succeeded
 is a ``Notified`` change, committed with the clock's changes so that not
-even a restart sends it again.
+even a restart sends it again. A reminder (``remind``, askd.core.reminders)
+is for those of the audience with no tab on any node, whatever
+``only_offline`` says; its claims (one per reminder) keep it to one node.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from askd.channels.channel import ENDED, Notice
+from askd.channels.channel import ENDED, REMINDER, Notice
 from askd.core.changes import Change, Notified
 
 if TYPE_CHECKING:
@@ -60,6 +62,20 @@ class Pipeline:
         if self.sink is not None:
             for req in reqs:
                 self.sink(Notice(req, [], [], ENDED))
+
+    def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None:
+        """Reminders due (``Registry.drain_reminders``): each to every channel, for
+        its audience members with no tab on this node."""
+        if self.sink is not None:
+            for req, k, users, offline in reminders:
+                self._spawn(lambda req=req, k=k, users=users, offline=offline: self._reminder(req, k, users, offline))
+
+    async def _reminder(self, req: Request, k: int, users: list[str], offline: list[str]) -> None:
+        offline = [u for u in offline if not self._registry.connections(u)]  # a tab opened here since
+        if await self._online_elsewhere(*offline):  # one of them has a tab on another node: who?
+            offline = [u for u in offline if not await self._online_elsewhere(u)]
+        if offline and self.sink is not None and req.pending:
+            self.sink(Notice(req, users, offline, kind=REMINDER, reminder=k))
 
     def still_pending(self, session_id: str, request_id: str) -> bool:
         req = self._registry.get(session_id, request_id)

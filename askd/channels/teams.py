@@ -38,7 +38,8 @@ def _intro(ev: dict[str, Any]) -> str:
     who = str(ev.get("userId") or ", ".join(ev.get("to") or ev.get("users") or ()))
     until = str(ev["expiresAt"])[11:16]
     what = "to approve an action" if "action" in ev else "to answer"
-    return f"An agent is waiting for **{who}** {what} (session {ev['sessionId']}, until {until} UTC)."
+    reminder = "Reminder: " if ev.get("reminder") else ""  # reminder k (section 20)
+    return f"{reminder}An agent is waiting for **{who}** {what} (session {ev['sessionId']}, until {until} UTC)."
 
 
 def _action_body(ev: dict[str, Any]) -> list[dict[str, Any]]:

@@ -46,12 +46,14 @@ def redact_url(url: str) -> str:
 
 
 def event(
-    description: dict[str, Any], url: str, users: list[str] | None = None, links: dict[str, Any] | None = None
+    description: dict[str, Any], url: str, users: list[str] | None = None, links: dict[str, Any] | None = None,
+    *, reminder: int = 0,
 ) -> dict[str, Any]:
     """The ``json`` body from a pending question as listings describe it
     (``Request.describe()``); metadata is the agent's and stays out.
     ``users`` is the audience resolved (sorted); ``userId`` is there only
-    for a question asked of one user, ``escalation`` after a step (spec H);
+    for a question asked of one user, ``escalation`` after a step (spec H),
+    ``reminder`` (k, from 1) in a reminder (section 20);
     ``links`` (answer links by user id, askd.channels.links) only with ``public_url``."""
     out: dict[str, Any] = {"event": EVENT}
     if "userId" in description:
@@ -60,6 +62,8 @@ def event(
     out.update(to=to, users=users if users is not None else [u for u in to if not u.startswith("group:")])
     if description.get("escalations"):
         out["escalation"] = description["escalations"]
+    if reminder:  # reminder k of the question (section 20), from 1
+        out["reminder"] = reminder
     return {
         **out,
         "sessionId": description["sessionId"],
@@ -79,7 +83,7 @@ def _intro(ev: dict[str, Any]) -> str:
     who = str(ev.get("userId") or ", ".join(ev.get("to") or ev.get("users") or ()))
     until = str(ev["expiresAt"])[11:16]
     what = "to approve an action" if "action" in ev else "to answer"
-    return f"An agent is waiting for *{escape(who)}* {what} (session {escape(ev['sessionId'])}, until {until} UTC)"
+    return ("Reminder: " if ev.get("reminder") else "") + f"An agent is waiting for *{escape(who)}* {what} (session {escape(ev['sessionId'])}, until {until} UTC)"
 
 
 def _action_lines(ev: dict[str, Any]) -> list[str]:

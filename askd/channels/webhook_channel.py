@@ -17,7 +17,7 @@ import httpx
 import structlog
 
 from askd.channels import links, webhook
-from askd.channels.channel import ASKED, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 
 if TYPE_CHECKING:
@@ -58,27 +58,30 @@ class WebhookChannel(Channel):
         self.target = webhook.redact_url(url)  # the only form of the URL ever logged
 
     def prepare(self, notice: Notice) -> list[Delivery] | None:
-        if notice.kind != ASKED:
+        if notice.kind not in (ASKED, REMINDER):
             return None
-        req = notice.req
+        req, k = notice.req, notice.reminder if notice.kind == REMINDER else 0
         body = self._body(notice)
-        # One id per question and step: a resend after a restart is the same message.
-        msg_id = f"msg_{req.request_id}_{req.escalations}"
-        claim = Claim.of("notify", req, req.escalations)
+        # One id per question and step (or reminder): a resend after a restart is the same message.
+        msg_id = f"msg_{req.request_id}_{f'r{k}' if k else req.escalations}"
+        # A reminder's claim is kept by every store (a restart does not send it
+        # again); a question's own is the cluster's (its record is ``Notified``).
+        claim = Claim.of("remind" if k else "notify", req, req.escalations, reminder=k)
         return [Delivery(req.session_id, req.request_id, (body, msg_id), claim)]
 
     def _body(self, notice: Notice) -> bytes:
-        req, users = notice.req, notice.users
+        req, users, k = notice.req, notice.users, notice.reminder
         url = webhook.inbox_url(self.link_base, req.session_id)
         if self._answer_links is None:
-            return webhook.render(self.fmt, webhook.event(req.describe(), url, users))
+            return webhook.render(self.fmt, webhook.event(req.describe(), url, users, reminder=k))
         minter = self._answer_links
         if self.fmt in CHAT_FORMATS:
             # A channel is shared: its links name the recipient only when there is one.
             recipient = users[0] if len(users) == 1 else None
             channel = minter.link_set(req, recipient)
-            return webhook.render(self.fmt, webhook.event(req.describe(), url, users), channel)
-        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, minter.links_for(req, notice.newcomers)))
+            return webhook.render(self.fmt, webhook.event(req.describe(), url, users, reminder=k), channel)
+        links = minter.links_for(req, notice.newcomers)
+        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, links, reminder=k))
 
     async def attempt(self, delivery: Delivery) -> Outcome:
         body, msg_id = delivery.payload
@@ -87,7 +90,9 @@ class WebhookChannel(Channel):
 
     def report(self, event: str, delivery: Delivery | None, notice: Notice, got: Outcome | None = None, **fields: Any) -> None:
         req = notice.req
-        ids = {"sessionId": req.session_id, "requestId": req.request_id}
+        ids: dict[str, Any] = {"sessionId": req.session_id, "requestId": req.request_id}
+        if notice.reminder:
+            ids["reminder"] = notice.reminder
         if delivery is None:  # about the notice: no delivery was made of it
             if event == "dropped":
                 self.metrics.failed.labels("dropped").inc()
@@ -108,7 +113,8 @@ class WebhookChannel(Channel):
         if event == "delivered":
             self.metrics.delivered.inc()
             log.info("webhook.delivered", **outcome)
-            self._delivered(delivery.session_id, delivery.request_id)
+            if notice.kind == ASKED:  # a reminder's delivery is its claim's to keep
+                self._delivered(delivery.session_id, delivery.request_id)
         elif event == "failed":
             reason = "exhausted" if attempt.retryable else "rejected"
             self.metrics.failed.labels(reason).inc()

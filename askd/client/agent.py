@@ -88,11 +88,15 @@ class AgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         """Ask and block until the question is answered, times out or is
-        cancelled. ``timeout`` is the question's own (``timeoutSeconds``)."""
+        cancelled. ``timeout`` is the question's own (``timeoutSeconds``);
+        ``remind`` ``(everySeconds, times)`` reminds those with no open tab
+        (unset: the daemon's ``notify.remind_*``)."""
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
@@ -132,10 +136,12 @@ class AgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         """Ask without waiting; the result has the ``request_id`` to wait on."""
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 

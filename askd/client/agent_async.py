@@ -56,9 +56,11 @@ class AsyncAgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
@@ -90,9 +92,11 @@ class AsyncAgentClient:
         on_timeout: Mapping[str, Any] | None = None,
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+        remind: tuple[float, int] | None = None,
     ) -> Result:
         body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
+            remind=remind,
         )
         return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 

@@ -36,13 +36,16 @@ def ask_body(
     on_timeout: Mapping[str, Any] | None = None,
     to: Sequence[str] | None = None,
     escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+    *,
+    remind: tuple[float, int] | None = None,
 ) -> dict[str, Any]:
     """The ask's body. ``user`` or ``to`` (users and ``group:NAME``
     entries) names whom to ask; ``escalate`` is ``(afterSeconds, entries)``
-    steps that join the audience while nobody answers."""
+    steps that join the audience while nobody answers; ``remind`` is
+    ``(everySeconds, times)``: those with no open tab are reminded."""
     body: dict[str, Any] = {"questions": question_dicts(questions)}
     return _audience_and_limits(
-        body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate
+        body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate, remind
     )
 
 
@@ -64,6 +67,7 @@ class ApprovalOptions(TypedDict, total=False):
     parent_session: str | None
     max_extension: float | None
     escalate: Sequence[tuple[float, Sequence[str]]] | None
+    remind: tuple[float, int] | None
 
 
 def approval_body(
@@ -84,6 +88,7 @@ def approval_body(
     parent_session: str | None = None,
     max_extension: float | None = None,
     escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
+    remind: tuple[float, int] | None = None,
 ) -> dict[str, Any]:
     """An approval's ask (protocol section 17): ``action`` in place of
     ``questions``, checked against ``Action`` before sending (a bad schema
@@ -104,7 +109,7 @@ def approval_body(
     if quorum is not None:
         body["quorum"] = quorum
     return _audience_and_limits(
-        body, user, metadata, timeout, require_online, parent_session, max_extension, None, to, escalate
+        body, user, metadata, timeout, require_online, parent_session, max_extension, None, to, escalate, remind
     )
 
 
@@ -119,6 +124,7 @@ def _audience_and_limits(
     on_timeout: Mapping[str, Any] | None,
     to: Sequence[str] | None,
     escalate: Sequence[tuple[float, Sequence[str]]] | None,
+    remind: tuple[float, int] | None = None,
 ) -> dict[str, Any]:
     """The keys an ask of questions and an approval share."""
     if user is not None:
@@ -127,6 +133,8 @@ def _audience_and_limits(
         body["to"] = list(to)
     if escalate:
         body["escalate"] = [{"afterSeconds": after, "to": list(entries)} for after, entries in escalate]
+    if remind is not None:
+        body["remind"] = {"everySeconds": remind[0], "times": remind[1]}
     if max_extension:
         body["maxExtensionSeconds"] = max_extension
     if on_timeout is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from askd.core import reminders
 from askd.core.audiences import Audiences
 from askd.core.away import AWAY_DEADLINE
 from askd.core.changes import Change
@@ -50,6 +51,10 @@ class Agenda:
             for stepped in (False, True)
         }
         self.schedule: Schedule[Request] = Schedule({k.name: partial(self._counts, k) for k in self._kinds.values()})
+        # Reminders (askd.core.reminders): how many came of each pending
+        # question, this node's count (none yet: not there); those due, until drained.
+        self._reminded: dict[Request, int] = {}
+        self.reminders: list[tuple[Request, int, list[str], list[str]]] = []
 
     def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
         """A schedule entry counts while its kind's deadline for the request
@@ -62,6 +67,10 @@ class Agenda:
     def plan(self, req: Request) -> None:
         """Schedule the request's deadlines of every kind for where it is in
         its life (pending or ended), from its own fields."""
+        if req.remind is not None and req.pending:  # learnt of now: past reminders are over
+            n = max(self._reminded.get(req, 0), reminders.passed(req, self._clock()))
+            if n:
+                self._reminded[req] = n
         for kind in self._plans[not req.pending, bool(req.escalate)]:
             at = kind.when(self, req)
             if at is not None:
@@ -77,6 +86,7 @@ class Agenda:
             at = kind.when(self, req)
             if at is not None and at > now:
                 self.schedule.stale()
+        self._reminded.pop(req, None)
 
     def moved(self, req: Request, previous: float) -> None:
         """A pending question's deadline moved from ``previous``: the entry
@@ -85,6 +95,9 @@ class Agenda:
         if previous > self._clock():
             self.schedule.stale()
         self.schedule.add(req.expires_at, "timeout", req, req.order)
+        at = self.remind_when(req)  # a later end may let the next reminder come (a second entry is stale once one fires)
+        if at is not None and self.notify_policy is not None:
+            self.schedule.add(at, "remind", req, req.order)
 
     def stepped(self, req: Request) -> None:
         """An escalation step was taken: the next one's entry, if any."""
@@ -119,6 +132,23 @@ class Agenda:
         if policy.only_offline and any(self._online(u) for u in self._audiences.notify_users(req)[1]):
             return  # seen online at the due moment: no webhook (spec E)
         self._box.notify.append(req)
+
+    def remind_when(self, req: Request) -> float | None:
+        """When the question's next reminder is due (``reminders.when``)."""
+        return reminders.when(req, self._reminded.get(req, 0))
+
+    def remind_due(self, req: Request) -> None:
+        """The question's next reminder came: reported for those of its
+        audience (away users left out, as notify_users does) with no tab
+        here (none: nothing to send); the next one is scheduled."""
+        k = self._reminded[req] = self._reminded.get(req, 0) + 1
+        users = self._audiences.notify_users(req)[0]
+        offline = [u for u in users if not self._online(u)]
+        if offline:
+            self.reminders.append((req, k, users, offline))
+        at = self.remind_when(req)
+        if at is not None:
+            self.schedule.add(at, "remind", req, req.order)
 
     # ---- time ---------------------------------------------------------
 

@@ -32,6 +32,12 @@ class DeadlineOwner(Protocol):
     def notify_due(self, req: Request) -> None:
         """Report the pending question due for a webhook (not a change)."""
 
+    def remind_when(self, req: Request) -> float | None:
+        """When the question's next reminder is due (askd.core.reminders)."""
+
+    def remind_due(self, req: Request) -> None:
+        """Report the pending question's next reminder (not a change)."""
+
     def step_adds(self, req: Request, entries: tuple[str, ...]) -> tuple[str, ...]:
         """The users an escalation step's ``entries`` add to the question's
         audience now (groups resolved; none already in it), sorted."""
@@ -111,6 +117,16 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
         lambda reg, req: req.pending and req.escalations < len(req.escalate),
         _escalate_fire,
         lambda reg, stepped: stepped,
+    ),
+    # The next reminder, ``createdAt + k * everySeconds`` (askd.core.reminders):
+    # a report, as ``notify``; only where notifications go at all.
+    DeadlineKind(
+        "remind",
+        False,
+        lambda reg, req: reg.remind_when(req),
+        lambda reg, req: req.pending and req.remind is not None,
+        lambda reg, req, now: reg.remind_due(req),
+        lambda reg, stepped: reg.notify_policy is not None,
     ),
     # An ended question's result retention runs out: it is forgotten.
     DeadlineKind(

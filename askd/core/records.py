@@ -92,6 +92,7 @@ class AskInput:
     escalate: tuple[Step, ...] = ()
     action: dict[str, Any] | None = None  # an action to approve instead of questions (section 17), as sent
     quorum: int = 1
+    remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders; None: none
     via: str = "agent"  # through what the agent asked: ``mcp`` through ``askd mcp`` (the audit trail)
 
 
@@ -158,6 +159,7 @@ class Request:
     escalations: int = 0  # steps taken so far (an Escalated change each)
     digest: str | None = None  # once ended: its receipt's digest (None: ended before askd kept one)
     approval: Approval | None = None  # an action's approvals (section 17); None: questions
+    remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders
     on_behalf_of: str | None = None  # the away user a delegate answered for (spec R)
     # The order the registry learned of it (asked, applied from a shared
     # store, or restored in the store's order): deadlines due at the same

@@ -102,6 +102,12 @@ class Registry:
         box.sends, box.ended, box.notify = [], [], []
         return out
 
+    def drain_reminders(self) -> list[tuple[Request, int, list[str], list[str]]]:
+        """Take the reminders due (askd.core.reminders): (question, k from 1,
+        its audience, those of it with no tab here)."""
+        out, self._agenda.reminders = self._agenda.reminders, []
+        return out
+
     # ---- connections (tabs.py) ----------------------------------------
 
     def connect(self, conn_id: str, user_id: str, remote: str = "") -> Connection:

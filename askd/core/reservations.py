@@ -129,7 +129,7 @@ class Reservations:
             self._new_id(), session_id, user_id, now, now + timeout, idempotency_key=idempotency_key, agent=agent,
             escalate=ask.escalate,
         )
-        req.max_extension, req.on_timeout = ask.max_extension, ask.on_timeout
+        req.max_extension, req.on_timeout, req.remind = ask.max_extension, ask.on_timeout, ask.remind
         asked: dict[str, Any]
         if ask.action is not None:  # an approval (section 17): what it runs, its quorum
             # (the approvals so far are added at each push: Request.push_fields)

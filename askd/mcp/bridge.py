@@ -168,6 +168,7 @@ class Bridge:
                 on_timeout=arguments["onTimeout"]["answers"] if args.onTimeout is not None else None,
                 to=to,
                 escalate=escalate,
+                remind=(args.remind.everySeconds, args.remind.times) if args.remind is not None else None,
             )
             self.keys.asked(submitted.request_id, key)
             if not submitted.pending:

@@ -30,6 +30,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from askd.addresses import EmailAddress
 from askd.protocol.action import MAX_QUORUM, Action, ApproveBody, arguments_problem
 from askd.protocol.ids import Id, NonEmpty
+from askd.protocol.remind import Remind
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
 MAX_PREVIEW_CHARS = 100_000
@@ -192,8 +193,7 @@ class AwayBody(BaseModel):
 
 
 class EscalationStep(BaseModel):
-    """When nobody has answered ``afterSeconds`` after the ask, ``to``
-    joins the question's audience."""
+    """When nobody has answered ``afterSeconds`` after the ask, ``to`` joins the question's audience."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -234,6 +234,7 @@ class AskFields(BaseModel):
         max_length=MAX_STEPS,
         description="Steps that widen the audience while nobody answers; afterSeconds strictly increasing.",
     )
+    remind: Remind | None = Field(default=None, description="Remind those with no open tab; null: none (default: notify.remind_*).")
 
     _questions_ok = field_validator("questions")(_check_questions)
 

@@ -76,7 +76,8 @@ def _trusted_peer(networks: Any) -> Callable[[str], bool]:
 
 
 class Daemon:
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Any, clock: Callable[[], float] = time.time) -> None:
+        """``clock``: the core's (its deadlines'); tests move it."""
         self.settings = settings
         self.ssl = tls.server_context(settings.tls)  # ConfigError before anything is touched
         self.scheme = "https" if self.ssl else "http"
@@ -92,7 +93,8 @@ class Daemon:
         # Refuses (StoreError, one line naming the file) a store that is not askd's.
         self.store = open_store(settings.store, settings.state_dir, node_id, settings.node_ttl_seconds)
         self.hub = Hub(
-            limits_from(settings), self.store, node_id=node_id, notify=notify_policy(settings), on_revoked=self._revoke_before
+            limits_from(settings), self.store, node_id=node_id, notify=notify_policy(settings), on_revoked=self._revoke_before,
+            clock=clock,
         )
         self.notifier: WebhookChannel | None = None
         self.mailer: MailChannel | None = None

@@ -9,6 +9,7 @@ from askd.core import Request, Status
 from askd.core.approvals import Approval
 from askd.protocol import codec
 from askd.core.records import Step
+from askd.core.reminders import Remind
 
 
 def request_from_row(
@@ -66,3 +67,15 @@ def steps_from_json(text: str | bytes | None) -> tuple[Step, ...]:
     if not text:
         return ()
     return tuple((float(after), tuple(entries)) for after, entries in json.loads(text))
+
+
+def remind_to_json(remind: Remind | None) -> str | None:
+    """A question's reminders as kept (None: none): ``[everySeconds, times]``."""
+    return json.dumps(list(remind)) if remind is not None else None
+
+
+def remind_from_json(text: str | bytes | None) -> Remind | None:
+    if not text:
+        return None
+    every, times = json.loads(text)
+    return float(every), int(times)

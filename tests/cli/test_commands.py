@@ -298,9 +298,25 @@ async def test_ask_a_team_with_an_escalation_step_and_see_it_pending(local: Runn
     assert r.exit_code == 0 and json.loads(r.stdout)["escalations"] == 1
 
 
+async def test_ask_with_reminders(local: RunningDaemon) -> None:
+    base = ["ask", "--user", "alice", "--question", "Deploy?", "--no-wait"]
+    for session, flags, remind in (
+        ("s1", ["--remind-every", "120", "--remind-times", "3"], (120.0, 3)),
+        ("s2", ["--remind-every", "60"], (60.0, 1)),
+        ("s3", [], None),
+    ):
+        r = await askd(*base, "--session", session, *flags)
+        assert r.exit_code == 0, r.stderr
+        req = local.daemon.hub.registry.get(session, r.stdout.strip())
+        assert req is not None and req.remind == remind
+    r = await askd(*base, "--session", "s4", "--remind-every", "30")
+    assert r.exit_code != 0 and "remind.everySeconds" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize(
     "flags",
-    [[], ["--user", "alice", "--to", "bob"], ["--user", "alice", "--escalate", "x=bob"], ["--user", "alice", "--escalate", "30="]],
+    [[], ["--user", "alice", "--to", "bob"], ["--user", "alice", "--escalate", "x=bob"], ["--user", "alice", "--escalate", "30="],
+     ["--user", "alice", "--remind-times", "2"]],
 )
 async def test_ask_audience_usage_errors_exit_2(local: RunningDaemon, flags: list[str]) -> None:
     r = await askd("ask", "--session", "s1", "--question", "Deploy?", *flags)

@@ -232,3 +232,13 @@ async def test_ask_a_team_with_an_escalation_step(daemon: RunningDaemon) -> None
         result = await asyncio.wait_for(task, 5)
     assert (item["to"], "userId" in item) == (["group:oncall", "carol"], False)
     assert result.answered and result.escalations == 1
+
+
+async def test_ask_with_reminders(daemon: RunningDaemon) -> None:
+    async with agent(daemon.url, daemon) as client:
+        asked = await client.submit("s1", "alice", ["Deploy?"], remind=(90, 2))
+        plain = await client.submit("s2", "alice", ["Deploy?"])
+    kept = daemon.daemon.hub.registry.get("s1", asked.request_id)
+    assert kept is not None and kept.remind == (90.0, 2)
+    other = daemon.daemon.hub.registry.get("s2", plain.request_id)
+    assert other is not None and other.remind is None

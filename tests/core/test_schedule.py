@@ -68,7 +68,7 @@ def test_a_registrys_deadlines_come_back_from_the_requests_a_store_kept() -> Non
     policy = NotifyPolicy(after=60)
     limits = Limits(question_timeout=900, result_ttl=600)
     before = StepRegistry(limits, clock=clock, new_id=lambda: f"r{next(ids)}", notify=policy)
-    pending, _ = before.ask("s1", "alice", QS, escalate=((300.0, ("bob",)),))
+    pending, _ = before.ask("s1", "alice", QS, escalate=((300.0, ("bob",)),), remind=(120.0, 2))
     ended, _ = before.ask("s1", "alice", QS, timeout=30)
     before.answer("s1", ended.request_id, {"Which database?": "x"})
     expected = sorted((at, kind, r.request_id) for at, kind, r in before.schedule.entries() if r.pending or kind == "forget")

@@ -301,3 +301,18 @@ async def test_the_tool_asks_a_team_named_in_to(daemon: RunningDaemon, bridge: B
         assert (await bob.answer(S, payload["requestId"], {"Deploy?": "y"}))["payload"] == {"accepted": True}
         result = await asyncio.wait_for(call, 10)
     assert result.structured_content["answers"] == {"Deploy?": "y"}
+
+
+async def test_the_tool_passes_reminders(daemon: RunningDaemon, bridge: BridgeFactory) -> None:
+    tab = await tab_for(daemon)
+    async with bridge("--url", daemon.url, "--session", S, token=daemon.token("agent")) as b:
+        tools = {t.name: t for t in (await b.session.list_tools()).tools}
+        assert "remind" in tools["ask_user_questions"].input_schema["properties"]
+        call = asyncio.create_task(
+            b.call("ask_user_questions", {"questions": [q("Deploy?")], "remind": {"everySeconds": 300, "times": 2}})
+        )
+        rid = (await tab.expect("ask_user_questions"))["payload"]["requestId"]
+        req = daemon.daemon.hub.registry.get(S, rid)
+        assert req is not None and req.remind == (300.0, 2)
+        assert (await tab.answer(S, rid, {"Deploy?": "y"}))["payload"] == {"accepted": True}
+        await asyncio.wait_for(call, 10)

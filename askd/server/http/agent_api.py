@@ -125,6 +125,7 @@ class QuestionsHandler(_AgentHandler):
                 escalate=escalate,
                 action=raw.get("action"),  # as sent, like questions
                 quorum=body.quorum or 1,
+                remind=self.remind(body),
                 via=via,
             )
         )
@@ -136,6 +137,13 @@ class QuestionsHandler(_AgentHandler):
             self.send_json(pending_body(req), 201)
         else:
             self.send_json(self.ctx.receipts.result(req), 200)
+
+    def remind(self, body: AskBody) -> tuple[float, int] | None:
+        """The ask's reminders: its ``remind`` (``null``: none), else the
+        daemon's ``notify.remind_*``."""
+        if "remind" not in body.model_fields_set:
+            return self.ctx.settings.notify.remind()
+        return None if body.remind is None else (body.remind.everySeconds, body.remind.times)
 
     async def get(self, session_id: str) -> None:
         sid = self.session_arg(session_id)

@@ -32,11 +32,16 @@ class Due(Protocol):
 
     def due(self, reqs: list[Request]) -> None: ...
 
+    def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None: ...
+
     def ended(self, reqs: list[Request]) -> None: ...
 
 
 class _NoNotifications:
     def due(self, reqs: list[Request]) -> None:
+        return None
+
+    def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None:
         return None
 
     def ended(self, reqs: list[Request]) -> None:
@@ -68,6 +73,9 @@ class Flush:
                     self._metrics.time_to_answer.observe(req.ended_at - req.created_at)
                 self._waiters.wake(req.request_id)
             self._notifications.due(out.notify)
+            reminders = self._registry.drain_reminders()
+            if reminders:
+                self._notifications.remind(reminders)
             if out.ended:
                 self._notifications.ended(out.ended)
             self._timer.arm()

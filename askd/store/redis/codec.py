@@ -10,7 +10,7 @@ from askd.core.approvals import Approval
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import encode
 from askd.core.lifecycle import Trigger
-from askd.store.rows import steps_from_json, steps_to_json
+from askd.store.rows import remind_from_json, remind_to_json, steps_from_json, steps_to_json
 
 
 def to_json(change: Change, node: str, seq: int) -> str:
@@ -36,6 +36,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["esc"] = steps_to_json(req.escalate)
         if req.approval is not None:  # an action to approve: its record, as SQLite keeps it
             out["appr"] = req.approval.to_json().decode()
+        if req.remind is not None:
+            out["rmd"] = remind_to_json(req.remind)
         return json.dumps(out, separators=(",", ":"))
     if isinstance(change, GroupSet):
         # members as one JSON string: the script stores it as is (cjson
@@ -106,6 +108,7 @@ def from_json(data: dict[str, Any]) -> Change:
         req.on_timeout = json.loads(data["otm"]) if "otm" in data else None
         req.escalate = steps_from_json(data.get("esc"))
         req.approval = Approval.from_json(data["appr"]) if "appr" in data else None
+        req.remind = remind_from_json(data.get("rmd"))
         return Asked(req, data.get("parent"))
     if t == "e":
         answers = json.loads(data["answers"]) if "answers" in data else None

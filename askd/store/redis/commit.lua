@@ -97,6 +97,7 @@ for i = 5, #ARGV do
       if c.mext then redis.call('HSET', rk, 'mext', c.mext) end
       if c.otm then redis.call('HSET', rk, 'otm', c.otm) end
       if c.esc then redis.call('HSET', rk, 'esc', c.esc, 'escalations', 0) end
+      if c.rmd then redis.call('HSET', rk, 'rmd', c.rmd) end
       -- an action to approve: its record (JSON) and its count of approvals
       if c.appr then redis.call('HSET', rk, 'appr', c.appr, 'apn', 0) end
       if c.key then

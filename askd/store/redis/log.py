@@ -46,7 +46,7 @@ from askd.store.redis.follower import Follower
 from askd.store.redis.posts import RedisPosts
 from askd.store.redis.keys import NOT_BEFORE, STREAM, STREAM_MAXLEN, P, failed
 from askd.store.redis.presence import Presence
-from askd.store.rows import request_from_row, steps_from_json
+from askd.store.rows import remind_from_json, request_from_row, steps_from_json
 
 #: The commit step (one atomic script run per commit); see the file.
 COMMIT = files("askd.store.redis").joinpath("commit.lua").read_text(encoding="utf-8")
@@ -158,6 +158,7 @@ class RedisStore:
     def _request(rid: str, f: dict[bytes, bytes]) -> Request:
         req = RedisStore._row(rid, f)
         req.escalate, req.escalations = steps_from_json(f.get(b"esc")), int(f.get(b"escalations", 0))
+        req.remind = remind_from_json(f.get(b"rmd"))
         req.on_behalf_of = _text(f.get(b"obo"))
         return req
 

@@ -161,5 +161,9 @@ MIGRATIONS: list[list[str]] = [
         ) WITHOUT ROWID""",
         "ALTER TABLE audit_history ADD COLUMN title TEXT",
     ],
+    [  # 16: reminders (askd.core.reminders): every so many seconds, so many times; NULL: none
+        "ALTER TABLE requests ADD COLUMN remind_every REAL",
+        "ALTER TABLE requests ADD COLUMN remind_times INTEGER",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,8 +21,8 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
         # first, so its sessions are written only when it takes.
         cur = db.execute(
             "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate, approval)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
+            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate, approval, remind_every, remind_times)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
             (
                 req.request_id,
                 req.session_id,
@@ -36,6 +36,7 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                 None if req.on_timeout is None else encode(req.on_timeout),
                 steps_to_json(req.escalate),
                 None if req.approval is None else req.approval.to_json(),
+                *(req.remind or (None, None)),
             ),
         )
         if cur.rowcount != 1:

@@ -252,6 +252,10 @@ export interface AskBody {
    * Approvals needed from distinct people (action only; default 1).
    */
   quorum?: number | null;
+  /**
+   * Remind those with no open tab; null: none (default: notify.remind_*).
+   */
+  remind?: Remind | null;
   requireOnline?: boolean;
   /**
    * Seconds the user has to answer (default: the daemon's, 900).
@@ -393,8 +397,7 @@ export interface AskBody {
   userId?: string | null;
 }
 /**
- * When nobody has answered ``afterSeconds`` after the ask, ``to``
- * joins the question's audience.
+ * When nobody has answered ``afterSeconds`` after the ask, ``to`` joins the question's audience.
  *
  * This interface was referenced by `Askd`'s JSON-Schema
  * via the `definition` "EscalationStep".
@@ -598,6 +601,22 @@ export interface Option {
    */
   preview?: string | null;
   [k: string]: unknown;
+}
+/**
+ * Reminders (section 20): those of the audience with no open tab are notified again.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "Remind".
+ */
+export interface Remind {
+  /**
+   * Seconds between reminders, from the ask; at least 60.
+   */
+  everySeconds: number;
+  /**
+   * How many reminders at most (1 to 10).
+   */
+  times: number;
 }
 /**
  * ``ask_user_questions``: a question for this user, live or re-pushed by a subscribe.
