@@ -171,7 +171,10 @@ class Audiences:
 
     def track(self, req: Request) -> None:
         """A pending question is registered: a team one is resolved live."""
-        if is_team(req.user_id) or req.escalate or (self.aways and req.user_id in self.aways):
+        if is_team(req.user_id) or req.escalate:
+            self.team[req.request_id] = req
+        elif self.aways and req.user_id in self.aways:
+            req.away = True  # its pushes name whose it is (Request.push_fields)
             self.team[req.request_id] = req
 
     def untrack(self, req: Request) -> None:
@@ -206,6 +209,7 @@ class Audiences:
             self.aways[user] = away
         for req in theirs:
             if req.user_id == user:  # asked of them alone
+                req.away = away is not None
                 if away is not None:
                     self.team[req.request_id] = req
                 elif not req.escalate:

@@ -161,6 +161,7 @@ class Request:
     approval: Approval | None = None  # an action's approvals (section 17); None: questions
     remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders
     on_behalf_of: str | None = None  # the away user a delegate answered for (spec R)
+    away: bool = False  # asked of one user, now away: it goes to their delegates too (Audiences)
     # The order the registry learned of it (asked, applied from a shared
     # store, or restored in the store's order): deadlines due at the same
     # moment fire in this order, an extended one too. Not kept by stores.
@@ -218,12 +219,11 @@ class Request:
         return Event.from_frame(ev.ASK, self.session_id, frame, request_id=self.request_id)
 
     def push_fields(self) -> dict[str, Any]:
-        """What a push adds to the kept frame, as the question is now: whom
-        it is asked of (a team, or with escalation steps) and the person's
-        time allowance; an action's approvals so far. A question asked of one
-        user alone, without steps or allowance, adds nothing: its page shows it as asked of "you"."""
+        """What a push adds to the kept frame, as the question is now: whom it is asked of (a team,
+        with escalation steps, or of one user who is away: their delegates see whose it is), the time
+        allowance, an action's approvals so far. Else nothing: its page shows it as asked of "you"."""
         out: dict[str, Any] = {}
-        if is_team(self.user_id) or self.escalate:
+        if is_team(self.user_id) or self.escalate or self.away:
             out["to"] = self.to
         if self.escalate:
             out.update(self.escalation_fields())

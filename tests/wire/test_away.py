@@ -60,7 +60,8 @@ async def test_a_delegates_tab_gets_the_question_and_its_close(daemon: RunningDa
     await bob.quiet()
     r = await daemon.admin("PUT", "/admin/v1/users/alice/away", json={"until": rfc3339(time.time() + 3600), "delegates": ["bob"]})
     assert r.status_code == 200, r.text
-    assert (await bob.expect("ask_user_questions"))["payload"]["requestId"] == rid
+    pushed = (await bob.expect("ask_user_questions"))["payload"]
+    assert (pushed["requestId"], pushed["to"]) == (rid, ["alice"])  # whose it is, not "you"
     await alice.quiet()
     await daemon.admin("DELETE", "/admin/v1/users/alice/away")
     assert (await bob.expect("ask_user_questions_cancelled"))["payload"] == {"requestId": rid, "reason": "reassigned"}
@@ -79,9 +80,18 @@ async def test_a_delegate_answers_on_behalf_of_the_away_user(daemon: RunningDaem
     await daemon.admin("PUT", "/admin/v1/users/alice/away", json={"until": rfc3339(time.time() + 3600), "delegates": ["bob"]})
     rid = (await daemon.ask("s1", "alice"))["requestId"]
     await alice.expect("ask_user_questions")
-    await bob.expect("ask_user_questions")
+    assert (await bob.expect("ask_user_questions"))["payload"]["to"] == ["alice"]
     assert (await bob.answer("s1", rid, {"Which database?": "pg"}))["payload"] == {"accepted": True}
     closed = (await alice.expect("ask_user_questions_cancelled"))["payload"]
     assert (closed["answeredBy"], closed["onBehalfOf"]) == ("bob", "alice")
     result = (await daemon.result("s1", rid)).json()
     assert (result["answeredBy"], result["onBehalfOf"]) == ("bob", "alice")
+
+
+async def test_after_the_away_a_push_names_no_one(daemon: RunningDaemon) -> None:
+    await daemon.admin("PUT", "/admin/v1/users/alice/away", json={"until": rfc3339(time.time() + 3600), "delegates": ["bob"]})
+    rid = (await daemon.ask("s1", "alice"))["requestId"]
+    await daemon.admin("DELETE", "/admin/v1/users/alice/away")
+    alice = await daemon.connect("alice")  # a re-push of her own question: asked of "you" again
+    [pushed] = [f["payload"] for f in await alice.subscribe("s1") if f["type"] == "ask_user_questions"]
+    assert pushed["requestId"] == rid and "to" not in pushed
