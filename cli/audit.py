@@ -14,14 +14,14 @@ from typing import Any, TextIO
 import typer
 
 from askd.audit.chain import verify as verify_chain
-from askd.cli.clients import AdminUrlOption, CaCertOption, TokenOption, admin_client, command
-from askd.cli.common import ConfigOption, fail
+from askd.cli.clients import ADMIN, AdminTarget, admin_command, command
+from askd.cli.common import fail
 
 app = typer.Typer(help="Export the audit trail and check a copy of it.", no_args_is_help=True)
 
 
 @app.command("export")
-@command
+@admin_command
 def export(
     since: str | None = typer.Option(None, "--since", help="From this RFC 3339 time (inclusive)."),
     until: str | None = typer.Option(None, "--until", help="Up to this RFC 3339 time (exclusive)."),
@@ -29,32 +29,26 @@ def export(
     user: str | None = typer.Option(None, "--user", help="Only questions whose audience includes this user."),
     fmt: str = typer.Option("jsonl", "--format", help="jsonl or csv."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write here instead of stdout."),
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Write every matching record, oldest first. Keep a copy (and the
     signed head, ``askd audit head``) somewhere the store's owner cannot
     rewrite: that copy is what later proves the trail."""
     if fmt not in ("jsonl", "csv"):
         fail("--format is jsonl or csv")
-    with admin_client(admin_url, token, config, cacert) as admin, _out(output) as out:
-        for line in admin.audit(fmt=fmt, since=since, until=until, session=session, user=user):
+    with admin.client() as client, _out(output) as out:
+        for line in client.audit(fmt=fmt, since=since, until=until, session=session, user=user):
             out.write(line + "\n")
 
 
 @app.command("head")
-@command
+@admin_command
 def head(
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Print the chain's signed head (JSON), for ``verify --head``."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        typer.echo(json.dumps(admin.audit_head()))
+    with admin.client() as client:
+        typer.echo(json.dumps(client.audit_head()))
 
 
 @app.command("verify")

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
-from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
-from askd.cli.common import ConfigOption, print_json
+from askd.cli.clients import ADMIN, AdminTarget, JsonOption, admin_command
+from askd.cli.common import print_json
 from askd.cli.output import ago, table
 
 app = typer.Typer(help="See the users' live WebSocket connections.", no_args_is_help=True)
 
 
 @app.command("list")
-@command
+@admin_command
 def list_(
     user: str | None = typer.Option(None, "--user", help="Only this user's connections."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """List open connections with their subscriptions."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        conns = admin.connections(user=user)
+    with admin.client() as client:
+        conns = client.connections(user=user)
     if as_json:
         print_json(conns)
         return

@@ -3,32 +3,27 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
-from askd.cli.clients import AdminUrlOption, CaCertOption, JsonOption, TokenOption, admin_client, command
-from askd.cli.common import ConfigOption, print_json
+from askd.cli.clients import ADMIN, AdminTarget, JsonOption, admin_command
+from askd.cli.common import print_json
 from askd.cli.output import table
 
 app = typer.Typer(help="Keep groups of users to ask questions of (to: group:NAME).", no_args_is_help=True)
 
 
 @app.command("set")
-@command
+@admin_command
 def set_(
     group: str = typer.Argument(..., help="The group's name."),
     members: list[str] = typer.Argument(None, help="Its members' user ids (replacing any before)."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Make a group, or replace its members. Pending questions asked of it
     reach the new members at once; removed members lose them."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        stored = admin.set_group(group, members or [])
+    with admin.client() as client:
+        stored = client.set_group(group, members or [])
     if as_json:
         print_json({"group": group, "members": stored})
     else:
@@ -36,17 +31,14 @@ def set_(
 
 
 @app.command("list")
-@command
+@admin_command
 def list_(
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """List the groups and their members."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        groups = admin.groups()
+    with admin.client() as client:
+        groups = client.groups()
     if as_json:
         print_json(groups)
         return
@@ -57,18 +49,15 @@ def list_(
 
 
 @app.command("delete")
-@command
+@admin_command
 def delete(
     group: str = typer.Argument(..., help="The group to delete."),
     as_json: bool = JsonOption,
-    admin_url: str | None = AdminUrlOption,
-    token: str | None = TokenOption,
-    cacert: Path | None = CaCertOption,
-    config: Path | None = ConfigOption,
+    admin: AdminTarget = ADMIN,
 ) -> None:
     """Delete a group (its members lose the pending questions asked of it)."""
-    with admin_client(admin_url, token, config, cacert) as admin:
-        admin.delete_group(group)
+    with admin.client() as client:
+        client.delete_group(group)
     if as_json:
         print_json({"deleted": True})
     else:
