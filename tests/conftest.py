@@ -9,7 +9,8 @@ import json
 import logging
 import os
 import ssl
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,10 +250,11 @@ def daemon_settings(state_dir: Path, store: str, settings_overrides: dict[str, A
 
 @asynccontextmanager
 async def running_daemon(
-    tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None
+    tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None,
+    clock: Callable[[], float] = time.time,
 ) -> AsyncIterator[RunningDaemon[Daemon]]:
-    """The ``daemon`` fixture's daemon: in process, on port 0."""
-    d = Daemon(daemon_settings(tmp_path / "state", store, settings_overrides))
+    """The ``daemon`` fixture's daemon: in process, on port 0 (``clock``: the core's; tests move it)."""
+    d = Daemon(daemon_settings(tmp_path / "state", store, settings_overrides), clock=clock)
     await d.start()
     tls = ssl.create_default_context(cafile=str(client_ca)) if client_ca else None
     async with httpx.AsyncClient(timeout=10, verify=tls or True) as http:

@@ -7,7 +7,9 @@ sessions, spec v1.1 B)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,15 +79,27 @@ class TwoNodes(RunningDaemon[Daemon]):
 async def daemon(
     tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None
 ) -> AsyncIterator[RunningDaemon[Daemon]]:
+    async with daemon_on(tmp_path, store, settings_overrides, client_ca) as running:
+        yield running
+
+
+@asynccontextmanager
+async def daemon_on(
+    tmp_path: Path, store: str, settings_overrides: dict[str, Any], client_ca: Path | None = None,
+    clock: Callable[[], float] = time.time,
+) -> AsyncIterator[RunningDaemon[Daemon]]:
+    """The ``daemon`` fixture's daemon on ``store`` (two nodes on one Redis),
+    with ``clock`` as the core's (tests that move time pass their own)."""
     if store != "redis":
-        async with running_daemon(tmp_path, store, settings_overrides, client_ca) as running:
+        async with running_daemon(tmp_path, store, settings_overrides, client_ca, clock) as running:
             yield running
         return
     redis = RedisServer(tmp_path / "redis").start()
     nodes: list[Daemon] = []
     try:
         for i in range(2):
-            nodes.append(Daemon(daemon_settings(tmp_path / f"node{i}", redis.url, {"node_id": f"node{i}", **settings_overrides})))
+            settings = daemon_settings(tmp_path / f"node{i}", redis.url, {"node_id": f"node{i}", **settings_overrides})
+            nodes.append(Daemon(settings, clock=clock))
             await nodes[-1].start()
         async with httpx.AsyncClient(timeout=10) as http:
             two = TwoNodes(nodes[0], http, other=nodes[1])

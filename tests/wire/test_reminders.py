@@ -10,19 +10,16 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from askd.server.app import Daemon
-from tests.conftest import QUIET, RunningDaemon, daemon_settings, eventually, q
+from tests.conftest import QUIET, RunningDaemon, eventually, q
 from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
 from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
-from tests.redis_server import RedisServer
-from tests.wire.conftest import TwoNodes
+from tests.wire.conftest import TwoNodes, daemon_on
 from tests.wire.test_groups import ask_to
 
 SENDER = "askd@example.com"
@@ -62,44 +59,9 @@ def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@asynccontextmanager
-async def started(tmp_path: Path, kind: str, overrides: dict[str, Any], clock: Clock) -> AsyncIterator[RunningDaemon[Daemon]]:
-    """One daemon on ``kind``'s store (two nodes on one Redis) with ``clock``."""
-    if kind != "redis":
-        d = Daemon(daemon_settings(tmp_path / "state", kind, overrides), clock=clock)
-        await d.start()
-        async with httpx.AsyncClient(timeout=10) as http:
-            running = RunningDaemon(d, http)
-            try:
-                yield running
-            finally:
-                for c in running.clients:
-                    await c.close()
-                await d.stop()
-        return
-    redis = RedisServer(tmp_path / "redis").start()
-    nodes: list[Daemon] = []
-    try:
-        for i in range(2):
-            settings = daemon_settings(tmp_path / f"node{i}", redis.url, {"node_id": f"node{i}", **overrides})
-            nodes.append(Daemon(settings, clock=clock))
-            await nodes[-1].start()
-        async with httpx.AsyncClient(timeout=10) as http:
-            two = TwoNodes(nodes[0], http, other=nodes[1])
-            try:
-                yield two
-            finally:
-                for c in two.clients:
-                    await c.close()
-    finally:
-        for node in nodes:
-            await node.stop()
-        redis.stop()
-
-
 @pytest.fixture
 async def daemon(tmp_path: Path, kind: str, settings_overrides: dict[str, Any], clock: Clock) -> AsyncIterator[RunningDaemon[Daemon]]:
-    async with started(tmp_path, kind, settings_overrides, clock) as running:
+    async with daemon_on(tmp_path, kind, settings_overrides, clock=clock) as running:
         yield running
 
 
@@ -240,7 +202,7 @@ async def test_bad_remind_is_a_clear_400(daemon: RunningDaemon[Daemon]) -> None:
 async def test_a_restart_sends_the_latest_missed_reminder_once(
     tmp_path: Path, kind: str, settings_overrides: dict[str, Any], receiver: Receiver, mailbox: Mailbox, clock: Clock
 ) -> None:
-    async with started(tmp_path, kind, settings_overrides, clock) as daemon:
+    async with daemon_on(tmp_path, kind, settings_overrides, clock=clock) as daemon:
         await addresses(daemon, alice="alice@example.com")
         asked = await daemon.ask("s1", "alice", [q("Deploy?")], remind={"everySeconds": 60, "times": 4}, timeoutSeconds=900)
         await receiver.wait_for(1)
@@ -248,12 +210,12 @@ async def test_a_restart_sends_the_latest_missed_reminder_once(
         await receiver.wait_for(2)
         await mailbox.wait_for(2)
     clock.offset += 130  # down through reminders 2 (120 s) and 3 (180 s)
-    async with started(tmp_path, kind, settings_overrides, clock) as daemon:
+    async with daemon_on(tmp_path, kind, settings_overrides, clock=clock) as daemon:
         await receiver.wait_for(3)
         await mailbox.wait_for(3)
         assert [r["reminder"] for r in reminders(receiver)] == [1, 3]
         assert [m.message["Subject"].startswith("Reminder: ") for m in mailbox.got] == [False, True, True]
-    async with started(tmp_path, kind, settings_overrides, clock) as daemon:  # reminder 3 was sent: its claim holds
+    async with daemon_on(tmp_path, kind, settings_overrides, clock=clock) as daemon:  # reminder 3 was sent: its claim holds
         await receiver.quiet(QUIET, 3)
         assert len(mailbox.got) == 3
         jump(daemon, clock, 60)  # 250 s: reminder 4 (240 s)
