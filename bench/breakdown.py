@@ -23,12 +23,16 @@ from typing import Any
 import structlog
 
 from askd import tokens
+from askd.audit.trail import Head
+from askd.core.receipted import ended_digest
 from askd.protocol import codec
 from askd.protocol.frames import parse_frame
 from askd.protocol.models import AskBody
 from askd.core import AskInput
 from askd.core.registry import Registry
+from askd.receipts import keyring
 from askd.server import logs
+from askd.server.http.receipting import Receipts
 from askd.store.sqlite import SqliteStore
 from bench.payload import ANSWER, QUESTIONS, answer_frame, ask_body
 
@@ -86,6 +90,7 @@ def pieces(n: int) -> list[tuple[str, int, float]]:
         reg.drain()
 
     out.append(("core: prepare, apply, drain an ask and its answer (frame encoded once)", 1, per_call(ask_and_answer, n // 4)))
+    out.extend(_audit_and_receipt(n))
 
     with tempfile.TemporaryDirectory() as d:
         store = SqliteStore(Path(d) / "askd.db")
@@ -133,6 +138,38 @@ def pieces(n: int) -> list[tuple[str, int, float]]:
     structlog.contextvars.clear_contextvars()
     structlog.configure(**saved)
     return out
+
+
+def _audit_and_receipt(n: int) -> list[tuple[str, int, float]]:
+    """What the audit trail and receipts add to a round: the store seals
+    two records in its commit (so the SQLite piece holds them), the core
+    takes the end's digest (its piece holds it), a ``?wait=`` reply signs
+    the receipt (once per ended question)."""
+    reg = Registry()
+    req, asked = reg.prepare_ask(AskInput("s-audit", "u-1", QUESTIONS))
+    assert asked is not None
+    reg.apply(asked)
+    ended = reg.prepare_answer(req.session_id, req.request_id, ANSWER)
+    head = Head()
+    taken = [asked, ended]
+    pending = Registry()
+    held, change = pending.prepare_ask(AskInput("s-digest", "u-1", QUESTIONS))
+    assert change is not None
+    pending.apply(change)
+    reg.apply(ended)
+    done_req = reg.get(req.session_id, req.request_id)
+    assert done_req is not None
+    receipts = Receipts(keyring(SECRET), None)
+
+    def sign() -> None:
+        receipts._cache.clear()  # a question is signed once: time the first time
+        receipts.receipt(done_req)
+
+    return [
+        ("audit: seal the ask's and the answer's records, JCS + SHA-256 (inside the SQLite piece)", 0, per_call(lambda: head.sealed(taken, 1_764_000_000.0), n // 4)),
+        ("receipt: the end's digest, JCS + SHA-256 (inside the core's piece)", 0, per_call(lambda: ended_digest(held, ANSWER), n // 4)),
+        ("receipt: sign the ended result, EdDSA (once per ended question)", 1, per_call(sign, n // 4)),
+    ]
 
 
 def table(rows: list[tuple[str, int, float]]) -> str:
