@@ -4,6 +4,7 @@ frames in order with flow control, pings, a close or a drop. ``WsHandler``
 
 from __future__ import annotations
 
+import socket
 from collections import deque
 from typing import Any
 
@@ -15,24 +16,63 @@ from askd.server.logs import get_logger
 
 log = get_logger("askd.ws")
 
+# Linux's TCP_CORK (None elsewhere): see PeerSocket.cork.
+_CORK = getattr(socket, "TCP_CORK", None)
+
 # Bytes a connection may have in Tornado's write buffer at once while more
 # waits to be sent (send_frame): a few large questions.
 FLIGHT_BYTES = 256 * 1024
 
 
+class Socket:
+    """What askd keeps of one tab's socket, in one object with slots.
+
+    Tornado's handler has 27 attributes of its own once upgraded, and a
+    class's instances share their ``__dict__``'s keys only up to 30: askd's
+    dozen as attributes of the handler made every connection's dict a
+    private one of 1.5 KB (docs/performance.md, B3). So the handler gets
+    two, ``ctx`` and this."""
+
+    __slots__ = (
+        "conn_id", "user_id", "issued_at", "exp", "expires", "ping_group", "bucket",
+        "in_flight", "waiting", "live_waiting", "replaying",
+    )
+
+    def __init__(self) -> None:
+        self.conn_id: str | None = None
+        self.user_id = ""
+        self.issued_at: float | None = None  # the token's iat, for auth.not_before
+        self.exp: float | None = None  # the token's exp
+        self.expires: Any = None  # the loop timer that closes the socket at exp
+        self.ping_group = -1  # while open: its group in ctx.pinger
+        self.bucket: Any = None  # the frame rate limit (ws._TokenBucket)
+        # Flow control (see send_frame): bytes handed to the stream and not
+        # yet flushed to the kernel, and what waits for them to drain.
+        self.in_flight = 0
+        self.waiting: deque[tuple[bytes, bool]] | None = None  # (frame, live), made when first needed
+        self.live_waiting = 0  # bytes of live events among them
+        self.replaying = False
+
+
 class PeerSocket(tornado.websocket.WebSocketHandler):
     ctx: Context
-    conn_id: str | None
-    user_id: str
+    s: Socket
 
     def initialize(self, ctx: Context) -> None:
         self.ctx = ctx
-        # Flow control (see send_frame): bytes handed to the stream and not
-        # yet flushed to the kernel, and what waits for them to drain.
-        self._in_flight = 0
-        self._waiting: deque[tuple[bytes, bool]] | None = None  # (frame, live), made when first needed
-        self._live_waiting = 0  # bytes of live events among them
-        self._replaying = False
+        self.s = Socket()
+
+    @property
+    def conn_id(self) -> str | None:
+        return self.s.conn_id
+
+    @property
+    def user_id(self) -> str:
+        return self.s.user_id
+
+    @property
+    def issued_at(self) -> float | None:
+        return self.s.issued_at
 
     def send_frame(self, frame: bytes) -> None:
         """Send ``frame``, in order with every earlier one.
@@ -47,17 +87,33 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
         """
         if self.ws_connection is None or self.ws_connection.is_closing():
             return
-        live = not self._replaying
-        if self._waiting or (not live and self._in_flight >= self._flight_cap()):
-            if self._waiting is None:
-                self._waiting = deque()
-            self._waiting.append((frame, live))
+        s = self.s
+        live = not s.replaying
+        if s.waiting or (not live and s.in_flight >= self._flight_cap()):
+            if s.waiting is None:
+                s.waiting = deque()
+            s.waiting.append((frame, live))
             if live:
-                self._live_waiting += len(frame)
-                if self._live_waiting > self.ctx.settings.limits.max_buffered_bytes:
+                s.live_waiting += len(frame)
+                if s.live_waiting > self.ctx.settings.limits.max_buffered_bytes:
                     self._drop_slow_peer()
             return
         self._write(frame)
+
+    def cork(self, on: bool) -> None:
+        """Hold this socket's writes back (``on``) and send what was held as
+        one segment (off): the ack of an answer and the event every tab gets
+        for its end are written one after the other, and each write to a
+        socket costs the kernel a segment and the reader a wake-up
+        (docs/performance.md, B2). A no-op where TCP_CORK is unknown."""
+        conn = self.ws_connection
+        sock = conn.stream.socket if conn is not None and conn.stream is not None else None  # type: ignore[attr-defined]
+        if _CORK is None or sock is None:
+            return
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, _CORK, 1 if on else 0)
+        except OSError:  # the socket is closing
+            pass
 
     def _flight_cap(self) -> int:
         # Never near the stream's own cap (max_buffered_bytes), which drops.
@@ -73,7 +129,7 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
             self._drop_slow_peer()
         else:
             size = len(frame)
-            self._in_flight += size
+            self.s.in_flight += size
             sent.add_done_callback(lambda fut: self._drained(fut, size))
 
     def _drained(self, fut: Any, size: int) -> None:
@@ -81,22 +137,23 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
         # exception (else asyncio logs it as an error).
         if not fut.cancelled():
             fut.exception()
-        self._in_flight -= size
-        waiting = self._waiting
-        while waiting and self._in_flight < self._flight_cap():
+        s = self.s
+        s.in_flight -= size
+        waiting = s.waiting
+        while waiting and s.in_flight < self._flight_cap():
             if self.ws_connection is None or self.ws_connection.is_closing():
                 waiting.clear()
                 break
             frame, live = waiting.popleft()
             if live:
-                self._live_waiting -= len(frame)
+                s.live_waiting -= len(frame)
             self._write(frame)
         if waiting is not None and not waiting:
-            self._waiting = None  # most connections never need one: no empty deque kept
+            s.waiting = None  # most connections never need one: no empty deque kept
 
     def _drop_slow_peer(self) -> None:
         log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
-        self._waiting = None
+        self.s.waiting = None
         self.abort_peer()
 
     def ping_peer(self) -> None:
