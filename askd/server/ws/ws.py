@@ -252,19 +252,10 @@ class WsHandler(JsonErrors, PeerSocket):
     async def _end(self, frame: AnswerFrame | DeclineFrame, ends: Callable[..., Awaitable[Any]], what: str) -> None:
         """An answer or a decline: ``ends`` (the hub's ``answer`` or ``decline``
         for this frame) ends the question and replies as the spec says."""
-        corked = False
-
-        def ack_first() -> None:
-            # The hub sends every connection the `cancelled` event; the ack
-            # must reach the sender first, so it is written before the flush,
-            # and both leave in one segment (uncorked below).
-            nonlocal corked
-            self.cork(True)
-            corked = True
-            self._reply(Event(ev.ACK, frame.sessionId, {"accepted": True}, frame.id))
-
         try:
-            await ends(before_flush=ack_first)
+            # The hub sends every connection the `cancelled` event; the ack
+            # must reach the sender first, so it is written before the flush.
+            await ends(before_flush=lambda: self._reply(Event(ev.ACK, frame.sessionId, {"accepted": True}, frame.id)))
         except NotPending:
             self._reply(Event(ev.ACK, frame.sessionId, {"accepted": False, "reason": "not_pending"}, frame.id))
         except InvalidAnswer as err:  # an answer's only
@@ -275,9 +266,6 @@ class WsHandler(JsonErrors, PeerSocket):
             self._store_failed(frame, what)
         except Exception:
             self._internal(frame)
-        finally:
-            if corked:
-                self.cork(False)
 
     async def _approve(self, frame: ApproveFrame) -> None:
         """One approval (section 17): the ack says how many it has now and

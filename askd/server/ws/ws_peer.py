@@ -4,7 +4,6 @@ frames in order with flow control, pings, a close or a drop. ``WsHandler``
 
 from __future__ import annotations
 
-import socket
 from collections import deque
 from typing import Any
 
@@ -15,9 +14,6 @@ from askd.server.context import Context
 from askd.server.logs import get_logger
 
 log = get_logger("askd.ws")
-
-# Linux's TCP_CORK (None elsewhere): see PeerSocket.cork.
-_CORK = getattr(socket, "TCP_CORK", None)
 
 # Bytes a connection may have in Tornado's write buffer at once while more
 # waits to be sent (send_frame): a few large questions.
@@ -99,21 +95,6 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
                     self._drop_slow_peer()
             return
         self._write(frame)
-
-    def cork(self, on: bool) -> None:
-        """Hold this socket's writes back (``on``) and send what was held as
-        one segment (off): the ack of an answer and the event every tab gets
-        for its end are written one after the other, and each write to a
-        socket costs the kernel a segment and the reader a wake-up
-        (docs/performance.md, B2). A no-op where TCP_CORK is unknown."""
-        conn = self.ws_connection
-        sock = conn.stream.socket if conn is not None and conn.stream is not None else None  # type: ignore[attr-defined]
-        if _CORK is None or sock is None:
-            return
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, _CORK, 1 if on else 0)
-        except OSError:  # the socket is closing
-            pass
 
     def _flight_cap(self) -> int:
         # Never near the stream's own cap (max_buffered_bytes), which drops.
