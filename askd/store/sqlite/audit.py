@@ -1,6 +1,8 @@
 """The SQLite store's audit trail (``store.audit``): one row per record in
-the ``audit`` table, written in the commit's own transaction (``log.py``),
-and the chain's head in ``audit_head``, so pruning every record keeps it."""
+the ``audit`` table, written in the commit's own transaction (``log.py``).
+The chain's head is its last row; ``audit_head`` keeps it when a prune
+leaves none (written by the prune, not by every commit: one page less to
+write per commit)."""
 
 from __future__ import annotations
 
@@ -31,8 +33,13 @@ def _text(record: dict[str, Any]) -> str:
 class SqliteTrail(SealingTrail):
     def __init__(self, file: Database) -> None:
         self._file = file
-        row = file.db.execute("SELECT seq, hash, at FROM audit_head WHERE id = 1").fetchone()
-        self._head = Head(*row) if row else Head()
+        last = file.db.execute("SELECT record FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        if last is not None:
+            record = codec.loads(last[0])
+            self._head = Head(record["seq"], record["hash"], record["at"])
+        else:  # none yet, or every record pruned
+            row = file.db.execute("SELECT seq, hash, at FROM audit_head WHERE id = 1").fetchone()
+            self._head = Head(*row) if row else Head()
 
     def write(self, db: sqlite3.Connection, taken: Sequence[Change], at: float) -> Head:
         """Seal and insert the records of ``taken`` in the open transaction;
@@ -44,11 +51,6 @@ class SqliteTrail(SealingTrail):
                 [(r["seq"], r["at"], r["sessionId"], r["requestId"], _text(r)) for r in records],
             )
             self._index(db, records, titles(taken))
-            db.execute(
-                "INSERT INTO audit_head (id, seq, hash, at) VALUES (1, ?, ?, ?)"
-                " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, at = excluded.at",
-                (head.seq, head.hash, head.at),
-            )
         return head
 
     def _index(self, db: sqlite3.Connection, records: list[dict[str, Any]], asked: dict[tuple[str, str], str]) -> None:
@@ -65,9 +67,8 @@ class SqliteTrail(SealingTrail):
             if rec["event"] not in ENDS:
                 continue
             key = (rid, sid)
-            row = db.execute("SELECT title FROM audit_titles WHERE request_id = ? AND session_id = ?", key).fetchone()
-            db.execute("DELETE FROM audit_titles WHERE request_id = ? AND session_id = ?", key)
-            title = row[0] if row else None
+            taken_title = db.execute("DELETE FROM audit_titles WHERE request_id = ? AND session_id = ? RETURNING title", key).fetchall()
+            title = taken_title[0][0] if taken_title else None
             rows = db.execute(
                 "SELECT record FROM audit WHERE request_id = ? AND session_id = ? AND seq < ?", (*key, rec["seq"])
             )
@@ -102,9 +103,17 @@ class SqliteTrail(SealingTrail):
         # the chain left is whole even if the clock once stepped back. The
         # history index loses the ends removed with them.
         last = "(SELECT max(seq) FROM audit WHERE at < ?)"
+        head = self._head
         with self._file.transaction() as db:
             db.execute(f"DELETE FROM audit_history WHERE seq <= {last}", (before,))
-            return int(db.execute(f"DELETE FROM audit WHERE seq <= {last}", (before,)).rowcount)
+            n = int(db.execute(f"DELETE FROM audit WHERE seq <= {last}", (before,)).rowcount)
+            if n:  # the head outlives the records: a start with none left reads it here
+                db.execute(
+                    "INSERT INTO audit_head (id, seq, hash, at) VALUES (1, ?, ?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, at = excluded.at",
+                    (head.seq, head.hash, head.at),
+                )
+            return n
 
     async def count(self) -> int:
         return int(self._file.db.execute("SELECT count(*) FROM audit").fetchone()[0])
