@@ -30,6 +30,10 @@ def _text(record: dict[str, Any]) -> str:
         return json.dumps(record, separators=(",", ":"))
 
 
+def _list(users: list[str]) -> str:
+    return orjson.dumps(users).decode()
+
+
 class SqliteTrail(SealingTrail):
     def __init__(self, file: Database) -> None:
         self._file = file
@@ -54,33 +58,51 @@ class SqliteTrail(SealingTrail):
         return head
 
     def _index(self, db: sqlite3.Connection, records: list[dict[str, Any]], asked: dict[tuple[str, str], str]) -> None:
-        """Each end's seq and title on the lists of its question's audience
-        (read from its records, this commit's included), the last
-        ``HISTORY`` kept; a question's title kept from its ask to its end."""
+        """Each end's seq and title on the lists of its question's audience,
+        the last ``HISTORY`` kept. A pending question's title and audience
+        wait in its ``audit_titles`` row (title '' when it has none), written
+        at its ask, grown by its escalations, taken by its end: one row read,
+        not its records."""
         for rec in records:
-            sid, rid = rec["sessionId"], rec["requestId"]
-            if rec["event"] == "asked" and (sid, rid) in asked:
-                db.execute(
-                    "INSERT OR REPLACE INTO audit_titles (request_id, session_id, title) VALUES (?, ?, ?)",
-                    (rid, sid, asked[(sid, rid)]),
-                )
-            if rec["event"] not in ENDS:
-                continue
+            sid, rid, event = rec["sessionId"], rec["requestId"], rec["event"]
             key = (rid, sid)
-            taken_title = db.execute("DELETE FROM audit_titles WHERE request_id = ? AND session_id = ? RETURNING title", key).fetchall()
-            title = taken_title[0][0] if taken_title else None
-            rows = db.execute(
-                "SELECT record FROM audit WHERE request_id = ? AND session_id = ? AND seq < ?", (*key, rec["seq"])
-            )
-            for user in sorted({u for (raw,) in rows for u in joined(codec.loads(raw))}):
+            if event == "asked":
                 db.execute(
-                    "INSERT OR IGNORE INTO audit_history (user_id, seq, title) VALUES (?, ?, ?)", (user, rec["seq"], title)
+                    "INSERT OR REPLACE INTO audit_titles (request_id, session_id, title, users) VALUES (?, ?, ?, ?)",
+                    (rid, sid, asked.get((sid, rid), ""), _list(joined(rec))),
                 )
+            elif event == "escalated":
+                row = db.execute("SELECT title, users FROM audit_titles WHERE request_id = ? AND session_id = ?", key).fetchone()
+                title, users = (row[0], row[1]) if row else ("", None)
+                known = codec.loads(users) if users is not None else self._audience(db, key, rec["seq"])
+                grown = known + [u for u in joined(rec) if u not in known]
                 db.execute(
-                    "DELETE FROM audit_history WHERE user_id = ? AND seq <="
-                    " (SELECT seq FROM audit_history WHERE user_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-                    (user, user, HISTORY),
+                    "INSERT OR REPLACE INTO audit_titles (request_id, session_id, title, users) VALUES (?, ?, ?, ?)",
+                    (rid, sid, title, _list(grown)),
                 )
+            elif event in ENDS:
+                taken = db.execute(
+                    "DELETE FROM audit_titles WHERE request_id = ? AND session_id = ? RETURNING title, users", key
+                ).fetchall()
+                title = (taken[0][0] or None) if taken else None
+                users = codec.loads(taken[0][1]) if taken and taken[0][1] is not None else self._audience(db, key, rec["seq"])
+                for user in sorted(set(users)):
+                    db.execute(
+                        "INSERT OR IGNORE INTO audit_history (user_id, seq, title) VALUES (?, ?, ?)", (user, rec["seq"], title)
+                    )
+                    db.execute(
+                        "DELETE FROM audit_history WHERE user_id = ? AND seq <="
+                        " (SELECT seq FROM audit_history WHERE user_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                        (user, user, HISTORY),
+                    )
+
+    @staticmethod
+    def _audience(db: sqlite3.Connection, key: tuple[str, str], before: int) -> list[str]:
+        """A question's audience read from its records before seq ``before``:
+        only for one with no row (its records' retention ran, or it was
+        asked by an askd before schema 17 and its row was not filled): a scan."""
+        rows = db.execute("SELECT record FROM audit WHERE request_id = ? AND session_id = ? AND seq < ?", (*key, before))
+        return [u for (raw,) in rows for u in joined(codec.loads(raw))]
 
     def advanced(self, head: Head) -> None:
         self._head = head
@@ -102,11 +124,15 @@ class SqliteTrail(SealingTrail):
         # From the front: up to the newest record older than ``before``, so
         # the chain left is whole even if the clock once stepped back. The
         # history index loses the ends removed with them.
-        last = "(SELECT max(seq) FROM audit WHERE at < ?)"
+        # A scan (no index on ``at``: one page less per commit), before the
+        # write lock: records sealed meanwhile have higher seqs.
+        last = self._file.db.execute("SELECT max(seq) FROM audit WHERE at < ?", (before,)).fetchone()[0]
+        if last is None:
+            return 0
         head = self._head
         with self._file.transaction() as db:
-            db.execute(f"DELETE FROM audit_history WHERE seq <= {last}", (before,))
-            n = int(db.execute(f"DELETE FROM audit WHERE seq <= {last}", (before,)).rowcount)
+            db.execute("DELETE FROM audit_history WHERE seq <= ?", (last,))
+            n = int(db.execute("DELETE FROM audit WHERE seq <= ?", (last,)).rowcount)
             if n:  # the head outlives the records: a start with none left reads it here
                 db.execute(
                     "INSERT INTO audit_head (id, seq, hash, at) VALUES (1, ?, ?, ?)"
