@@ -59,12 +59,12 @@ class _TokenBucket:
 
 
 class WsHandler(JsonErrors, PeerSocket):
-    # Its state is ``self.s`` (ws_peer.Socket): no attribute of its own here.
+    # Its state is ``self.tab`` (ws_peer.TabState): no attribute of its own here.
 
     def initialize(self, ctx: Context) -> None:
         super().initialize(ctx)
         limits = ctx.settings.limits
-        self.s.bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
+        self.tab.bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
 
     # ---- before the upgrade -------------------------------------------
 
@@ -80,8 +80,8 @@ class WsHandler(JsonErrors, PeerSocket):
         structlog.contextvars.clear_contextvars()
         principal = authenticate(self.ctx, self.request, "user", allow_query=True)
         door.prove(self.request.connection)
-        self.s.user_id = principal.sub or ""
-        self.s.issued_at, self.s.exp = principal.iat, principal.exp
+        self.tab.user_id = principal.sub or ""
+        self.tab.issued_at, self.tab.exp = principal.iat, principal.exp
         # Checked here too (Tornado checks again after prepare) so that the
         # 403 carries the JSON error envelope instead of Tornado's plain text.
         origin = self.request.headers.get("Origin")
@@ -112,7 +112,7 @@ class WsHandler(JsonErrors, PeerSocket):
         stream = self.ws_connection.stream if self.ws_connection else None  # type: ignore[attr-defined]
         if stream is not None:
             stream.max_write_buffer_size = self.ctx.settings.limits.max_buffered_bytes
-        s = self.s
+        s = self.tab
         s.conn_id = self.ctx.hub.connect(self, s.user_id, self.request.remote_ip or "")
         s.ping_group = self.ctx.pinger.add(self)
         if s.exp is not None:
@@ -135,7 +135,7 @@ class WsHandler(JsonErrors, PeerSocket):
         structlog.contextvars.bind_contextvars(connectionId=self.conn_id, userId=self.user_id)
 
     def on_close(self) -> None:
-        s = self.s
+        s = self.tab
         if s.conn_id is None:
             return
         self._bind()
@@ -157,7 +157,7 @@ class WsHandler(JsonErrors, PeerSocket):
             self.close(1003, "binary frames are not accepted")
             return None
         self._bind()
-        if not self.s.bucket.take():
+        if not self.tab.bucket.take():
             self._reply(Event(ev.ERROR, payload={"code": "rate_limited", "message": "too many frames; closing"}))
             log.warning("ws.rate_limited")
             self.close(1008, "rate limited")
@@ -208,13 +208,13 @@ class WsHandler(JsonErrors, PeerSocket):
                 return None
             # The replay is paced by the socket's drain (send_frame), so a
             # slow reader gets every pending question.
-            self.s.replaying = True
+            self.tab.replaying = True
             try:
                 pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
                 if frame.id is not None:  # tells the client the replay is complete
                     return self._ack_when_listed(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
             finally:
-                self.s.replaying = False
+                self.tab.replaying = False
         elif isinstance(frame, Unsubscribe):
             hub.unsubscribe(conn_id, frame.sessionId)
             return self._ack_when_listed(Event(ev.ACK, frame.sessionId, {}, frame.id))

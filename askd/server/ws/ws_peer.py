@@ -20,7 +20,7 @@ log = get_logger("askd.ws")
 FLIGHT_BYTES = 256 * 1024
 
 
-class Socket:
+class TabState:
     """What askd keeps of one tab's socket, in one object with slots.
 
     Tornado's handler has 27 attributes of its own once upgraded, and a
@@ -52,23 +52,23 @@ class Socket:
 
 class PeerSocket(tornado.websocket.WebSocketHandler):
     ctx: Context
-    s: Socket
+    tab: TabState
 
     def initialize(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.s = Socket()
+        self.tab = TabState()
 
     @property
     def conn_id(self) -> str | None:
-        return self.s.conn_id
+        return self.tab.conn_id
 
     @property
     def user_id(self) -> str:
-        return self.s.user_id
+        return self.tab.user_id
 
     @property
     def issued_at(self) -> float | None:
-        return self.s.issued_at
+        return self.tab.issued_at
 
     def send_frame(self, frame: bytes) -> None:
         """Send ``frame``, in order with every earlier one.
@@ -83,7 +83,7 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
         """
         if self.ws_connection is None or self.ws_connection.is_closing():
             return
-        s = self.s
+        s = self.tab
         live = not s.replaying
         if s.waiting or (not live and s.in_flight >= self._flight_cap()):
             if s.waiting is None:
@@ -110,7 +110,7 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
             self._drop_slow_peer()
         else:
             size = len(frame)
-            self.s.in_flight += size
+            self.tab.in_flight += size
             sent.add_done_callback(lambda fut: self._drained(fut, size))
 
     def _drained(self, fut: Any, size: int) -> None:
@@ -118,7 +118,7 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
         # exception (else asyncio logs it as an error).
         if not fut.cancelled():
             fut.exception()
-        s = self.s
+        s = self.tab
         s.in_flight -= size
         waiting = s.waiting
         while waiting and s.in_flight < self._flight_cap():
@@ -134,7 +134,7 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
 
     def _drop_slow_peer(self) -> None:
         log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
-        self.s.waiting = None
+        self.tab.waiting = None
         self.abort_peer()
 
     def ping_peer(self) -> None:
