@@ -17,7 +17,8 @@ b2 and b4 also run askd on the other store, in the same run, for the
 sqlite/memory comparison. B4 searches each server's highest sustained rate,
 then measures CPU per ask at one rate all of them sustain (bench/search.py).
 --case approval,quorum2 adds B2 and B4 on approvals (askd only, against
-askd's plain question; bench/cases.py).
+askd's plain question; bench/cases.py); --case unaudited, on askd without
+its audit trail and receipts (bench.serve --bare): what they cost.
 """
 
 from __future__ import annotations
@@ -124,9 +125,11 @@ async def both(scenario: str, args: argparse.Namespace, **kw: Any) -> dict[str, 
     return out
 
 
-async def fresh(args: argparse.Namespace, kind: str, store: str, label: str, measure: Callable[[Server], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-    """``measure`` on a server started for it alone."""
-    with Server(kind, store=store, uvloop=args.uvloop, log_level=args.log_level) as server:
+async def fresh(
+    args: argparse.Namespace, kind: str, store: str, label: str, measure: Callable[[Server], Awaitable[dict[str, Any]]], bare: bool = False
+) -> dict[str, Any]:
+    """``measure`` on a server started for it alone (``bare``: bench.serve --bare)."""
+    with Server(kind, store=store, uvloop=args.uvloop, log_level=args.log_level, bare=bare) as server:
         server.profile_dir = args.profile
         out = await measure(server)
     if args.verbose:
@@ -138,7 +141,7 @@ async def b2_cases(args: argparse.Namespace, kw: dict[str, Any]) -> dict[str, An
     """B2 on each ``--case`` but plain, askd on ``--store`` only (the floor
     has no approvals). Keys: the case names, each ``{"askd": ...}``."""
     return {
-        name: {"askd": await fresh(args, "askd", args.store, f"b2 {name}", lambda s, c=CASES[name]: roundtrip(s, **kw, case=c))}
+        name: {"askd": await fresh(args, "askd", args.store, f"b2 {name}", lambda s, c=CASES[name]: roundtrip(s, **kw, case=c), CASES[name].bare)}
         for name in args.cases[1:]
     }
 
@@ -161,9 +164,9 @@ async def b4_bench(args: argparse.Namespace, kw: dict[str, Any]) -> dict[str, An
     out["cases"] = {}
     for name in args.cases[1:]:
         case = CASES[name]
-        got = await fresh(args, "askd", args.store, f"b4 {name}", lambda s: search(s, **find, case=case))
+        got = await fresh(args, "askd", args.store, f"b4 {name}", lambda s: search(s, **find, case=case), case.bare)
         rc = common_rate([out["askd"]["max_rate"], got["max_rate"]], kw["resolution"])
-        got["at_rate"] = await fresh(args, "askd", args.store, f"b4 {name} at {rc}/s", lambda s: at_rate(s, rc, **hold, case=case))
+        got["at_rate"] = await fresh(args, "askd", args.store, f"b4 {name} at {rc}/s", lambda s: at_rate(s, rc, **hold, case=case), case.bare)
         plain = out["askd"]["at_common"] if rc == r else await fresh(args, "askd", args.store, f"b4 plain at {rc}/s", lambda s: at_rate(s, rc, **hold, case=PLAIN))
         out["cases"][name] = {"rate": rc, "askd": got, "plain_at": plain}
     return out
@@ -286,7 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--store", choices=STORES, default=STORES[0], help="askd's store against the floor (default sqlite); B2 and B4 also run the other")
     ap.add_argument(
         "--case", dest="cases", type=cases_arg, default=["plain"],
-        help="B2, B4: what is asked, a comma list of plain, approval, quorum2 (default plain; the others run askd only, against its plain question)",
+        help=(
+            "B2, B4: what is asked, a comma list of plain, approval, quorum2, unaudited (default plain; the others run askd only,"
+            " against its plain question; unaudited: a plain question of askd without its audit trail and receipts, bench.serve --bare)"
+        ),
     )
     ap.add_argument("--tabs", type=int, help="B1, B3: connections per user")
     ap.add_argument("--questions", type=int, help="B1, B3: questions per session")

@@ -23,12 +23,16 @@ from typing import Any
 import structlog
 
 from askd import tokens
+from askd.audit.trail import Head
+from askd.core.receipted import ended_digest
 from askd.protocol import codec
 from askd.protocol.frames import parse_frame
 from askd.protocol.models import AskBody
 from askd.core import AskInput
 from askd.core.registry import Registry
+from askd.receipts import keyring
 from askd.server import logs
+from askd.server.http.receipting import Receipts
 from askd.store.sqlite import SqliteStore
 from bench.payload import ANSWER, QUESTIONS, answer_frame, ask_body
 
@@ -86,9 +90,36 @@ def pieces(n: int) -> list[tuple[str, int, float]]:
         reg.drain()
 
     out.append(("core: prepare, apply, drain an ask and its answer (frame encoded once)", 1, per_call(ask_and_answer, n // 4)))
+    out.extend(_audit_and_receipt(n))
 
+    out.append(("SQLite: commit the ask, commit the answer (2 transactions)", 1, _commits(n, audit=True)))
+    out.append(("... the same without the audit rows (bench only: askd has no such setting)", 0, _commits(n, audit=False)))
+
+    sink = io.StringIO()
+    saved = structlog.get_config()
+    logs.configure("info", "json", sink)
+    log = logs.get_logger("askd.hub")
+    structlog.contextvars.bind_contextvars(sessionId="s-1", requestId="f" * 32, userId="u-1")
+
+    def line() -> None:
+        log.info("question.asked", questions=1, expiresAt="2026-11-30T20:21:28.861Z", connections=1)
+        sink.seek(0)
+        sink.truncate()
+
+    out.append(("log line at info (question.asked, question.answered)", 2, per_call(line, n)))
+    out.append(("log line below the level (dropped)", 0, per_call(lambda: log.debug("x", a=1), n)))
+    structlog.contextvars.clear_contextvars()
+    structlog.configure(**saved)
+    return out
+
+
+def _commits(n: int, *, audit: bool) -> float:
+    """Microseconds of an ask's commit and its answer's, on a SQLite store in
+    a temporary directory; with ``audit`` False, its trail writes nothing."""
     with tempfile.TemporaryDirectory() as d:
         store = SqliteStore(Path(d) / "askd.db")
+        if not audit:  # the trail's rows not written: what the audit costs the commit is the difference
+            store.audit.write = lambda db, taken, at: store.audit._head  # type: ignore[method-assign]
         sreg = Registry()
         scount = iter(range(10**9))
 
@@ -114,25 +145,40 @@ def pieces(n: int) -> list[tuple[str, int, float]]:
         rounds = max(1, n // 8)
         commit_pair()
         commits = min(sum(commit_pair() for _ in range(rounds)) for _ in range(3)) / rounds * 1e6
-        out.append(("SQLite: commit the ask, commit the answer (2 transactions)", 1, commits))
         store.close()
+    return commits
 
-    sink = io.StringIO()
-    saved = structlog.get_config()
-    logs.configure("info", "json", sink)
-    log = logs.get_logger("askd.hub")
-    structlog.contextvars.bind_contextvars(sessionId="s-1", requestId="f" * 32, userId="u-1")
 
-    def line() -> None:
-        log.info("question.asked", questions=1, expiresAt="2026-11-30T20:21:28.861Z", connections=1)
-        sink.seek(0)
-        sink.truncate()
+def _audit_and_receipt(n: int) -> list[tuple[str, int, float]]:
+    """What the audit trail and receipts add to a round: the store seals
+    two records in its commit (so the SQLite piece holds them), the core
+    takes the end's digest (its piece holds it), a ``?wait=`` reply signs
+    the receipt (once per ended question)."""
+    reg = Registry()
+    req, asked = reg.prepare_ask(AskInput("s-audit", "u-1", QUESTIONS))
+    assert asked is not None
+    reg.apply(asked)
+    ended = reg.prepare_answer(req.session_id, req.request_id, ANSWER)
+    head = Head()
+    taken = [asked, ended]
+    pending = Registry()
+    held, change = pending.prepare_ask(AskInput("s-digest", "u-1", QUESTIONS))
+    assert change is not None
+    pending.apply(change)
+    reg.apply(ended)
+    done_req = reg.get(req.session_id, req.request_id)
+    assert done_req is not None
+    receipts = Receipts(keyring(SECRET), None)
 
-    out.append(("log line at info (question.asked, question.answered)", 2, per_call(line, n)))
-    out.append(("log line below the level (dropped)", 0, per_call(lambda: log.debug("x", a=1), n)))
-    structlog.contextvars.clear_contextvars()
-    structlog.configure(**saved)
-    return out
+    def sign() -> None:
+        receipts._cache.clear()  # a question is signed once: time the first time
+        receipts.receipt(done_req)
+
+    return [
+        ("audit: seal the ask's and the answer's records, JCS + SHA-256 (inside the SQLite piece)", 0, per_call(lambda: head.sealed(taken, 1_764_000_000.0), n // 4)),
+        ("receipt: the end's digest, JCS + SHA-256 (inside the core's piece)", 0, per_call(lambda: ended_digest(held, ANSWER), n // 4)),
+        ("receipt: sign the ended result, EdDSA (once per ended question)", 1, per_call(sign, n // 4)),
+    ]
 
 
 def table(rows: list[tuple[str, int, float]]) -> str:

@@ -3,7 +3,10 @@ also serves), an approval (an ``action`` ask, protocol section 17, which
 the user's client approves with an ``approve`` frame) or an approval with
 quorum 2 (asked of two users, both approve; the second approval ends it).
 The floor has no approvals: askd's figures for those are compared with
-askd's own plain case."""
+askd's own plain case. ``unaudited`` is a plain question asked of askd
+started bare (``bench.serve --bare``: no audit records, digests or
+receipts; askd has no such setting): what the audit trail and receipts
+cost is plain against it."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ class Case:
     name: str
     approvers: int  # users an ask goes to, each of whom replies
     action: bool  # an approval: the reply is ``approve``
+    bare: bool = False  # askd started without its audit trail and receipts (bench.serve --bare)
 
     def body(self, users: list[str]) -> bytes:
         """The ask, of ``users`` (exactly ``approvers`` of them)."""
@@ -32,7 +36,7 @@ class Case:
         return answer_frame(session_id, request_id, frame_id)
 
 
-CASES = {c.name: c for c in (Case("plain", 1, False), Case("approval", 1, True), Case("quorum2", 2, True))}
+CASES = {c.name: c for c in (Case("plain", 1, False), Case("approval", 1, True), Case("quorum2", 2, True), Case("unaudited", 1, False, bare=True))}
 PLAIN = CASES["plain"]
 
 

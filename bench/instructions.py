@@ -8,7 +8,13 @@ Cases: ``a`` a one-user ask (the hot path); ``b`` a team ask (a user and a
 group of two) with one escalation step; ``c`` the same with
 ``maxExtensionSeconds``; ``push-a``, ``push-b``, ``push-c``: one re-push of
 such a pending question (a tab connects, subscribes to its session, gets
-the snapshot and the question, goes away), as in a reconnect storm.
+the snapshot and the question, goes away), as in a reconnect storm;
+``audit-a``: ``a`` and the audit records its two changes yield, sealed as a
+store seals them in its commit (``askd.audit.trail.Head``); ``receipt-a``:
+``audit-a`` and the ended result's receipt signed, as a ``?wait=`` reply
+signs it (``askd.server.http.receipting``). ``audit-a`` less ``a`` is the
+audit trail's share of a round, ``receipt-a`` less ``audit-a`` the
+receipt's (its digest is taken in the core, so ``a`` holds that part).
 Default: a b c.
 
 A round of a, b, c is what the daemon asks of the core for one question:
@@ -39,7 +45,7 @@ from collections.abc import Callable
 from typing import Any
 
 VALGRIND = "/usr/bin/valgrind"
-CASES = ("a", "b", "c", "push-a", "push-b", "push-c")
+CASES = ("a", "b", "c", "push-a", "push-b", "push-c", "audit-a", "receipt-a")
 WARMUP = 300
 
 
@@ -49,7 +55,7 @@ def round_for(case: str, rounds: int) -> Callable[[], None]:
     from askd.core.registry import Registry
     from bench.payload import ANSWER, QUESTIONS
 
-    kind = case.removeprefix("push-")
+    kind = case.removeprefix("push-").removeprefix("audit-").removeprefix("receipt-")
     reg = Registry()
     users = ("u-1",) if kind == "a" else ("u-1", "u-2", "u-3", "u-4")
     for user in users:
@@ -82,6 +88,8 @@ def round_for(case: str, rounds: int) -> Callable[[], None]:
 
     if kind == case:
         return ask_and_answer
+    if case.startswith(("audit-", "receipt-")):
+        return _sealed(reg, ask, send_all, counter, signed=case.startswith("receipt-"))
 
     # A re-push: the questions wait (one per session); a tab of the answerer
     # comes back, subscribes to one session and leaves.
@@ -100,6 +108,31 @@ def round_for(case: str, rounds: int) -> Callable[[], None]:
         reg.disconnect("tab-back")
 
     return repush
+
+
+def _sealed(reg: Any, ask: Callable[[int], Any], send_all: Callable[[], None], counter: Any, *, signed: bool) -> Callable[[], None]:
+    """Case ``a``'s round, its changes' audit records sealed after a head
+    kept across rounds, and with ``signed`` its end's receipt signed."""
+    from askd.audit.trail import Head
+    from askd.receipts import keyring
+    from askd.server.http.receipting import Receipts
+    from bench.payload import ANSWER
+
+    head = [Head()]
+    receipts = Receipts(keyring("bench-receipts-secret-0123456789abcdef"), None)
+
+    def round_() -> None:
+        req, change = reg.prepare_ask(ask(next(counter)))
+        reg.apply(change)
+        send_all()
+        ended = reg.prepare_answer(req.session_id, req.request_id, ANSWER, user_id="u-1", via="ws")
+        reg.apply(ended)
+        send_all()
+        _, head[0] = head[0].sealed([change, ended], 1_764_000_000.0)
+        if signed:
+            receipts.receipt(reg.get(req.session_id, req.request_id))
+
+    return round_
 
 
 def child(case: str, n: int, size: int) -> None:

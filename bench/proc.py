@@ -84,6 +84,7 @@ class Server:
         log_level: str = "info",
         uvloop: bool = False,
         extra_env: dict[str, str] | None = None,
+        bare: bool = False,
     ) -> None:
         self.kind = kind
         self.store = store if kind == "askd" else None
@@ -101,7 +102,10 @@ class Server:
             env["ASKD_LOG__LEVEL"] = log_level
             env.update(extra_env or {})
             # bench.serve runs `askd serve`, on uvloop when asked.
-            cmd = [sys.executable, "-m", "bench.serve", *(["--uvloop"] if uvloop else []), "serve", "--port", "0", "--admin-port", "0"]
+            cmd = [
+                sys.executable, "-m", "bench.serve", *(["--uvloop"] if uvloop else []), *(["--bare"] if bare else []),
+                "serve", "--port", "0", "--admin-port", "0",
+            ]
         elif kind == "floor":
             cmd = [sys.executable, "-m", "bench.floor", *(["--uvloop"] if uvloop else []), "--port", "0", "--admin-port", "0"]
         else:

@@ -52,7 +52,10 @@ async def fill(db: Path, questions: int, batch: int = FILL_BATCH) -> dict[str, A
 
     n = questions + 1
     registry = Registry(
-        Limits(max_pending_total=n, max_pending_per_session=n, max_pending_per_agent=n, max_pending_bytes_total=64 << 30)
+        Limits(
+            max_pending_total=n, max_pending_per_session=n, max_pending_per_agent=n,
+            max_pending_bytes_per_agent=64 << 30, max_user_share_per_agent=1.0, max_pending_bytes_total=64 << 30,
+        )
     )
     store = SqliteStore(db)
     t0 = time.perf_counter()

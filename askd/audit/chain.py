@@ -2,7 +2,8 @@
 JCS (RFC 8785) of the record without ``hash``; ``prev`` the hash before it
 (64 zeros for seq 1).
 
-Imports nothing of askd, so ``askd audit verify`` checks a file offline.
+Imports nothing of the daemon (only ``canonical``, RFC 8785, from
+``askd.receipts.digest``), so ``askd audit verify`` checks a file offline.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import rfc8785
+from askd.receipts.digest import canonical
 
 ZERO = "0" * 64
 FIELDS = ("seq", "at", "event", "sessionId", "requestId", "by", "via", "data", "prev", "hash")
@@ -21,7 +22,7 @@ FIELDS = ("seq", "at", "event", "sessionId", "requestId", "by", "via", "data", "
 def hash_of(record: Mapping[str, Any]) -> str:
     """The hash a record should carry (its own ``hash`` left out)."""
     body = {k: v for k, v in record.items() if k != "hash"}
-    return hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+    return hashlib.sha256(canonical(body)).hexdigest()
 
 
 def seal(body: Mapping[str, Any], seq: int, prev: str) -> dict[str, Any]:

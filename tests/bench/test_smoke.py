@@ -21,7 +21,8 @@ from bench.cases import CASES
 from bench.memory import memory
 from bench.proc import Server
 from bench.rate import rate
-from bench.roundtrip import roundtrip
+from bench.common import admin
+from bench.roundtrip import WARMUP_ROUNDS, roundtrip
 from bench.search import at_rate, common_rate, find_max, search
 from bench.startup import startup
 from bench.storm import storm
@@ -320,3 +321,16 @@ def test_pieces_times_each_piece_of_a_round_trip() -> None:
     for name, calls, us in rows:
         assert calls >= 0 and finite(us) and us > 0, name
     assert "**sum of the pieces per round**" in breakdown.table(rows)
+
+
+async def test_the_unaudited_case_runs_askd_bare_with_no_records() -> None:
+    """``bench.serve --bare`` (B2's and B4's ``unaudited`` case): plain
+    round trips end answered and the trail holds no record; the same rounds
+    on askd as it runs leave an ask and an end each."""
+    sizes = {"rounds": 5, "pairs": 2, "pair_rounds": 2}
+    rounds = WARMUP_ROUNDS + 5 + 2 * 2
+    for bare, records in ((True, 0), (False, 2 * rounds)):
+        with Server("askd", bare=bare) as server:
+            r = await roundtrip(server, **sizes, case=CASES["unaudited" if bare else "plain"])
+            assert r["rounds"] == 5 and r["p50_ms"] > 0
+            assert (await admin(server, "GET", "/admin/v1/stats"))["auditRecords"] == records

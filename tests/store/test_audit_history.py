@@ -89,7 +89,7 @@ async def test_a_file_migrated_to_the_index_gets_it_filled_from_its_records(tmp_
     db = sqlite3.connect(path)
     db.execute("DROP TABLE audit_history")
     db.execute("DROP TABLE audit_titles")
-    db.execute("DROP INDEX audit_by_request")
+    db.execute("CREATE INDEX audit_by_at ON audit (at)")  # as step 11 made it (step 17 drops it)
     for statement in (s for step in steps for s in step):
         db.execute(statement)
     db.commit()
@@ -97,6 +97,8 @@ async def test_a_file_migrated_to_the_index_gets_it_filled_from_its_records(tmp_
     again = SqliteStore(path, clock)
     assert {u: [(e.record["requestId"], e.record["event"]) for e in await again.audit.history(u)] for u in EXPECTED} == EXPECTED
     assert {e.title for u in EXPECTED for e in await again.audit.history(u)} == {None}
+    # The question still pending (s3) has its audience in its row, read from its records.
+    assert again._db.execute("SELECT request_id, title, users FROM audit_titles").fetchall() == [("r3", "", '["alice"]')]
     again.close()
 
 
@@ -230,3 +232,25 @@ async def test_a_title_goes_with_its_end_capped_and_pruned(tmp_path: Path, kind:
                 r["seq"] for r in records if r["event"] == "cancelled" and int(r["requestId"][1:]) > 100
             )
         await store.aclose()
+
+
+async def test_an_end_with_no_row_for_its_question_reads_its_audience_from_its_records(tmp_path: Path) -> None:
+    # Its records' retention ran, or it predates schema 17 and its row was not filled: a scan.
+    clock = Clock()
+    store = SqliteStore(tmp_path / "askd.db", clock)
+    try:
+        reg = Registry(Limits(question_timeout=900), clock=clock)
+        await stored(store, reg, [reg.prepare_group_set("leads", ["dave"])])
+        req, asked = reg.prepare_ask(AskInput("s1", "alice", [{"question": "Deploy?"}], escalate=((60.0, ("group:leads",)),)))
+        await stored(store, reg, [asked])
+        store._db.execute("DELETE FROM audit_titles")
+        clock.now += 60
+        await stored(store, reg, reg.due())  # the step, with no row to grow: made from the records
+        store._db.execute("DELETE FROM audit_titles")
+        await stored(store, reg, [reg.prepare_answer("s1", req.request_id, {"Deploy?": "yes"}, user_id="dave", via="ws")])
+        for user in ("alice", "dave"):
+            assert [(p.record["requestId"], p.record["event"], p.title) for p in await store.audit.history(user)] == [
+                (req.request_id, "answered", None)
+            ]
+    finally:
+        store.close()

@@ -46,12 +46,14 @@ UNPROVEN_SHARE = 0.5
 class Slot:
     """One open connection of a pool, from accept to close."""
 
-    __slots__ = ("address", "stream", "params", "proven", "evicted")
+    __slots__ = ("address", "stream", "params", "proven", "evicted", "caps", "idle")
 
     def __init__(self, address: str, stream: IOStream) -> None:
         self.address, self.stream = address, stream
         self.params: Any = None  # its own HTTP1ConnectionParameters (the header timeout changes once proven)
         self.proven = self.evicted = False
+        self.caps: ConnectionCaps | None = None  # the pool it counts in, and the idle timeout it gets once proven
+        self.idle = 3600.0
 
 
 class ConnectionCaps:
@@ -132,9 +134,8 @@ def prove(connection: Any) -> None:
     carried a valid token: its connection is proven (``ConnectionCaps.prove``)."""
     stream = getattr(connection, "stream", None)
     slot: Slot | None = getattr(stream, "askd_slot", None)
-    caps: ConnectionCaps | None = getattr(stream, "askd_caps", None)
-    if slot is not None and caps is not None:
-        caps.prove(slot, getattr(stream, "askd_idle", 3600.0))
+    if slot is not None and slot.caps is not None:
+        slot.caps.prove(slot, slot.idle)
 
 
 class CappedHTTPServer(tornado.httpserver.HTTPServer):
@@ -154,7 +155,11 @@ class CappedHTTPServer(tornado.httpserver.HTTPServer):
         if slot is None:
             stream.close()
             return
-        stream.askd_slot, stream.askd_caps, stream.askd_idle = slot, self.caps, self.idle_timeout  # type: ignore[attr-defined]
+        # Two attributes on the stream, no more (this one and ``close``): an
+        # IOStream has 27, and past 30 each stream's __dict__ stops sharing
+        # its keys with the class's and grows to 1.5 KB (docs/performance.md).
+        slot.caps, slot.idle = self.caps, self.idle_timeout
+        stream.askd_slot = slot  # type: ignore[attr-defined]
         # The count must follow the socket, not the HTTP connection: a
         # WebSocket upgrade detaches the stream from it and lives on. Every
         # way a stream ends goes through its close().

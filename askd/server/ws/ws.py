@@ -59,16 +59,12 @@ class _TokenBucket:
 
 
 class WsHandler(JsonErrors, PeerSocket):
+    # Its state is ``self.tab`` (ws_peer.TabState): no attribute of its own here.
+
     def initialize(self, ctx: Context) -> None:
         super().initialize(ctx)
-        self.conn_id: str | None = None
-        self.user_id = ""
-        self.issued_at: float | None = None  # the token's iat, for auth.not_before
-        self._expires: asyncio.TimerHandle | None = None  # closes it when the token's exp passes
-        self._exp: float | None = None
-        self._ping_group = -1  # while open: its group in ctx.pinger
         limits = ctx.settings.limits
-        self._bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
+        self.tab.bucket = _TokenBucket(limits.frames_per_second, limits.frames_burst)
 
     # ---- before the upgrade -------------------------------------------
 
@@ -84,8 +80,8 @@ class WsHandler(JsonErrors, PeerSocket):
         structlog.contextvars.clear_contextvars()
         principal = authenticate(self.ctx, self.request, "user", allow_query=True)
         door.prove(self.request.connection)
-        self.user_id = principal.sub or ""
-        self.issued_at, self._exp = principal.iat, principal.exp
+        self.tab.user_id = principal.sub or ""
+        self.tab.issued_at, self.tab.exp = principal.iat, principal.exp
         # Checked here too (Tornado checks again after prepare) so that the
         # 403 carries the JSON error envelope instead of Tornado's plain text.
         origin = self.request.headers.get("Origin")
@@ -116,13 +112,14 @@ class WsHandler(JsonErrors, PeerSocket):
         stream = self.ws_connection.stream if self.ws_connection else None  # type: ignore[attr-defined]
         if stream is not None:
             stream.max_write_buffer_size = self.ctx.settings.limits.max_buffered_bytes
-        self.conn_id = self.ctx.hub.connect(self, self.user_id, self.request.remote_ip or "")
-        self._ping_group = self.ctx.pinger.add(self)
-        if self._exp is not None:
+        s = self.tab
+        s.conn_id = self.ctx.hub.connect(self, s.user_id, self.request.remote_ip or "")
+        s.ping_group = self.ctx.pinger.add(self)
+        if s.exp is not None:
             loop = asyncio.get_running_loop()
             # The loop's clock is monotonic; exp is wall-clock time.
-            delay = max(0.0, self._exp - time.time())
-            self._expires = loop.call_at(loop.time() + delay, self.token_ended, "token expired")
+            delay = max(0.0, s.exp - time.time())
+            s.expires = loop.call_at(loop.time() + delay, self.token_ended, "token expired")
         self._bind()
         log.info("ws.connected", remote=self.request.remote_ip)
 
@@ -138,16 +135,17 @@ class WsHandler(JsonErrors, PeerSocket):
         structlog.contextvars.bind_contextvars(connectionId=self.conn_id, userId=self.user_id)
 
     def on_close(self) -> None:
-        if self.conn_id is None:
+        s = self.tab
+        if s.conn_id is None:
             return
         self._bind()
-        if self._expires is not None:
-            self._expires.cancel()
-            self._expires = None
-        self.ctx.pinger.discard(self, self._ping_group)
-        self.ctx.hub.disconnect(self.conn_id)
+        if s.expires is not None:
+            s.expires.cancel()
+            s.expires = None
+        self.ctx.pinger.discard(self, s.ping_group)
+        self.ctx.hub.disconnect(s.conn_id)
         log.info("ws.disconnected", code=self.close_code, reason=self.close_reason)
-        self.conn_id = None
+        s.conn_id = None
 
     def on_message(self, message: str | bytes) -> Awaitable[None] | None:
         # A frame that changes a question returns an awaitable (its store
@@ -159,7 +157,7 @@ class WsHandler(JsonErrors, PeerSocket):
             self.close(1003, "binary frames are not accepted")
             return None
         self._bind()
-        if not self._bucket.take():
+        if not self.tab.bucket.take():
             self._reply(Event(ev.ERROR, payload={"code": "rate_limited", "message": "too many frames; closing"}))
             log.warning("ws.rate_limited")
             self.close(1008, "rate limited")
@@ -210,13 +208,13 @@ class WsHandler(JsonErrors, PeerSocket):
                 return None
             # The replay is paced by the socket's drain (send_frame), so a
             # slow reader gets every pending question.
-            self._replaying = True
+            self.tab.replaying = True
             try:
                 pushed = hub.subscribe(conn_id, frame.sessionId, frame.id)
                 if frame.id is not None:  # tells the client the replay is complete
                     return self._ack_when_listed(Event(ev.ACK, frame.sessionId, {"repushed": pushed}, frame.id))
             finally:
-                self._replaying = False
+                self.tab.replaying = False
         elif isinstance(frame, Unsubscribe):
             hub.unsubscribe(conn_id, frame.sessionId)
             return self._ack_when_listed(Event(ev.ACK, frame.sessionId, {}, frame.id))

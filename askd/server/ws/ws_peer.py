@@ -20,19 +20,55 @@ log = get_logger("askd.ws")
 FLIGHT_BYTES = 256 * 1024
 
 
+class TabState:
+    """What askd keeps of one tab's socket, in one object with slots.
+
+    Tornado's handler has 27 attributes of its own once upgraded, and a
+    class's instances share their ``__dict__``'s keys only up to 30: askd's
+    dozen as attributes of the handler made every connection's dict a
+    private one of 1.5 KB (docs/performance.md, B3). So the handler gets
+    two, ``ctx`` and this."""
+
+    __slots__ = (
+        "conn_id", "user_id", "issued_at", "exp", "expires", "ping_group", "bucket",
+        "in_flight", "waiting", "live_waiting", "replaying",
+    )
+
+    def __init__(self) -> None:
+        self.conn_id: str | None = None
+        self.user_id = ""
+        self.issued_at: float | None = None  # the token's iat, for auth.not_before
+        self.exp: float | None = None  # the token's exp
+        self.expires: Any = None  # the loop timer that closes the socket at exp
+        self.ping_group = -1  # while open: its group in ctx.pinger
+        self.bucket: Any = None  # the frame rate limit (ws._TokenBucket)
+        # Flow control (see send_frame): bytes handed to the stream and not
+        # yet flushed to the kernel, and what waits for them to drain.
+        self.in_flight = 0
+        self.waiting: deque[tuple[bytes, bool]] | None = None  # (frame, live), made when first needed
+        self.live_waiting = 0  # bytes of live events among them
+        self.replaying = False
+
+
 class PeerSocket(tornado.websocket.WebSocketHandler):
     ctx: Context
-    conn_id: str | None
-    user_id: str
+    tab: TabState
 
     def initialize(self, ctx: Context) -> None:
         self.ctx = ctx
-        # Flow control (see send_frame): bytes handed to the stream and not
-        # yet flushed to the kernel, and what waits for them to drain.
-        self._in_flight = 0
-        self._waiting: deque[tuple[bytes, bool]] | None = None  # (frame, live), made when first needed
-        self._live_waiting = 0  # bytes of live events among them
-        self._replaying = False
+        self.tab = TabState()
+
+    @property
+    def conn_id(self) -> str | None:
+        return self.tab.conn_id
+
+    @property
+    def user_id(self) -> str:
+        return self.tab.user_id
+
+    @property
+    def issued_at(self) -> float | None:
+        return self.tab.issued_at
 
     def send_frame(self, frame: bytes) -> None:
         """Send ``frame``, in order with every earlier one.
@@ -47,14 +83,15 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
         """
         if self.ws_connection is None or self.ws_connection.is_closing():
             return
-        live = not self._replaying
-        if self._waiting or (not live and self._in_flight >= self._flight_cap()):
-            if self._waiting is None:
-                self._waiting = deque()
-            self._waiting.append((frame, live))
+        s = self.tab
+        live = not s.replaying
+        if s.waiting or (not live and s.in_flight >= self._flight_cap()):
+            if s.waiting is None:
+                s.waiting = deque()
+            s.waiting.append((frame, live))
             if live:
-                self._live_waiting += len(frame)
-                if self._live_waiting > self.ctx.settings.limits.max_buffered_bytes:
+                s.live_waiting += len(frame)
+                if s.live_waiting > self.ctx.settings.limits.max_buffered_bytes:
                     self._drop_slow_peer()
             return
         self._write(frame)
@@ -73,7 +110,7 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
             self._drop_slow_peer()
         else:
             size = len(frame)
-            self._in_flight += size
+            self.tab.in_flight += size
             sent.add_done_callback(lambda fut: self._drained(fut, size))
 
     def _drained(self, fut: Any, size: int) -> None:
@@ -81,22 +118,23 @@ class PeerSocket(tornado.websocket.WebSocketHandler):
         # exception (else asyncio logs it as an error).
         if not fut.cancelled():
             fut.exception()
-        self._in_flight -= size
-        waiting = self._waiting
-        while waiting and self._in_flight < self._flight_cap():
+        s = self.tab
+        s.in_flight -= size
+        waiting = s.waiting
+        while waiting and s.in_flight < self._flight_cap():
             if self.ws_connection is None or self.ws_connection.is_closing():
                 waiting.clear()
                 break
             frame, live = waiting.popleft()
             if live:
-                self._live_waiting -= len(frame)
+                s.live_waiting -= len(frame)
             self._write(frame)
         if waiting is not None and not waiting:
-            self._waiting = None  # most connections never need one: no empty deque kept
+            s.waiting = None  # most connections never need one: no empty deque kept
 
     def _drop_slow_peer(self) -> None:
         log.warning("ws.slow_peer_dropped", limit=self.ctx.settings.limits.max_buffered_bytes)
-        self._waiting = None
+        self.tab.waiting = None
         self.abort_peer()
 
     def ping_peer(self) -> None:
