@@ -14,8 +14,10 @@ store seals them in its commit (``askd.audit.trail.Head``); ``receipt-a``:
 ``audit-a`` and the ended result's receipt signed, as a ``?wait=`` reply
 signs it (``askd.server.http.receipting``). ``audit-a`` less ``a`` is the
 audit trail's share of a round, ``receipt-a`` less ``audit-a`` the
-receipt's (its digest is taken in the core, so ``a`` holds that part).
-Default: a b c.
+receipt's (its digest is taken in the core, so ``a`` holds that part);
+``approval``: an action asked of one user, who approves it; ``quorum2``:
+an action asked of two users with quorum 2, both approve (B2's and B4's
+cases, through the core). Default: a b c.
 
 A round of a, b, c is what the daemon asks of the core for one question:
 ``prepare_ask``, ``apply``, ``drain``, then ``prepare_answer`` (by a member
@@ -45,7 +47,7 @@ from collections.abc import Callable
 from typing import Any
 
 VALGRIND = "/usr/bin/valgrind"
-CASES = ("a", "b", "c", "push-a", "push-b", "push-c", "audit-a", "receipt-a")
+CASES = ("a", "b", "c", "push-a", "push-b", "push-c", "audit-a", "receipt-a", "approval", "quorum2")
 WARMUP = 300
 
 
@@ -55,6 +57,8 @@ def round_for(case: str, rounds: int) -> Callable[[], None]:
     from askd.core.registry import Registry
     from bench.payload import ANSWER, QUESTIONS
 
+    if case in ("approval", "quorum2"):
+        return _approvals(2 if case == "quorum2" else 1)
     kind = case.removeprefix("push-").removeprefix("audit-").removeprefix("receipt-")
     reg = Registry()
     users = ("u-1",) if kind == "a" else ("u-1", "u-2", "u-3", "u-4")
@@ -108,6 +112,35 @@ def round_for(case: str, rounds: int) -> Callable[[], None]:
         reg.disconnect("tab-back")
 
     return repush
+
+
+def _approvals(quorum: int) -> Callable[[], None]:
+    """An action asked of ``quorum`` users with that quorum, each approving it
+    (the last approval ends it); every user has one tab, frames encoded."""
+    from askd.core import AskInput
+    from askd.core.registry import Registry
+    from bench.payload import ACTION
+
+    reg = Registry()
+    users = tuple(f"u-{k}" for k in range(1, quorum + 1))
+    for user in users:
+        reg.connect(f"tab-{user}", user)
+    counter = iter(range(10**9))
+
+    def send_all() -> None:
+        for send in reg.drain().sends:
+            send.event.frame  # noqa: B018 - encoded as the hub does to send it
+
+    def ask_and_approve() -> None:
+        to = users if quorum > 1 else None
+        req, change = reg.prepare_ask(AskInput(f"s-{next(counter)}", users[0], None, to=to, action=ACTION, quorum=quorum))
+        reg.apply(change)
+        send_all()
+        for user in users:
+            reg.apply(reg.prepare_approve(req.session_id, req.request_id, user_id=user, via="ws"))
+            send_all()
+
+    return ask_and_approve
 
 
 def _sealed(reg: Any, ask: Callable[[int], Any], send_all: Callable[[], None], counter: Any, *, signed: bool) -> Callable[[], None]:
