@@ -44,11 +44,18 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 VALGRIND = "/usr/bin/valgrind"
 CASES = ("a", "b", "c", "push-a", "push-b", "push-c", "audit-a", "receipt-a", "approval", "quorum2")
 WARMUP = 300
+
+
+def drain(reg: Any) -> None:
+    """Take the registry's outbox and encode every frame in it, as the hub does to send it."""
+    for send in reg.drain().sends:
+        send.event.frame  # noqa: B018 - encoded, the hub's work
 
 
 def round_for(case: str, rounds: int) -> Callable[[], None]:
@@ -77,9 +84,7 @@ def round_for(case: str, rounds: int) -> Callable[[], None]:
     def ask(i: int) -> Any:
         return AskInput(f"s-{i}", "u-1", QUESTIONS, **extra)
 
-    def send_all() -> None:
-        for send in reg.drain().sends:
-            send.event.frame  # noqa: B018 - encoded as the hub does to send it
+    send_all = partial(drain, reg)
 
     counter = iter(range(10**9))
 
@@ -127,9 +132,7 @@ def _approvals(quorum: int) -> Callable[[], None]:
         reg.connect(f"tab-{user}", user)
     counter = iter(range(10**9))
 
-    def send_all() -> None:
-        for send in reg.drain().sends:
-            send.event.frame  # noqa: B018 - encoded as the hub does to send it
+    send_all = partial(drain, reg)
 
     def ask_and_approve() -> None:
         to = users if quorum > 1 else None

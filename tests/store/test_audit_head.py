@@ -24,11 +24,17 @@ def registry(prefix: str = "r") -> Registry:
     return Registry(Limits(question_timeout=900), new_id=lambda: f"{prefix}{next(ids)}")
 
 
-async def test_a_restart_goes_on_from_the_last_record(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "askd.db")
+async def two_asked(path: Path) -> SqliteStore:
+    """A store at ``path`` whose trail holds two records."""
+    store = SqliteStore(path)
     reg = registry()
     for s in ("s1", "s2"):
         await ask(store, reg, s)
+    return store
+
+
+async def test_a_restart_goes_on_from_the_last_record(tmp_path: Path) -> None:
+    store = await two_asked(tmp_path / "askd.db")
     before = await store.audit.head()
     store.close()
 
@@ -43,10 +49,7 @@ async def test_a_restart_goes_on_from_the_last_record(tmp_path: Path) -> None:
 
 
 async def test_a_restart_after_every_record_was_pruned_goes_on_from_the_kept_head(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "askd.db")
-    reg = registry()
-    for s in ("s1", "s2"):
-        await ask(store, reg, s)
+    store = await two_asked(tmp_path / "askd.db")
     head = await store.audit.head()
     assert head is not None
     assert await store.audit.prune("9999-12-31T23:59:59.999Z") == 2 and await store.audit.count() == 0

@@ -11,27 +11,11 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from askd.audit.history import ENDS, HISTORY, PastQuestion, joined, titles
 from askd.audit.trail import Head, SealingTrail
 from askd.core.changes import Change
 from askd.protocol import codec
 from askd.store.sqlite.file import Database
-
-
-def _text(record: dict[str, Any]) -> str:
-    """A record as the row keeps it: compact JSON (its hash is over its JCS,
-    not these bytes), by orjson (a tenth of json's time) unless it holds what
-    orjson refuses (a lone surrogate in a user's id)."""
-    try:
-        return orjson.dumps(record).decode()
-    except TypeError:
-        return json.dumps(record, separators=(",", ":"))
-
-
-def _list(users: list[str]) -> str:
-    return orjson.dumps(users).decode()
 
 
 class SqliteTrail(SealingTrail):
@@ -52,7 +36,7 @@ class SqliteTrail(SealingTrail):
         if records:
             db.executemany(
                 "INSERT INTO audit (seq, at, session_id, request_id, record) VALUES (?, ?, ?, ?, ?)",
-                [(r["seq"], r["at"], r["sessionId"], r["requestId"], _text(r)) for r in records],
+                [(r["seq"], r["at"], r["sessionId"], r["requestId"], codec.dumps(r).decode()) for r in records],
             )
             self._index(db, records, titles(taken))
         return head
@@ -69,7 +53,7 @@ class SqliteTrail(SealingTrail):
             if event == "asked":
                 db.execute(
                     "INSERT OR REPLACE INTO audit_titles (request_id, session_id, title, users) VALUES (?, ?, ?, ?)",
-                    (rid, sid, asked.get((sid, rid), ""), _list(joined(rec))),
+                    (rid, sid, asked.get((sid, rid), ""), codec.dumps(joined(rec)).decode()),
                 )
             elif event == "escalated":
                 row = db.execute("SELECT title, users FROM audit_titles WHERE request_id = ? AND session_id = ?", key).fetchone()
@@ -78,7 +62,7 @@ class SqliteTrail(SealingTrail):
                 grown = known + [u for u in joined(rec) if u not in known]
                 db.execute(
                     "INSERT OR REPLACE INTO audit_titles (request_id, session_id, title, users) VALUES (?, ?, ?, ?)",
-                    (rid, sid, title, _list(grown)),
+                    (rid, sid, title, codec.dumps(grown).decode()),
                 )
             elif event in ENDS:
                 taken = db.execute(
