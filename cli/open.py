@@ -151,8 +151,9 @@ def _open_in_browser(link: str) -> bool:
             opened = webbrowser.open(page.as_uri(), new=2)
         except webbrowser.Error:
             opened = False
-        if opened:
-            wait_until_read(page)
+        if opened and not wait_until_read(page):
+            # A sandboxed browser (snap, flatpak) may not reach the runtime directory.
+            eprint(f"askd: the browser did not read the link within {HANDOFF_WAIT_SECONDS:g} seconds; open the URL above in it")
     return opened
 
 

@@ -12,6 +12,9 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import pytest
+
+from askd.cli.open import handoff_file, wait_until_read
 from tests.cli.test_subprocess import ASKD, RUN_TIMEOUT
 from tests.conftest import SECRET, RunningDaemon, eventually
 from tests.open_codes import exchange, refused_as_used, user_of
@@ -109,3 +112,14 @@ async def test_a_file_no_browser_read_is_removed_when_askd_open_is_stopped(daemo
     proc.terminate()
     assert await asyncio.wait_for(proc.wait(), RUN_TIMEOUT) == 128 + 15
     assert not path.exists()
+
+
+def test_the_wait_ends_when_the_file_is_read_or_at_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    with handoff_file("http://127.0.0.1:1/#code=C") as page:
+        assert not wait_until_read(page, timeout=0.1)  # nobody read it: the bound
+        page.read_bytes()
+        assert wait_until_read(page, timeout=5)
+    assert not page.exists()
