@@ -14,8 +14,10 @@ from typing import Any, TextIO
 import typer
 
 from askd.audit.chain import verify as verify_chain
-from askd.cli.clients import ADMIN, AdminTarget, admin_command, command
-from askd.cli.common import fail
+from askd.cli.clients import ADMIN, AdminTarget, CaCertOption, UrlOption, admin_command, command
+from askd.cli.common import ConfigOption, fail
+from askd.cli.receipt import jwks_of
+from askd.receipts import ReceiptError, verify_head
 
 app = typer.Typer(help="Export the audit trail and check a copy of it.", no_args_is_help=True)
 
@@ -57,9 +59,18 @@ def verify(
     file: str = typer.Argument(..., help="An export (NDJSON), or - for stdin."),
     head_file: Path | None = typer.Option(None, "--head", help="A signed head (askd audit head) the chain must reach."),
     filtered: bool = typer.Option(False, "--filtered", help="An export by session or user: check each record alone."),
+    jwks: str | None = typer.Option(
+        None, "--jwks", help="With --head: the JWKS to check its signature, a file or an http(s) URL. Default: the running daemon's."
+    ),
+    url: str | None = UrlOption,
+    cacert: Path | None = CaCertOption,
+    config: Path | None = ConfigOption,
 ) -> None:
     """Check an export offline: exit 0 when the chain is intact, else 1
-    naming the first record changed, removed, inserted or reordered."""
+    naming the first record changed, removed, inserted or reordered. With
+    --head, the head's signature is checked first (against --jwks, or the
+    daemon's JWKS), then that the chain reaches it."""
+    head = _signed_head(head_file, jwks_of(jwks, url, config, cacert)) if head_file is not None else None
     checked = verify_chain(_records(file), filtered=filtered)
     if checked.problem is not None:
         typer.echo(checked.problem, err=True)
@@ -69,17 +80,29 @@ def verify(
         typer.echo(f"{checked.count} records, {span}, each record intact (links not checked: a filtered export)")
         return
     line = f"{checked.count} records, {span}, chain intact"
-    if head_file is not None:
-        line += ", " + _against_head(head_file, checked)
+    if head is not None:
+        line += ", " + _against_head(head, checked)
     typer.echo(line)
 
 
-def _against_head(path: Path, checked: Any) -> str:
+def _signed_head(path: Path, keys: Any) -> dict[str, Any]:
+    """The head's signed claims (protocol section 19): only what its
+    signature signs is trusted; a head that fails is one line, exit 1."""
     try:
         head = json.loads(path.read_text(encoding="utf-8"))
-        seq, hash_ = int(head["seq"]), str(head["hash"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError) as err:
         fail(f"cannot read the head {path}: {err}")
+    try:
+        return verify_head(head, keys)
+    except ReceiptError as err:
+        typer.echo(f"the signed head {path} is refused: {err}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _against_head(head: dict[str, Any], checked: Any) -> str:
+    seq, hash_ = head["seq"], head["hash"]
+    if not isinstance(seq, int) or not isinstance(hash_, str):
+        fail("the signed head's seq is not a number or its hash not a string")
     if checked.last == seq and checked.last_hash == hash_:
         return "ends at the signed head"
     if checked.hashes.get(seq) == hash_:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import typer
+from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
@@ -96,7 +97,27 @@ def show(
     out = console()
     if "action" in found:  # an action to approve (protocol section 17)
         approvals.show_action(out, found)
+    else:
+        _show_questions(out, found)
+    _show_deliveries(out, found.get("deliveries") or [])
+
+
+def _show_deliveries(out: Console, deliveries: list[dict[str, Any]]) -> None:
+    """What became of its notifications on the node that answered
+    (protocol section 6), one line per channel and recipient."""
+    if not deliveries:
         return
+    out.print(Text("Notifications (this node)", style="bold"))
+    for d in deliveries:
+        style = {"sent": "green", "failed": "bold red"}.get(d["status"], "yellow")
+        line = Text(f"  {d['channel']} ").append(terminal_safe(d.get("recipient") or "(channel)"))
+        line.append(f" {d['status']}", style=style).append(f" at {d['at']}, attempts {d['attempts']}")
+        if d.get("reason"):
+            line.append(f": {terminal_safe(d['reason'])}")
+        out.print(line)
+
+
+def _show_questions(out: Console, found: dict[str, Any]) -> None:
     for q in found["questions"]:
         if q.get("header"):
             out.print(Text(terminal_safe(q["header"]), style="bold reverse"))

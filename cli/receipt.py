@@ -44,7 +44,7 @@ def _fetch(url: str, tls: Any) -> Any:
         fail(f"the JWKS at {url} is not JSON")
 
 
-def _jwks(source: str | None, url: str | None, config: Path | None, cacert: Path | None) -> Any:
+def jwks_of(source: str | None, url: str | None, config: Path | None, cacert: Path | None) -> Any:
     """``--jwks`` as a URL or a file; without it, the daemon's own, found as
     every command finds askd (--url, ASKD_URL, askd.json, the configuration)."""
     found = Discovery(config)
@@ -69,7 +69,7 @@ def verify(
     """Check a receipt: exit 0 and print its claims when it holds, else exit 1 with one line saying why."""
     text = sys.stdin.read() if receipt == "-" else receipt
     wanted = _json_file(action, "the action file") if action is not None else None
-    keys = _jwks(jwks, url, config, cacert)
+    keys = jwks_of(jwks, url, config, cacert)
     try:
         claims = verify_receipt(text, keys, action=wanted)
     except ReceiptError as err:

@@ -77,6 +77,9 @@ class Outcome:
     retryable: bool = False
     retry_after: float | None = None
     detail: Any = None  # the channel's own record of the attempt, for its report
+    # Why it failed, in a line with no secret and no question text: what
+    # the delivery status shows (askd.channels.status).
+    reason: str | None = None
 
 
 @dataclass(eq=False)
@@ -90,6 +93,9 @@ class Delivery:
     attempts: int = 0
     # Attempted only while its question is pending (an edit after the end is not).
     only_pending: bool = True
+    # Whom it is for, as the delivery status names it: a user id, a chat
+    # channel (``#C123``); None for the channel's one message (a webhook).
+    recipient: str | None = None
 
 
 class Runner(Protocol):
@@ -131,7 +137,8 @@ class Channel(ABC):
     def report(self, event: str, delivery: Delivery | None, notice: Notice, got: Outcome | None = None, **fields: Any) -> None:
         """Log and count ``event``: ``delivered``, ``retry`` (``retryIn``),
         ``failed``, ``skipped`` (``reason``), ``dropped`` (``held``) or
-        ``error`` (from inside an exception handler)."""
+        ``error`` (from inside an exception handler; ``reason``: the
+        exception's type). Every line names the request id."""
 
     # ---- through the worker ---------------------------------------------
 

@@ -19,6 +19,7 @@ import ssl
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from email.errors import MessageError
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
@@ -296,18 +297,32 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
+class NotBuilt(Exception):
+    """The email package refused a part of the mail (a header with a line
+    break, say): it names the part and the error's type, never the text."""
+
+
 def message(mail: Mail, sender: Address, to: str) -> EmailMessage:
-    """The MIME message: text, with the HTML as its alternative."""
-    msg = EmailMessage()
-    msg["Subject"] = mail.subject
-    msg["From"] = sender
-    msg["To"] = to
-    msg["Date"] = format_datetime(datetime.now(timezone.utc))
-    msg["Message-ID"] = make_msgid(domain=sender.domain or None)
-    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies to it
-    msg["X-Mailer"] = f"askd/{__version__}"
-    msg.set_content(mail.text)
-    msg.add_alternative(mail.html, subtype="html")
+    """The MIME message: text, with the HTML as its alternative. Raises
+    :class:`NotBuilt` when the email package refuses a part of it."""
+    msg, part = EmailMessage(), "Subject"
+    try:
+        for part, value in (
+            ("Subject", mail.subject),
+            ("From", sender),
+            ("To", to),
+            ("Date", format_datetime(datetime.now(timezone.utc))),
+            ("Message-ID", make_msgid(domain=sender.domain or None)),
+            ("Auto-Submitted", "auto-generated"),  # RFC 3834: no auto-replies to it
+            ("X-Mailer", f"askd/{__version__}"),
+        ):
+            msg[part] = value
+        part = "body"
+        msg.set_content(mail.text)
+        msg.add_alternative(mail.html, subtype="html")
+    except (ValueError, TypeError, MessageError) as err:
+        where = "body" if part == "body" else f"{part} header"
+        raise NotBuilt(f"the mail could not be built: its {where} was refused ({type(err).__name__})") from None
     return msg
 
 

@@ -99,6 +99,7 @@ class MailChannel(Channel):
                 req.request_id,
                 _Mail(user, addresses[user], self._compose(q, inbox, user)),
                 Claim.of("mail", req, q.step, user, reminder=q.reminder),
+                recipient=user,
             )
             for user in sorted(addresses)
         ]
@@ -110,8 +111,12 @@ class MailChannel(Channel):
 
     async def attempt(self, delivery: Delivery) -> Outcome:
         m: _Mail = delivery.payload
-        got = await mail.send(self.target, mail.message(m.content, self.sender, m.address), self.timeout)
-        return Outcome(got.ok, got.temporary, None, got)
+        try:
+            msg = mail.message(m.content, self.sender, m.address)
+        except mail.NotBuilt as err:  # final: another try builds the same mail
+            return Outcome(False, False, None, mail.Sent(str(err)), str(err))
+        got = await mail.send(self.target, msg, self.timeout)
+        return Outcome(got.ok, got.temporary, None, got, got.error)
 
     @staticmethod
     def _ids(notice: Notice, step: int) -> dict[str, Any]:
@@ -126,7 +131,7 @@ class MailChannel(Channel):
                 self.metrics.emails.labels("dropped").inc(len(notice.newcomers))
                 log.warning("email.dropped", sessionId=ids["sessionId"], requestId=ids["requestId"], **fields)
             else:
-                log.exception("email.error", **ids)
+                log.exception("email.error", **fields, **ids)
             return
         user = delivery.payload.user
         if event == "skipped":
@@ -134,7 +139,7 @@ class MailChannel(Channel):
             return
         if event == "error":  # one mail's bug never reaches another's, nor the ask
             self.metrics.emails.labels("failed").inc()
-            log.exception("email.error", userId=user, **ids)
+            log.exception("email.error", userId=user, **fields, **ids)
             return
         assert got is not None
         sent: mail.Sent = got.detail

@@ -10,14 +10,18 @@ is a ``Notified`` change, committed with the clock's changes so that not
 even a restart sends it again. A reminder (``remind``, askd.core.reminders)
 is for those of the audience with no tab on any node, whatever
 ``only_offline`` says; its claims (one per reminder) keep it to one node.
+What became of each delivery is kept in ``deliveries`` (askd.channels.status)
+while its question is pending.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from askd.channels.channel import ENDED, REMINDER, Notice
+from askd.channels.status import DeliveryBook
 from askd.core.changes import Change, Notified
 
 if TYPE_CHECKING:
@@ -33,8 +37,10 @@ class Pipeline:
         online_elsewhere: Callable[..., Awaitable[bool]],
         defer: Callable[[list[Change]], None],
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._registry = registry
+        self.deliveries = DeliveryBook(clock)  # what the delivery worker made of each question's notices
         self._online_elsewhere = online_elsewhere  # Connections.online_elsewhere(*users)
         self._defer = defer  # the commit path's: written with the next commit
         self._spawn = spawn
@@ -59,8 +65,9 @@ class Pipeline:
         """Questions that ended, as this node applied their end (its own or,
         on a shared store, another node's): every channel hears of each
         (Slack edits its messages; a claim has one node do it)."""
-        if self.sink is not None:
-            for req in reqs:
+        for req in reqs:
+            self.deliveries.forget(req.request_id)
+            if self.sink is not None:
                 self.sink(Notice(req, [], [], ENDED))
 
     def remind(self, reminders: list[tuple[Request, int, list[str], list[str]]]) -> None:

@@ -37,7 +37,7 @@ def start(
         else None
     )
     pipeline = hub.webhooks
-    worker = Worker(claim=partial(claim, hub.store), still_pending=pipeline.still_pending)
+    worker = Worker(claim=partial(claim, hub.store), still_pending=pipeline.still_pending, book=pipeline.deliveries)
     notifier = _webhook(settings, hub, minter, link_base)
     mailer = _mailer(settings, hub, minter, link_base)
     slack = _slack(settings, hub, minter, link_base)

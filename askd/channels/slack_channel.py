@@ -150,7 +150,13 @@ class SlackApp(Channel):
             out.append(_Post(f"{a.step}:@{user}", ids[user], msg, req))
         until = req.expires_at + req.max_extension + CLAIM_SLACK_SECONDS
         return [
-            Delivery(req.session_id, req.request_id, p, Claim(f"slack:{req.request_id}:{p.key}", until, req, req.escalations))
+            Delivery(
+                req.session_id,
+                req.request_id,
+                p,
+                Claim(f"slack:{req.request_id}:{p.key}", until, req, req.escalations),
+                recipient=_recipient(p.key, p.to),
+            )
             for p in out
         ]
 
@@ -164,6 +170,7 @@ class SlackApp(Channel):
                 _Edit(post, req),
                 Claim(f"slack-edit:{req.request_id}:{post.key}", post.until, req, req.escalations) if claimed else None,
                 only_pending=False,
+                recipient=_recipient(post.key, post.channel),
             )
             for post in await self._posts.of(req.request_id)
         ]
@@ -177,7 +184,7 @@ class SlackApp(Channel):
         got = await self.api.post(p.to, p.message, p.thread)
         if got.ok and got.channel and got.ts:
             await self._posted(p, got)
-        return Outcome(got.ok, got.retryable, got.retry_after, got)
+        return Outcome(got.ok, got.retryable, got.retry_after, got, None if got.ok else got.describe())
 
     async def _posted(self, p: _Post, got: Call) -> None:
         req = p.req
@@ -201,7 +208,7 @@ class SlackApp(Channel):
                 await self._posts.done(e.req.request_id, e.post.key)
             except StoreUnavailable as err:  # a later start edits it again: the same edit
                 log.warning("slack.undone", reason="store unavailable", error=str(err), key=e.post.key, **_ids(e.req))
-        return Outcome(got.ok, got.retryable, got.retry_after, got)
+        return Outcome(got.ok, got.retryable, got.retry_after, got, None if got.ok else got.describe())
 
     # ---- at start -----------------------------------------------------------
 
@@ -237,7 +244,7 @@ class SlackApp(Channel):
             if event == "dropped":
                 log.warning("slack.dropped", **ids, **fields)
             else:
-                log.exception("slack.error", **ids)
+                log.exception("slack.error", **fields, **ids)
             return
         edit = isinstance(delivery.payload, _Edit)
         what = {"key": delivery.payload.post.key if edit else delivery.payload.key, "call": "chat.update" if edit else "chat.postMessage"}
@@ -245,7 +252,7 @@ class SlackApp(Channel):
             log.info("slack.skipped", **fields, **what, **ids)
             return
         if event == "error":
-            log.exception("slack.error", **what, **ids)
+            log.exception("slack.error", **fields, **what, **ids)
             return
         assert got is not None
         call: Call = got.detail
@@ -264,3 +271,10 @@ class SlackApp(Channel):
 
 def _ids(req: Request) -> dict[str, Any]:
     return {"sessionId": req.session_id, "requestId": req.request_id}
+
+
+def _recipient(key: str, to: str) -> str:
+    """Whom a post is for, as the delivery status names it: the askd user
+    of a direct message (``<step>:@<user>``), else the chat channel."""
+    _, _, who = key.partition(":")
+    return who[1:] if who.startswith("@") else f"#{to}"

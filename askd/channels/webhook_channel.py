@@ -86,7 +86,7 @@ class WebhookChannel(Channel):
     async def attempt(self, delivery: Delivery) -> Outcome:
         body, msg_id = delivery.payload
         got = await webhook.post(self._client, self.url, body, self._secret, self.timeout, msg_id)
-        return Outcome(got.ok, got.retryable, got.retry_after, got)
+        return Outcome(got.ok, got.retryable, got.retry_after, got, None if got.ok else got.describe())
 
     def report(self, event: str, delivery: Delivery | None, notice: Notice, got: Outcome | None = None, **fields: Any) -> None:
         req = notice.req
@@ -98,14 +98,14 @@ class WebhookChannel(Channel):
                 self.metrics.failed.labels("dropped").inc()
                 log.warning("webhook.dropped", **ids, **fields)
             else:
-                log.exception("webhook.error", **ids)
+                log.exception("webhook.error", **fields, **ids)
             return
         ids["url"] = self.target
         if event == "skipped":
             log.info("webhook.skipped", **fields, **ids)
             return
         if event == "error":
-            log.exception("webhook.error", sessionId=req.session_id, requestId=req.request_id)
+            log.exception("webhook.error", **fields, **ids)
             return
         assert got is not None
         attempt: webhook.Attempt = got.detail

@@ -11,17 +11,30 @@ until it succeeds, the question ends, or the attempts run out. A channel
 holds at most its ``_max_held`` notices at once (queued, in flight or
 waiting to retry); beyond that a notice is dropped and counted. Nothing
 here can delay, fail or change an ask.
+
+Channels fail loudly: every outcome, and every failure before an attempt
+(a message that could not be built, a notice dropped, a claim the store
+refused), is logged by its channel with the request id and the reason,
+and recorded in the question's delivery status (``record``:
+askd.channels.status), which the admin listing shows.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from askd.channels.channel import Channel, Claim, Delivery, Notice
+from askd.channels.channel import ENDED, Channel, Claim, Delivery, Notice
+from askd.channels.status import FAILED, RETRYING, SENT, DeliveryBook, State
 from askd.store import StoreUnavailable
+
+
+def _internal(err: BaseException) -> str:
+    # The type alone: an exception's text may quote what it was given (question text).
+    return f"an error inside askd ({type(err).__name__}); its traceback is in the log"
 
 
 @dataclass(eq=False)
@@ -35,9 +48,16 @@ class _Held:
 
 
 class Worker:
-    def __init__(self, *, claim: Callable[[Claim], Awaitable[bool]], still_pending: Callable[[str, str], bool]) -> None:
+    def __init__(
+        self,
+        *,
+        claim: Callable[[Claim], Awaitable[bool]],
+        still_pending: Callable[[str, str], bool],
+        book: DeliveryBook | None = None,
+    ) -> None:
         self._claim = claim
         self._still_pending = still_pending
+        self.book = book if book is not None else DeliveryBook(time.time)  # each question's delivery status
         self.channels: list[Channel] = []
         self._held: dict[Channel, set[_Held]] = {}
         self._lanes: dict[Channel, asyncio.Semaphore] = {}
@@ -65,14 +85,17 @@ class Worker:
             return False
         try:
             prepared = channel.prepare(notice)
-        except Exception:  # a bug here must not reach the ask
-            channel.report("error", None, notice)
+        except Exception as err:  # a bug here must not reach the ask
+            channel.report("error", None, notice, reason=_internal(err))
+            self._note(channel, notice, None, FAILED, _internal(err))
             return False
         if prepared is None:
             return True
         held = self._held[channel]
         if len(held) >= channel._max_held:  # noqa: SLF001
             channel.report("dropped", None, notice, held=len(held))
+            reason = f"dropped: the channel held {len(held)} notices already"
+            self._note(channel, notice, None, FAILED, reason)
             return False
         h = _Held(notice)
         held.add(h)
@@ -94,8 +117,9 @@ class Worker:
             made = await channel.deliveries(prepared, h.notice)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            channel.report("error", None, h.notice)
+        except Exception as err:
+            channel.report("error", None, h.notice, reason=_internal(err))
+            self._note(channel, h.notice, None, FAILED, _internal(err))
             made = []
         h.open = len(made)
         if not made:
@@ -110,6 +134,7 @@ class Worker:
                     won = await self._claim(d.claim)
                 except StoreUnavailable as err:
                     channel.report("skipped", d, h.notice, reason="store unavailable", error=str(err))
+                    self._note(channel, h.notice, d, FAILED, "not sent: the store was unavailable to claim it")
                     self._done(channel, h)
                     return
                 if not won:
@@ -130,14 +155,17 @@ class Worker:
                     lane.release()
             if got.ok:
                 channel.report("delivered", d, h.notice, got)
+                self._note(channel, h.notice, d, SENT)
                 self._done(channel, h)
                 return
             if not got.retryable or d.attempts >= channel.retry.attempts:
                 channel.report("failed", d, h.notice, got)
+                self._note(channel, h.notice, d, FAILED, got.reason)
                 self._done(channel, h)
                 return
             delay = channel.retry.delay(d.attempts, got.retry_after)
             channel.report("retry", d, h.notice, got, retryIn=round(delay, 3))
+            self._note(channel, h.notice, d, RETRYING, got.reason)
 
             def again() -> None:
                 h.timers.discard(timer)
@@ -147,9 +175,18 @@ class Worker:
             h.timers.add(timer)
         except asyncio.CancelledError:
             raise
-        except Exception:  # one delivery's bug never reaches another's, nor the ask
-            channel.report("error", d, h.notice)
+        except Exception as err:  # one delivery's bug never reaches another's, nor the ask
+            channel.report("error", d, h.notice, reason=_internal(err))
+            self._note(channel, h.notice, d, FAILED, _internal(err))
             self._done(channel, h)
+
+    def _note(self, channel: Channel, notice: Notice, d: Delivery | None, state: State, reason: str | None = None) -> None:
+        """Keep the outcome in the question's delivery status; an edit after
+        its end is only logged (nothing lists an ended question)."""
+        if notice.kind == ENDED:
+            return
+        recipient, attempts = (d.recipient, d.attempts) if d is not None else (None, 0)
+        self.book.record(notice.req.request_id, channel.name, recipient, state, reason, attempts)
 
     def _done(self, channel: Channel, h: _Held) -> None:
         h.open -= 1

@@ -101,6 +101,24 @@ class PendingBody(TypedDict):
     expiresAt: StrictStr
 
 
+class DeliveryStatus(TypedDict):
+    """What became of one notification of a pending question, as the node
+    answering made it (protocol section 6): per channel and recipient, the
+    latest outcome."""
+
+    channel: Annotated[StrictStr, Field(description="webhook, email or slack.")]
+    recipient: Annotated[
+        StrictStr | None,
+        Field(description="The user it is for, a Slack channel (#C123), or null for the channel's one message or a whole notice."),
+    ]
+    status: Literal["sent", "failed", "retrying"]
+    reason: NotRequired[
+        Annotated[StrictStr | None, Field(default=None, description="Why it failed, or why it is retried: one line, no question text.")]
+    ]
+    attempts: Annotated[int, Field(description="Attempts made; 0 when it failed before any (dropped, or no claim taken).")]
+    at: Annotated[StrictStr, Field(description="When this outcome was recorded, RFC 3339 UTC.")]
+
+
 @with_config(ConfigDict(extra="allow"))
 class PendingQuestion(TypedDict):
     """A pending question as listings show it (``GET .../questions``, admin ``pending``)."""
@@ -117,6 +135,12 @@ class PendingQuestion(TypedDict):
     metadata: dict[str, Any]
     createdAt: StrictStr
     expiresAt: StrictStr
+    deliveries: NotRequired[
+        Annotated[
+            list[DeliveryStatus] | None,
+            Field(default=None, description="Admin listing only: its notifications on this node, once one was attempted or failed."),
+        ]
+    ]
 
 
 class ErrorDetail(TypedDict):

@@ -1,6 +1,7 @@
-"""Signing a receipt, and checking one: compact JWS, ``alg`` EdDSA only.
+"""Signing a receipt, and checking one (or an audit head's signature):
+compact JWS, ``alg`` EdDSA only.
 
-``verify`` trusts nothing in the receipt's header but ``kid``, which picks
+``signed_claims`` trusts nothing in the header but ``kid``, which picks
 the key from the JWKS given; the algorithm is pinned to EdDSA, so a header
 naming another (``none``, ``HS256`` with the public key as secret) fails.
 """
@@ -19,6 +20,8 @@ from askd.receipts.keys import ALG, Keyring
 
 # The members every receipt carries (approvals add approved, scope, approvals).
 REQUIRED = ("iss", "iat", "sid", "rid", "status", "digest", "endedAt")
+# What an audit head's signature signs (protocol section 19).
+HEAD_CLAIMS = ("seq", "hash", "at")
 
 
 class ReceiptError(Exception):
@@ -49,45 +52,69 @@ def _key_for(kid: str, jwks: Mapping[str, Any]) -> Ed25519PublicKey:
     raise ReceiptError(f"unknown kid {kid}: no key in the JWKS has it")
 
 
-def verify(receipt: str, jwks: Mapping[str, Any], action: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The receipt's claims, once its signature holds under the JWKS key its
-    ``kid`` names. With ``action`` (``{"name", "arguments"}``: what an
-    executor is about to run), also that the receipt says approved and that
-    its digest is that of this action with the receipt's ``scope``.
-    Raises :class:`ReceiptError`."""
-    if not isinstance(receipt, str):
-        raise ReceiptError("a receipt is a compact JWS string")
-    receipt = receipt.strip()
+def signed_claims(token: str, jwks: Mapping[str, Any], what: str = "receipt") -> dict[str, Any]:
+    """The claims of a compact JWS askd signed (a receipt, an audit head's
+    ``signature``), once its signature holds under the JWKS key its ``kid``
+    names; ``what`` names it in the errors. Raises :class:`ReceiptError`."""
+    if not isinstance(token, str):
+        raise ReceiptError(f"a {what} is a compact JWS string")
+    token = token.strip()
     try:
-        header = jwt.get_unverified_header(receipt)
+        header = jwt.get_unverified_header(token)
     except jwt.DecodeError:
         raise ReceiptError("not a compact JWS") from None
     kid = header.get("kid")
     if not isinstance(kid, str) or not kid:
-        raise ReceiptError("the receipt's header names no kid")
+        raise ReceiptError(f"the {what}'s header names no kid")
     if header.get("alg") != ALG:
         raise ReceiptError(f"bad signature: alg {header.get('alg')!r}, not {ALG}")
     if "crit" in header:  # no extension is understood: RFC 7515 says refuse
-        raise ReceiptError("the receipt's header has crit extensions askd does not know")
+        raise ReceiptError(f"the {what}'s header has crit extensions askd does not know")
     key = _key_for(kid, jwks)
     try:
         claims: dict[str, Any] = jwt.decode(
-            receipt,
+            token,
             key,
             algorithms=[ALG],
-            # A receipt does not expire; iat is the end time, and a verifier's
-            # clock behind the signer's must not refuse it.
+            # Neither a receipt nor a head expires; iat is the end time, and a
+            # verifier's clock behind the signer's must not refuse it.
             options={"verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False, "verify_iss": False},
         )
     except jwt.InvalidSignatureError:
         raise ReceiptError("bad signature") from None
     except jwt.InvalidTokenError as err:
         raise ReceiptError(f"bad signature: {err}") from None
+    return claims
+
+
+def verify(receipt: str, jwks: Mapping[str, Any], action: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The receipt's claims, once its signature holds under the JWKS key its
+    ``kid`` names. With ``action`` (``{"name", "arguments"}``: what an
+    executor is about to run), also that the receipt says approved and that
+    its digest is that of this action with the receipt's ``scope``.
+    Raises :class:`ReceiptError`."""
+    claims = signed_claims(receipt, jwks)
     missing = [name for name in REQUIRED if name not in claims]
     if missing:
         raise ReceiptError(f"not an askd receipt: no {', '.join(missing)}")
     if action is not None:
         check_action(claims, action)
+    return claims
+
+
+def verify_head(head: Mapping[str, Any], jwks: Mapping[str, Any]) -> dict[str, Any]:
+    """An audit head's (protocol section 19: ``{"seq", "hash", "at",
+    "signature"}``) signed claims, once its signature holds under the JWKS
+    and signs exactly its ``seq``, ``hash`` and ``at``: what is trusted of
+    a head is what was signed. Raises :class:`ReceiptError`."""
+    if not isinstance(head, Mapping) or "signature" not in head:
+        raise ReceiptError("the head carries no signature")
+    claims = signed_claims(head["signature"], jwks, "head")
+    for name in HEAD_CLAIMS:
+        if name not in claims:
+            raise ReceiptError(f"not an askd audit head: its signature signs no {name}")
+        if head.get(name) != claims[name] or type(head.get(name)) is not type(claims[name]):
+            raise ReceiptError(f"the head's {name} is not the one its signature signs")
     return claims
 
 

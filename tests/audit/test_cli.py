@@ -52,3 +52,47 @@ async def test_export_then_verify_and_each_tampering_named(daemon: RunningDaemon
     assert (await askd(daemon, "export", "--session", "s2", "-o", str(filtered))).returncode == 0
     r = await askd(daemon, "verify", str(filtered), "--filtered")
     assert r.returncode == 0 and "links not checked" in r.stdout
+
+
+async def test_a_head_is_trusted_only_once_its_signature_holds(daemon: RunningDaemon, tmp_path: Path) -> None:
+    """``verify --head`` checks the head's signature first (the daemon's
+    JWKS by default, or ``--jwks FILE`` offline) and says which check failed."""
+    for sid in ("s1", "s2"):
+        await daemon.ask(sid, "alice")
+    out = tmp_path / "trail.jsonl"
+    assert (await askd(daemon, "export", "-o", str(out))).returncode == 0
+    r = await askd(daemon, "head")
+    assert r.returncode == 0, r.stderr
+    head = json.loads(r.stdout)
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text((await daemon.http.get(f"{daemon.url}/.well-known/jwks.json")).text)
+
+    def written(name: str, **changed: object) -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps({**head, **changed}))
+        return str(path)
+
+    good = written("head.json")
+    r = await askd(daemon, "verify", str(out), "--head", good, "--jwks", str(jwks))
+    assert (r.returncode, r.stdout.strip()) == (0, "2 records, seq 1..2, chain intact, ends at the signed head"), r.stderr
+
+    protected, payload, signature = head["signature"].split(".")
+    flipped = signature[:10] + ("A" if signature[10] != "A" else "B") + signature[11:]
+    corrupted = written("corrupted.json", signature=f"{protected}.{payload}.{flipped}")
+    for source in ([], ["--jwks", str(jwks)]):  # the daemon's JWKS, then offline
+        r = await askd(daemon, "verify", str(out), "--head", corrupted, *source)
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"the signed head {corrupted} is refused: bad signature\n")
+
+    moved = written("moved.json", seq=1, hash=json.loads(out.read_text().splitlines()[0])["hash"])
+    r = await askd(daemon, "verify", str(out), "--head", moved, "--jwks", str(jwks))
+    assert (r.returncode, r.stderr.strip()) == (1, f"the signed head {moved} is refused: the head's seq is not the one its signature signs")
+
+    unsigned = tmp_path / "unsigned.json"
+    unsigned.write_text(json.dumps({k: v for k, v in head.items() if k != "signature"}))
+    r = await askd(daemon, "verify", str(out), "--head", str(unsigned), "--jwks", str(jwks))
+    assert (r.returncode, r.stderr.strip()) == (1, f"the signed head {unsigned} is refused: the head carries no signature")
+
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"keys": []}))
+    r = await askd(daemon, "verify", str(out), "--head", good, "--jwks", str(other))
+    assert r.returncode == 1 and r.stderr.startswith(f"the signed head {good} is refused: unknown kid ")

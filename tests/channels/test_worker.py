@@ -127,3 +127,45 @@ async def test_a_delivery_about_the_end_is_attempted_though_nothing_is_pending()
     fake.submit(notice())
     await eventually(lambda: fake.held() == 0, what="skipped")
     assert fake.attempted == []  # a pending-only delivery still waits for nothing
+
+
+class Loud(Fake):
+    """Deliveries named by recipient; each answers from its own script, with a reason."""
+
+    def __init__(self, scripts: dict[str, list[str]], max_held: int = 10) -> None:
+        super().__init__(max_held=max_held)
+        self.scripts = scripts
+
+    def prepare(self, notice: Notice) -> list[Delivery] | None:
+        req = notice.req
+        return [Delivery(req.session_id, req.request_id, who, Claim.of("loud", req, 0, who), recipient=who) for who in self.scripts]
+
+    async def attempt(self, delivery: Delivery) -> Outcome:
+        answer = self.scripts[delivery.payload].pop(0)
+        if answer == "hang":
+            await asyncio.Event().wait()
+        if answer == "raise":
+            raise RuntimeError("Rotate the production keys?")  # an exception quoting question text
+        return Outcome(answer == "ok", retryable=answer == "again", reason=None if answer == "ok" else f"said {answer}")
+
+
+async def test_every_outcome_and_failure_is_in_the_delivery_status() -> None:
+    worker = Worker(claim=Claims(), still_pending=lambda s, r: True)
+    loud = worker.add(Loud({"a": ["again", "hang"], "b": ["raise"], "c": ["no"], "d": ["ok"]}, max_held=1))
+    n, late = notice(), notice()
+    assert loud.submit(n)
+    assert not loud.submit(late)  # one held at once: this one is dropped
+    rid = n.req.request_id
+    await eventually(lambda: len(worker.book.of(rid)) == 4, what="four outcomes")
+    got = {d["recipient"]: (d["status"], d.get("reason"), d["attempts"]) for d in worker.book.of(rid)}
+    assert got == {
+        "a": ("retrying", "said again", 1),
+        "b": ("failed", "an error inside askd (RuntimeError); its traceback is in the log", 1),
+        "c": ("failed", "said no", 1),
+        "d": ("sent", None, 1),
+    }
+    assert ("error", "b", {"reason": "an error inside askd (RuntimeError); its traceback is in the log"}) in loud.events
+    [dropped] = worker.book.of(late.req.request_id)
+    assert (dropped["channel"], dropped["recipient"], dropped["status"], dropped["attempts"]) == ("fake", None, "failed", 0)
+    assert dropped["reason"] == "dropped: the channel held 1 notices already"
+    await asyncio.wait_for(loud.aclose(), 1)

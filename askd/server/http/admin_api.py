@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd.channels import sample as notify_sample
 from askd.addresses import EmailAddress
+from askd.core import Request
 from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id
 from askd.protocol.models import AnswerBody, AwayBody, DeclineBody, GroupBody, UserBody
@@ -33,7 +34,16 @@ class PendingHandler(_AdminHandler):
             session_id=None if sid is None else self.session_id(sid),
             user_id=self.optional_query_id("userId"),
         )
-        self.send_json({"pending": [r.describe() for r in pending]})
+        self.send_json({"pending": [self.listed(r) for r in pending]})
+
+    def listed(self, req: Request) -> dict[str, Any]:
+        """A pending question as the admin sees it: with what became of its
+        notifications on this node, once there is something to say."""
+        out = req.describe()
+        deliveries = self.ctx.hub.webhooks.deliveries.of(req.request_id)
+        if deliveries:
+            out["deliveries"] = deliveries
+        return out
 
 
 class _EndHandler(_AdminHandler):

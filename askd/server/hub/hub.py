@@ -82,7 +82,11 @@ class Hub:
         self.commits = Commits(self.store, self.registry, self.tasks, self.flush)
         self.clock = DeadlineClock(self.registry, self.commits, self.flush, timer)
         self.webhooks = Pipeline(
-            self.registry, online_elsewhere=self.connections.online_elsewhere, defer=self.commits.defer, spawn=self.tasks.spawn
+            self.registry,
+            online_elsewhere=self.connections.online_elsewhere,
+            defer=self.commits.defer,
+            spawn=self.tasks.spawn,
+            clock=clock,
         )
         self.flush.attach(self.webhooks)
         self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters, on_revoked)

@@ -741,6 +741,38 @@ export interface DeclineFrame {
   type: "decline";
 }
 /**
+ * What became of one notification of a pending question, as the node
+ * answering made it (protocol section 6): per channel and recipient, the
+ * latest outcome.
+ *
+ * This interface was referenced by `Askd`'s JSON-Schema
+ * via the `definition` "DeliveryStatus".
+ */
+export interface DeliveryStatus {
+  /**
+   * When this outcome was recorded, RFC 3339 UTC.
+   */
+  at: string;
+  /**
+   * Attempts made; 0 when it failed before any (dropped, or no claim taken).
+   */
+  attempts: number;
+  /**
+   * webhook, email or slack.
+   */
+  channel: string;
+  /**
+   * Why it failed, or why it is retried: one line, no question text.
+   */
+  reason?: string | null;
+  /**
+   * The user it is for, a Slack channel (#C123), or null for the channel's one message or a whole notice.
+   */
+  recipient: string | null;
+  status: "sent" | "failed" | "retrying";
+  [k: string]: unknown;
+}
+/**
  * Every HTTP error: ``{"error": {"code", "message", "details"?}}``.
  *
  * This interface was referenced by `Askd`'s JSON-Schema
@@ -923,6 +955,10 @@ export interface PendingQuestion {
    */
   approvals?: ApprovalGiven[] | null;
   createdAt: string;
+  /**
+   * Admin listing only: its notifications on this node, once one was attempted or failed.
+   */
+  deliveries?: DeliveryStatus[] | null;
   escalations?: number | null;
   expiresAt: string;
   metadata: {
