@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from askd import __version__
+from askd.protocol import visible
 
 DEFAULT_PORTS = {"smtp": 25, "smtps": 465}
 SUBJECT_CHARS = 80
@@ -154,24 +155,18 @@ def compose(
     the inbox. Question text is Markdown: its source in the text part,
     rendered safely (askd.web.markdown) in the HTML part, and as plain text
     (its first sentence) in the Subject and the HTML's title. Both parts
-    name the session, as the Slack message does. Hidden characters show
-    as marks (``⟨U+2067⟩``) in both parts, under a warning line (protocol
-    section 17)."""
-    from askd.protocol import visible
+    name the session, as the Slack message does; hidden characters as marks under a warning (section 17)."""
     from askd.web.markdown import plain, render
 
     lang = lang or default_language()
-    hidden = visible.shows_hidden(description)
-    description = visible.revealed(description)
-    if links is not None and links.get("options"):
-        links = {**links, "options": [{**o, "label": visible.reveal(o["label"])} for o in links["options"]]}
+    hidden, description = visible.shows_hidden(description), visible.revealed(description)
     if "action" in description:
         return _compose_action(description, inbox=inbox, links=links or {}, lang=lang, hidden=hidden)
     w = _words(lang)
     questions = description.get("questions") or []
     session = str(description["sessionId"])
     until = str(description["expiresAt"])[11:16]
-    option_urls = {o["label"]: o["url"] for o in (links or {}).get("options") or ()}
+    option_urls = {visible.reveal(o["label"]): o["url"] for o in (links or {}).get("options") or ()}
     open_url = (links or {}).get("open")
     first = questions[0] if questions else {}
     header = str(first.get("header") or "").strip()

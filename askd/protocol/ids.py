@@ -21,6 +21,11 @@ Id = Annotated[
 ]
 NonEmpty = Annotated[StrictStr, Field(min_length=1)]
 
+# An option's label is what a person picks and what the answer gives back:
+# nothing in it unseen either, so "Yes" and "Yes\u200b" never stand side by
+# side looking alike (protocol section 4).
+Label = Annotated[NonEmpty, Field(json_schema_extra={"pattern": NAME_PATTERN}), AfterValidator(refuse_hidden)]
+
 #: A client frame's ``id``, echoed in the reply (``ack``, ``error``, ...).
 FrameId = Union[StrictStr, StrictInt, None]
 

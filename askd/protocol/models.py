@@ -29,9 +29,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from askd.addresses import EmailAddress
 from askd.protocol.action import MAX_QUORUM, Action, ApproveBody, arguments_problem
-from askd.protocol.ids import Id, NonEmpty
+from askd.protocol.ids import Id, Label, NonEmpty
 from askd.protocol.remind import Remind
-from askd.protocol.visible import NAME_PATTERN, refuse_hidden
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
 MAX_PREVIEW_CHARS = 100_000
@@ -76,14 +75,8 @@ class UserBody(BaseModel):
 class Option(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    # A label is what a person picks and what the answer gives back: nothing
-    # in it may be unseen (protocol section 4), so "Yes" and "Yes\u200b" never
-    # stand side by side looking alike.
-    label: Annotated[NonEmpty, Field(json_schema_extra={"pattern": NAME_PATTERN}), AfterValidator(refuse_hidden)] = Field(
-        description=(
-            "The choice as the user sees it (plain text), and as the answer gives it back; "
-            "no control, bidirectional or zero-width character."
-        )
+    label: Label = Field(
+        description="The choice as the user sees it (plain text), and as the answer gives it back; no control, bidirectional or zero-width character."
     )
     description: StrictStr | None = Field(default=None, description="A line explaining the choice (Markdown).")
     preview: Annotated[StrictStr, Field(max_length=MAX_PREVIEW_CHARS)] | None = Field(
