@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 import time
 from collections import OrderedDict
@@ -11,6 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import jwt
+
+from askd.protocol.visible import refusal
 
 Role = Literal["user", "agent", "admin"]
 ROLES: tuple[str, ...] = ("user", "agent", "admin")
@@ -29,12 +30,11 @@ class Principal:
     exp: float | None = None  # when it stops being good: askd closes a WebSocket that used it then
 
 
-# A user id is shown on the page and written to logs: no control characters.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def bad_sub(sub: str) -> bool:
-    return not sub or len(sub) > 256 or _CONTROL.search(sub) is not None
+    """A user id is shown on the page and written to logs, and must look like
+    no other: no control, bidirectional or zero-width character (as every
+    ``Id``, protocol section 4)."""
+    return not sub or len(sub) > 256 or refusal(sub) is not None
 
 
 def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = None) -> str:
@@ -43,7 +43,7 @@ def issue(secret: str, role: Role, sub: str | None = None, ttl: float | None = N
     if role == "user" and not sub:
         raise ValueError("a user token needs a sub (the user id)")
     if sub is not None and bad_sub(sub):
-        raise ValueError("a sub is 1 to 256 characters, none of them control characters")
+        raise ValueError("a sub is 1 to 256 characters, none of them bidirectional, zero-width or control characters")
     # iat to the millisecond: a token minted just after `askd token revoke-all`
     # (auth.not_before, also to the millisecond) is not taken for an older one.
     claims: dict[str, object] = {"role": role, "iat": round(time.time(), 3)}
@@ -142,7 +142,7 @@ class OpenCode:
 
 def issue_open_code(secret: str, sub: str, ttl: float | None, lifetime: float = OPEN_CODE_SECONDS) -> str:
     if bad_sub(sub):
-        raise ValueError("a sub is 1 to 256 characters, none of them control characters")
+        raise ValueError("a sub is 1 to 256 characters, none of them bidirectional, zero-width or control characters")
     now = time.time()
     # iat to the millisecond, as a token's (auth.not_before is too).
     claims: dict[str, object] = {

@@ -6,17 +6,22 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
+from typing import Any
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
+from askd.protocol import visible
 from askd.web.markdown import parse
 
 # C0 and C1 controls but newline and tab: an escape sequence in a question
 # must not drive the reader's terminal.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+#: Printed above what holds hidden characters (protocol sections 4 and 17).
+HIDDEN_WARNING = f"! {visible.WARNING}"
 
 
 def console() -> Console:
@@ -29,12 +34,21 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[str]], no_wrap: Sequen
     for name in columns:
         t.add_column(name, no_wrap=name in no_wrap, overflow="fold")
     for row in rows:
-        t.add_row(*(Text(cell) for cell in row))  # user text is never rich markup
+        t.add_row(*(Text(terminal_safe(cell)) for cell in row))  # user text is never rich markup
     console().print(t)
 
 
 def terminal_safe(text: str) -> str:
-    return _CONTROLS.sub("", text)
+    """Text as a terminal may print it: no control character (but newline
+    and tab), each bidirectional or zero-width one shown as its mark
+    (``⟨U+2067⟩``), so the line reads as it is."""
+    return visible.reveal(_CONTROLS.sub("", text))
+
+
+def warn_hidden(described: Iterable[dict[str, Any]]) -> None:
+    """The warning line, when anything a person reads of ``described`` (pending questions) hides characters."""
+    if any(visible.shows_hidden(d) for d in described):
+        console().print(Text(HIDDEN_WARNING, style="bold yellow"))
 
 
 class QuestionMarkdown(Markdown):

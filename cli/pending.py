@@ -22,7 +22,7 @@ from askd.cli.common import (
     request_argument,
     session_argument,
 )
-from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until
+from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until, warn_hidden
 
 app = typer.Typer(help="See and answer pending questions, approve or deny actions.", no_args_is_help=True)
 app.command("approve")(approvals.approve)
@@ -77,6 +77,7 @@ def list_(
         ),
         no_wrap=("REQUEST",),
     )
+    warn_hidden(pending)
 
 
 @app.command("show")
@@ -95,6 +96,7 @@ def show(
         print_json(found)
         return
     out = console()
+    warn_hidden([found])
     if "action" in found:  # an action to approve (protocol section 17)
         approvals.show_action(out, found)
     else:

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from askd import __version__
+from askd.protocol import visible
 
 DEFAULT_PORTS = {"smtp": 25, "smtps": 465}
 SUBJECT_CHARS = 80
@@ -137,6 +138,7 @@ STYLE = {
         "margin:0 0 16px;padding:8px;overflow-x:auto;background:#f5f6f8;border-radius:6px;"
         "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;white-space:pre-wrap;"
     ),
+    "warning": "margin:0 0 16px;padding:6px 10px;border-left:3px solid #d97706;color:#9a3412;font-weight:600;",
     "footer": "margin:20px 0 0;padding-top:12px;border-top:1px solid #d8dee4;font-size:14px;",
 }
 
@@ -154,17 +156,18 @@ def compose(
     the inbox. Question text is Markdown: its source in the text part,
     rendered safely (askd.web.markdown) in the HTML part, and as plain text
     (its first sentence) in the Subject and the HTML's title. Both parts
-    name the session, as the Slack message does."""
+    name the session, as the Slack message does; hidden characters as marks under a warning (section 17)."""
     from askd.web.markdown import plain, render
 
     lang = lang or default_language()
+    hidden, description = visible.shows_hidden(description), visible.revealed(description)
     if "action" in description:
-        return _compose_action(description, inbox=inbox, links=links or {}, lang=lang)
+        return _compose_action(description, inbox=inbox, links=links or {}, lang=lang, hidden=hidden)
     w = _words(lang)
     questions = description.get("questions") or []
     session = str(description["sessionId"])
     until = str(description["expiresAt"])[11:16]
-    option_urls = {o["label"]: o["url"] for o in (links or {}).get("options") or ()}
+    option_urls = {visible.reveal(o["label"]): o["url"] for o in (links or {}).get("options") or ()}
     open_url = (links or {}).get("open")
     first = questions[0] if questions else {}
     header = str(first.get("header") or "").strip()
@@ -176,6 +179,8 @@ def compose(
     text = [intro.replace("{session}", session), ""]
     shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
     parts = [f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>']
+    if hidden:
+        _warn(text, parts, lang)
     for q in questions:
         header = q.get("header")
         if isinstance(header, str) and header:
@@ -207,6 +212,13 @@ def compose(
     footer.append(f'<a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a>')
     parts.append(f'<p style="{STYLE["footer"]}">{" · ".join(footer)}</p>')
     return _mail(subject, text, parts, lang)
+
+
+def _warn(text: list[str], parts: list[str], lang: str) -> None:
+    """The warning line above a text with hidden characters, in both parts."""
+    line = _words(lang)["hidden.warning"]
+    text += [f"! {line}", ""]
+    parts.append(f'<p style="{STYLE["warning"]}">{html.escape(line)}</p>')
 
 
 def _button_row(buttons: list[tuple[str, str | None]], after: str = "") -> str:
@@ -242,7 +254,7 @@ def _page_words(lang: str) -> dict[str, str]:
     return words
 
 
-def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str, Any], lang: str) -> Mail:
+def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str, Any], lang: str, hidden: bool) -> Mail:
     """One recipient's mail about an action to approve (section 17): its
     name, summary and preview (Markdown: source in the text part, rendered
     safely in the HTML), its arguments as JSON, the quorum's progress, and
@@ -253,15 +265,17 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
     w, p = _words(lang), _page_words(lang)
     action = description["action"]
     name, session, until = str(action.get("name", "")), str(description["sessionId"]), str(description["expiresAt"])[11:16]
-    subject = f"{p['approval.title']}: {_clip(name, SUBJECT_CHARS)}"
+    # One line whatever the name holds: a header with a line break cannot be built at all.
+    subject = f"{p['approval.title']}: {_clip(' '.join(name.split()), SUBJECT_CHARS)}"
     intro = p["approval.mail.intro"].replace("{until}", f"{until} UTC")
     e = html.escape
-    text = [intro.replace("{session}", session), "", name]
+    text = [intro.replace("{session}", session), ""]
     shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
-    parts = [
-        f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>',
-        f'<h3 style="{STYLE["header"]}">{e(name)}</h3>',
-    ]
+    parts = [f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>']
+    if hidden:
+        _warn(text, parts, lang)
+    text.append(name)
+    parts.append(f'<h3 style="{STYLE["header"]}">{e(name)}</h3>')
     for key in ("summary", "preview"):
         value = action.get(key)
         if isinstance(value, str) and value:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from askd.channels import webhook
 from askd.channels.mrkdwn import escape
 from askd.core.lifecycle import WITHDRAW_ERROR, Status
+from askd.protocol.visible import reveal
 
 if TYPE_CHECKING:
     from askd.core import Request
@@ -70,7 +71,8 @@ def _value(value: Any) -> str:
 
 
 def _answer_lines(answers: dict[str, Any] | None) -> list[str]:
-    return [f"• *{escape(str(q))}*: {escape(_value(v))}" for q, v in (answers or {}).items()]
+    # A question's text (and an option's label) as the message showed it: hidden characters marked.
+    return [f"• *{escape(reveal(str(q)))}*: {escape(reveal(_value(v)))}" for q, v in (answers or {}).items()]
 
 
 def outcome(req: Request) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from askd.protocol import visible
+
 CARD_TYPE = "application/vnd.microsoft.card.adaptive"
 SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 VERSION = "1.4"  # Action.OpenUrl's style (positive, destructive) came in 1.2; Teams renders 1.4
@@ -31,7 +33,7 @@ def _text(text: str, **style: Any) -> dict[str, Any]:
 
 
 def _open(title: str, url: str, style: str | None = None) -> dict[str, Any]:
-    return {"type": "Action.OpenUrl", "title": _cut(title, TITLE_CHARS), "url": url, **({"style": style} if style else {})}
+    return {"type": "Action.OpenUrl", "title": _cut(visible.reveal(title), TITLE_CHARS), "url": url, **({"style": style} if style else {})}
 
 
 def _intro(ev: dict[str, Any]) -> str:
@@ -87,8 +89,13 @@ def _actions(ev: dict[str, Any], channel: dict[str, Any] | None) -> list[dict[st
 
 def teams_message(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str, Any]:
     """The ``teams`` body; ``channel`` is the channel's answer links
-    (askd.channels.links.link_set), or None without ``public_url``."""
+    (askd.channels.links.link_set), or None without ``public_url``. What a
+    person reads shows its hidden characters as marks, under a warning
+    (protocol section 17)."""
     body = [_text(_intro(ev), isSubtle=True)]
+    if visible.shows_hidden(ev):
+        body.append(_text(visible.WARNING, weight="Bolder", color="Attention"))
+    ev = visible.revealed(ev)
     if "action" in ev:
         body += _action_body(ev)
     for q in ev.get("questions") or ():

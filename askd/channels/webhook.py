@@ -25,6 +25,7 @@ from standardwebhooks import Webhook
 
 from askd import __version__
 from askd.core.events import encode
+from askd.protocol import visible
 from askd.channels.mrkdwn import escape, to_mrkdwn
 from askd.channels.teams import teams_message
 
@@ -116,8 +117,12 @@ def _labels(q: dict[str, Any]) -> list[str]:
 
 def slack_text(ev: dict[str, Any], open_url: str | None = None) -> str:
     """One short message for a chat incoming webhook (Slack's mrkdwn); also
-    the Block Kit message's ``text``, which notifications show."""
+    the Block Kit message's ``text``, which notifications show. Hidden
+    characters show as marks, under a warning (protocol section 17)."""
     lines = [_intro(ev) + ":"]
+    if visible.shows_hidden(ev):
+        lines.append(HIDDEN_WARNING)
+    ev = visible.revealed(ev)
     if "action" in ev:
         lines.append("• " + _action_lines(ev)[0])
     for q in ev.get("questions") or ():
@@ -133,6 +138,9 @@ def slack_text(ev: dict[str, Any], open_url: str | None = None) -> str:
     return "\n".join(lines)
 
 
+#: The line above a text with hidden characters (askd.protocol.visible), in mrkdwn.
+HIDDEN_WARNING = f":warning: *{visible.WARNING}*"
+
 # Block Kit's limits: a section's text, a button's text, buttons shown.
 SECTION_CHARS = 3000
 BUTTON_CHARS = 75
@@ -144,7 +152,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _button(label: str, url: str, action_id: str, style: str | None = None) -> dict[str, Any]:
-    text = {"type": "plain_text", "text": _cut(label, BUTTON_CHARS), "emoji": False}
+    text = {"type": "plain_text", "text": _cut(visible.reveal(label), BUTTON_CHARS), "emoji": False}
     return {"type": "button", "text": text, "url": url, "action_id": action_id, **({"style": style} if style else {})}
 
 
@@ -154,9 +162,13 @@ def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str
     buttons: one per option of a one-question ask (the first
     ``MAX_BUTTONS``) and *Open* (the question link); ``channel`` is the
     answer links for the channel (askd.channels.links.link_set), or None without
-    ``public_url``: then one button opens the inbox."""
+    ``public_url``: then one button opens the inbox. What a person reads
+    shows its hidden characters as marks, under a warning (protocol section 17)."""
     intro = {"type": "mrkdwn", "text": _cut(_intro(ev) + ".", SECTION_CHARS)}
     blocks: list[dict[str, Any]] = [{"type": "section", "text": intro}]
+    text_ev, ev = ev, visible.revealed(ev)
+    if visible.shows_hidden(text_ev):
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": HIDDEN_WARNING}})
     if "action" in ev:
         for line in _action_lines(ev):
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut(line, SECTION_CHARS)}})
@@ -179,7 +191,7 @@ def slack_blocks(ev: dict[str, Any], channel: dict[str, Any] | None) -> dict[str
         buttons = [_button(o["label"], o["url"], f"option-{i}") for i, o in enumerate(channel["options"][:MAX_BUTTONS])]
         buttons.append(_button("Open", channel["open"], "open"))
     blocks.append({"type": "actions", "elements": buttons})
-    return {"text": slack_text(ev, channel["open"] if channel else None), "blocks": blocks}
+    return {"text": slack_text(text_ev, channel["open"] if channel else None), "blocks": blocks}
 
 
 def render(fmt: str, ev: dict[str, Any], channel: dict[str, Any] | None = None) -> bytes:

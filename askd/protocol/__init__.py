@@ -3,6 +3,7 @@
 - ``ids``: what names a session, a question, a frame (and ``*``, subscribe's wildcard);
 - ``status``: a question's status, how it was answered (``via``), why it ended;
 - ``codec``: JSON in and out (orjson, bounded);
+- ``visible``: the characters a person cannot see (bidirectional, zero-width): refused in names, marked where shown;
 - ``models``: what peers send the daemon (asks, answers, bodies), validated with pydantic;
 - ``frames``: what a tab sends on ``/ws``, parsed in the spec's order;
 - ``results``: what the agent API answers (a question's result, a listing, an error);

@@ -14,9 +14,10 @@ from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from askd.protocol.ids import Id
+from askd.protocol.visible import NO_CONTROLS_PATTERN, refuse_controls
 
 MAX_NAME = 200
 MAX_SUMMARY = 4000  # characters
@@ -32,9 +33,14 @@ class Action(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
-    name: Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME)] = Field(
-        description="What will run (Bash, deploy, mcp__github__merge_pr): 1 to 200 characters."
-    )
+    # No control character: a name is one line wherever it shows (a mail's
+    # Subject cannot hold a line break, protocol section 17); a
+    # bidirectional or zero-width one is shown marked, not refused.
+    name: Annotated[
+        StrictStr,
+        Field(min_length=1, max_length=MAX_NAME, json_schema_extra={"pattern": NO_CONTROLS_PATTERN}),
+        AfterValidator(refuse_controls),
+    ] = Field(description="What will run (Bash, deploy, mcp__github__merge_pr): 1 to 200 characters, no control character.")
     arguments: dict[str, Any] = Field(description="What it will run with: a JSON object.")
     summary: Annotated[StrictStr, Field(max_length=MAX_SUMMARY)] | None = Field(
         default=None, description="Why, in words (Markdown), at most 4,000 characters."

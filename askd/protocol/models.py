@@ -29,7 +29,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from askd.addresses import EmailAddress
 from askd.protocol.action import MAX_QUORUM, Action, ApproveBody, arguments_problem
-from askd.protocol.ids import Id, NonEmpty
+from askd.protocol.ids import Id, Label, NonEmpty
 from askd.protocol.remind import Remind
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
@@ -75,8 +75,8 @@ class UserBody(BaseModel):
 class Option(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
-    label: NonEmpty = Field(
-        description="The choice as the user sees it (plain text), and as the answer gives it back."
+    label: Label = Field(
+        description="The choice as the user sees it (plain text), and as the answer gives it back; no control, bidirectional or zero-width character."
     )
     description: StrictStr | None = Field(default=None, description="A line explaining the choice (Markdown).")
     preview: Annotated[StrictStr, Field(max_length=MAX_PREVIEW_CHARS)] | None = Field(

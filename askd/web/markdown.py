@@ -19,6 +19,8 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
+from askd.protocol import visible
+
 _SAFE_URL = re.compile(r"^(?:https?|mailto):", re.IGNORECASE)
 LINK_REL = "noopener noreferrer"
 
@@ -88,6 +90,36 @@ def _parser() -> MarkdownIt:
 def render(text: str) -> str:
     """Markdown source to safe HTML (no script, nothing that loads)."""
     return _parser().render(text)
+
+
+# A tag of the renderer's output: its attribute values are escaped (no < or >
+# in them), so what lies between two tags is text.
+_TAG = re.compile(r"(<[^>]*>)")
+
+
+def _badge(found: re.Match[str]) -> str:
+    return f'<span class="hidden-char">{visible.mark(found.group())}</span>'
+
+
+def reveal_html(html: str) -> str:
+    """HTML askd rendered (``render``, or text it escaped) with each hidden
+    character (``askd.protocol.visible``) as a badge in text, and as its
+    mark inside a tag (a link's title): never there unseen."""
+    if not visible.has_hidden(html):
+        return html
+    return "".join(
+        visible.reveal(part) if part.startswith("<") else visible.HIDDEN_RE.sub(_badge, part) for part in _TAG.split(html)
+    )
+
+
+def shown(text: str) -> str:
+    """Markdown source as a page shows it: ``render``, hidden characters as badges."""
+    return reveal_html(render(text))
+
+
+def shown_plain(text: str) -> str:
+    """Plain text (a label, a name, JSON) as safe HTML, hidden characters as badges."""
+    return reveal_html(escapeHtml(text))
 
 
 def parse(text: str) -> list[Token]:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from askd.web.markdown import render
+from askd.protocol import visible
+from askd.web.markdown import render, shown as shown_html
 from tests.browser.conftest import OpenInbox
 from tests.conftest import RunningDaemon, q
 from tests.web.cases import CASES, HOSTILE, shown_text, squash
@@ -75,20 +76,23 @@ async def test_hostile_text_never_runs_never_loads_anything_and_is_shown(
     ctx, elsewhere = await trapped_context(browser, daemon)
     tab = await inbox("alice", context=ctx)
     asked = []
-    for payload in HOSTILE:
+    # A label holds no control, bidirectional or zero-width character (protocol section 4): those become spaces.
+    labels = ["".join(" " if visible.refusal(c) else c for c in payload) for payload in HOSTILE]
+    for payload, label in zip(HOSTILE, labels, strict=True):
         question = {
             "question": payload,
             "header": payload,
-            "options": [{"label": payload, "description": payload, "preview": payload}, {"label": "safe"}],
+            "options": [{"label": label, "description": payload, "preview": payload}, {"label": "safe"}],
         }
         asked.append(await daemon.ask("hostile", "alice", [question], metadata={"note": payload, payload[:50]: payload}))
     await expect(tab.page.locator("form.panel")).to_have_count(len(HOSTILE))
 
-    for payload, a in zip(HOSTILE, asked, strict=True):
+    for payload, label, a in zip(HOSTILE, labels, asked, strict=True):
         panel = tab.panel(a["requestId"])
         shown = await panel.evaluate(SHOWN)
-        assert shown["header"] == payload and shown["label"] == payload
-        as_markdown = shown_text(render(payload))
+        # Hidden characters are drawn as their marks (⟨U+202E⟩), in every field.
+        assert shown["header"] == visible.reveal(payload) and shown["label"] == label
+        as_markdown = shown_text(shown_html(payload))
         for field in ("question", "description", "preview"):
             assert squash(shown[field]) == as_markdown, (field, payload[:80])
     # Closed panels leave a note with the question's text as one line of plain text:
@@ -102,9 +106,9 @@ async def test_hostile_text_never_runs_never_loads_anything_and_is_shown(
         await expect(tab.note(a["requestId"])).to_be_visible()
         note = await tab.note(a["requestId"]).locator(".note-q").text_content()
         assert note and "\n" not in note and len(note) <= 140, (note, payload[:80])
-        shown = shown_text(render(payload))
+        shown = shown_text(shown_html(payload))
         assert squash(note.removesuffix("…")) in shown or note == payload, (note, payload[:80])
-        assert await tab.note(a["requestId"]).locator(".chip").text_content() == payload
+        assert await tab.note(a["requestId"]).locator(".chip").text_content() == visible.reveal(payload)
 
     await tab.page.mouse.move(300, 300)
     await tab.page.keyboard.press("Tab")

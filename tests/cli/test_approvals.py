@@ -88,3 +88,24 @@ async def test_show_renders_the_action_and_the_quorum(local: RunningDaemon) -> N
     assert "web:v1 → web:v2" in r.stdout and "1 of 2 approvals: admin" in r.stdout and "approve always offered" in r.stdout
     r = await askd("pending", "show", "s1", rid, "--json")
     assert json.loads(r.stdout)["action"]["name"] == "deploy"
+
+
+async def test_pending_shows_a_trojan_source_command_with_its_controls_marked(local: RunningDaemon) -> None:  # noqa: F811
+    """``cat README.md ⁧; echo PWNED #⁩`` reads as ``cat README.md # echo
+    PWNED ;`` in a terminal that reorders it: the table and ``show`` print
+    each control as its mark, under a warning (protocol section 17)."""
+    command = "cat README.md \u2067; echo PWNED #\u2069"
+    shown = "cat README.md ⟨U+2067⟩; echo PWNED #⟨U+2069⟩"
+    rid = await ask_action(local, name="Bash\u200b", arguments={"command": command}, preview=command)
+    r = await askd("pending", "list")
+    assert r.exit_code == 0, r.stderr
+    assert "approve Bash⟨U+200B⟩ (0 of 1)" in r.stdout
+    assert "! This text has hidden or reordering characters" in r.stdout
+    assert not any(c in r.stdout for c in "\u2067\u2069\u200b")
+    r = await askd("pending", "show", "s1", rid)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("! This text has hidden or reordering characters")
+    assert "Approve Bash⟨U+200B⟩?" in r.stdout and f'"command": "{shown}"' in r.stdout and shown in r.stdout.split("Preview:")[1]
+    assert not any(c in r.stdout for c in "\u2067\u2069\u200b")
+    r = await askd("pending", "show", "s1", rid, "--json")  # data stays as asked
+    assert json.loads(r.stdout)["action"]["arguments"] == {"command": command}

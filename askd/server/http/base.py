@@ -198,8 +198,12 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
     def path_id(self, value: str, name: str) -> str:
         try:
             return _id_adapter.validate_python(value)
-        except ValidationError:
-            raise ApiError("invalid_request", f"{name} must be 1 to 256 printable characters") from None
+        except ValidationError as err:
+            # The id's own problem (a length, a hidden character: protocol
+            # section 4) under the path parameter's name, as a body's field is.
+            problem = err.errors()[0]["msg"].removeprefix("Value error, ")
+            message = f"{name} must be 1 to 256 characters, none of them control, bidirectional or zero-width: {problem}"
+            raise ApiError("invalid_request", message, [{"loc": name, "msg": problem}]) from None
 
     def session_id(self, value: str) -> str:
         """A session named in a path or query: never subscribe's wildcard."""

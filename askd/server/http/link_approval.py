@@ -16,13 +16,14 @@ from typing import Any
 
 from askd.channels import links
 from askd.core import Request, Status
+from askd.protocol import visible
 from askd.web import markdown
 
 APPROVE, ALWAYS, DECLINE = "approve", "always", "decline"  # the form's ``action`` values
 
 
 def _md(text: Any) -> str:
-    return markdown.render(text) if isinstance(text, str) and text else ""
+    return markdown.shown(text) if isinstance(text, str) and text else ""
 
 
 def approvers(req: Request, t: Callable[..., str]) -> list[str]:
@@ -34,8 +35,10 @@ def approvers(req: Request, t: Callable[..., str]) -> list[str]:
 
 def view_action(req: Request, user_id: str | None, t: Callable[..., str]) -> dict[str, Any]:
     """The pending action as the template shows it: name, summary and
-    preview as safe Markdown, the arguments as formatted JSON, the quorum's
-    progress, and whether this link's recipient approved it already."""
+    preview as safe Markdown, the arguments as formatted JSON (each as
+    safe HTML, hidden characters as badges, ``hidden`` when there are any:
+    protocol section 17), the quorum's progress, and whether this link's
+    recipient approved it already."""
     assert req.approval is not None
     action = req.ask_payload()["action"]
     quorum = req.approval.quorum
@@ -44,10 +47,11 @@ def view_action(req: Request, user_id: str | None, t: Callable[..., str]) -> dic
     if quorum > 1 or names:
         progress = t("approval.progress", n=len(names), needed=quorum) + (": " + ", ".join(names) if names else "")
     return {
-        "name": str(action.get("name", "")),
+        "name": markdown.shown_plain(str(action.get("name", ""))),
         "summary": _md(action.get("summary")),
         "preview": _md(action.get("preview")),
-        "arguments": json.dumps(req.approval.arguments, indent=2, ensure_ascii=False, sort_keys=False),
+        "arguments": markdown.shown_plain(json.dumps(req.approval.arguments, indent=2, ensure_ascii=False, sort_keys=False)),
+        "hidden": visible.shows_hidden({"action": action}),
         "always": bool(action.get("allowAlways")),
         "progress": progress,
         "voted": req.approval.voted(user_id),

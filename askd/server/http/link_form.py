@@ -32,18 +32,21 @@ class Unclear(Exception):
 
 
 def _md(text: Any) -> str:
-    return markdown.render(text) if isinstance(text, str) and text else ""
+    """Markdown as safe HTML, hidden characters as badges (protocol section 4)."""
+    return markdown.shown(text) if isinstance(text, str) and text else ""
 
 
 def view_questions(questions: list[dict[str, Any]], form: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """The questions as the template shows them; ``form`` refills a form sent back."""
+    """The questions as the template shows them (header and labels as safe
+    HTML, Markdown rendered, hidden characters as badges: protocol section
+    4); ``form`` refills a form sent back."""
     out = []
     for i, q in enumerate(questions):
         chosen = set(form.get(f"q{i}", ()))
         options = [
             {
                 "index": j,
-                "label": str(o.get("label", "")),
+                "label": markdown.shown_plain(str(o.get("label", ""))),
                 "description": _md(o.get("description")),
                 "preview": _md(o.get("preview")),
                 "checked": str(j) in chosen,
@@ -55,7 +58,7 @@ def view_questions(questions: list[dict[str, Any]], form: dict[str, list[str]]) 
         out.append(
             {
                 "index": i,
-                "header": header if isinstance(header, str) else "",
+                "header": markdown.shown_plain(header) if isinstance(header, str) else "",
                 "html": _md(q.get("question")),
                 "multi": bool(q.get("multiSelect")),
                 "options": options,

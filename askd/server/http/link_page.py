@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from askd.channels import links
 from askd.core import AlreadyVoted, InvalidAnswer, InvalidRequest, NotPending, Request, Status
 from askd.core.events import isotime
+from askd.protocol import visible
 from askd.protocol.models import DeclineBody
 from askd.server.context import Context
 from askd.server.door.revocation import not_before_now
@@ -245,6 +246,7 @@ class LinkPageHandler(tornado.web.RequestHandler):
             recipient=claim.user_id or "",
             option=claim.option,
             questions=view_questions(req.questions, form or {}),
+            hidden=visible.shows_hidden({"questions": req.questions}),
             expires_iso=isotime(req.expires_at),
             expires_hm=isotime(req.expires_at)[11:16],
             max_text=MAX_TEXT,

@@ -8,6 +8,7 @@
 // A quorum shows "1 of 2 approvals: alice", live.
 
 import { h, uid } from './dom.js';
+import { anyHidden, escapeInJson, revealNodes, revealText, warningLine } from './hidden.js';
 import { formatList, t } from './i18n.js';
 import { renderNodes, summary } from './markdown.js';
 import { Panel } from './panel.js';
@@ -52,21 +53,23 @@ export class ApprovalPanel extends Panel {
     this.header = t('approval.chip');
     const name = typeof action.name === 'string' ? action.name : '';
     const why = typeof action.summary === 'string' ? action.summary : '';
-    this.title = summary(why) || name;
+    this.title = summary(why) || revealText(name);
     this.form.classList.add('approval');
 
     const nameId = uid('action');
     const body = h(
       'div',
       { class: 'action' },
-      h('div', { class: 'action-head', id: nameId }, h('span', { class: 'chip', text: t('approval.chip') }), h('code', { class: 'action-name', text: name })),
+      h('div', { class: 'action-head', id: nameId }, h('span', { class: 'chip', text: t('approval.chip') }), h('code', { class: 'action-name' }, revealNodes(name))),
       why ? h('div', { class: 'qtext md action-summary' }, renderNodes(why)) : null,
       this._preview(action.preview),
       this._arguments(action),
     );
     this.progressEl = h('p', { class: 'progress', role: 'status' });
     this.form.setAttribute('aria-labelledby', nameId);
-    this.audienceEl.after(body, this.progressEl);
+    // What will run may read otherwise than it runs (a bidirectional control): say so above it.
+    const hidden = anyHidden([action.name, action.summary, action.preview, action.arguments]) ? warningLine() : null;
+    this.audienceEl.after(...[hidden, body, this.progressEl].filter(Boolean));
 
     // The footer's buttons: *Approve* is the form's submit; *Approve always* where offered; *Deny*.
     this.submitEl.textContent = t('approval.approve');
@@ -97,10 +100,10 @@ export class ApprovalPanel extends Panel {
     const id = uid('args');
     if (action.editable !== true) {
       this.editor = null;
-      return h('div', { class: 'args' }, h('div', { class: 'args-label', id, text: t('approval.arguments') }), h('pre', { class: 'args-json', tabindex: '0', 'aria-labelledby': id }, h('code', { text: pretty(args) })));
+      return h('div', { class: 'args' }, h('div', { class: 'args-label', id, text: t('approval.arguments') }), h('pre', { class: 'args-json', tabindex: '0', 'aria-labelledby': id }, h('code', {}, revealNodes(pretty(args)))));
     }
     this.validate = checker(action.schema);
-    const text = pretty(args);
+    const text = escapeInJson(pretty(args));
     const errorId = uid('argsError');
     this.editor = h('textarea', {
       id,

@@ -7,6 +7,7 @@
 
 import { h, uid } from './dom.js';
 import { formatDateTime, formatList, t } from './i18n.js';
+import { revealText } from './hidden.js';
 import { summary } from './markdown.js';
 
 // How a question ended, and how an answer reached askd: each has its words (history.status.*, history.via.*).
@@ -53,10 +54,11 @@ export class HistoryView {
   remember(requestId, payload) {
     const action = payload?.action;
     const first = Array.isArray(payload?.questions) ? payload.questions[0] : undefined;
-    const title = action
+    const named = action
       ? (typeof action.summary === 'string' && summary(action.summary)) || action.name
       : first && (first.header || summary(String(first.question ?? '')) || first.question);
-    if (typeof title !== 'string' || !title) return;
+    if (typeof named !== 'string' || !named) return;
+    const title = revealText(named); // hidden characters as marks, as the panel showed them
     this.titles.delete(requestId);
     this.titles.set(requestId, title);
     if (this.titles.size > SEEN_MAX) this.titles.delete(this.titles.keys().next().value);
@@ -112,7 +114,7 @@ export class HistoryView {
     // The title askd's history keeps (header); for a question asked before askd kept titles, the title this
     // tab saw, else its first question (an answer's key, while kept).
     const title =
-      entry.header || this.titles.get(entry.requestId) || (answers.length ? summary(answers[0][0]) || answers[0][0] : '') || t('history.untitled');
+      revealText(entry.header) || this.titles.get(entry.requestId) || (answers.length ? summary(answers[0][0]) || answers[0][0] : '') || t('history.untitled');
     const ended = new Date(entry.endedAt);
     const titleId = uid('history');
     return h(
@@ -142,8 +144,8 @@ export class HistoryView {
       'dl',
       { class: 'hist-answers' },
       entries.flatMap(([question, value]) => [
-        h('dt', { class: one ? 'sr-only' : null, text: summary(question) || question }),
-        h('dd', { text: shown(value) }),
+        h('dt', { class: one ? 'sr-only' : null, text: summary(question) || revealText(question) }),
+        h('dd', { text: revealText(shown(value)) }),
       ]),
     );
   }

@@ -9,6 +9,7 @@
 import './vendor/markdown-it.min.js'; // sets globalThis.markdownit
 import DOMPurify from './vendor/purify.es.js';
 import { h } from './dom.js';
+import { revealIn, revealText } from './hidden.js';
 import { t } from './i18n.js';
 
 const SAFE_URL = /^(?:https?|mailto):/i;
@@ -84,12 +85,12 @@ function inlineText(children) {
  * (a closed panel's note, a notification, a screen reader's announcement):
  * the first paragraph, heading, list item or cell, code blocks skipped, cut
  * at its first sentence and at SUMMARY_MAX characters. '' when the text
- * is nothing but code.
+ * is nothing but code. Hidden characters come as marks (⟨U+2067⟩).
  */
 export function summary(text) {
   for (const token of md.parse(text, {})) {
     if (token.type !== 'inline') continue;
-    const line = inlineText(token.children ?? []).replace(/\s+/g, ' ').trim();
+    const line = revealText(inlineText(token.children ?? [])).replace(/\s+/g, ' ').trim();
     if (!line) continue;
     const sentence = SENTENCE.exec(line)?.[1] ?? line;
     return sentence.length > SUMMARY_MAX ? `${sentence.slice(0, SUMMARY_MAX - 1).trimEnd()}…` : sentence;
@@ -130,12 +131,15 @@ function copyButton(pre) {
 }
 
 /**
- * Markdown source as a sanitised fragment, code blocks with a copy button.
+ * Markdown source as a sanitised fragment, code blocks with a copy button,
+ * each hidden character a badge (hidden.js: copying a block copies the
+ * marks, never a reordering character).
  * `tabbable`: code blocks take keyboard focus to scroll their long lines
  * (not inside a preview, which scrolls as a whole).
  */
 export function renderNodes(text, { tabbable = true } = {}) {
   const fragment = DOMPurify.sanitize(renderHtml(text), PURIFY);
+  revealIn(fragment);
   for (const pre of fragment.querySelectorAll('pre')) {
     const box = h('div', { class: 'code' });
     pre.replaceWith(box);

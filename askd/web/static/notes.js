@@ -1,6 +1,7 @@
 // What a closed panel's note says, in the reader's language: who answered
 // or declined it, why else it closed, and the default a timeout applied.
 
+import { revealText } from './hidden.js';
 import { formatList, t } from './i18n.js';
 import { summary } from './markdown.js';
 
@@ -51,11 +52,11 @@ function actionText(panel, { reason, answeredBy: by, declineReason }, me) {
   return t(`note.${NOTES.has(reason) ? reason : 'cancelled'}`);
 }
 
-/** The default a timeout applied: the answer alone for one question, else "question: answer; ...". */
+/** The default a timeout applied: the answer alone for one question, else "question: answer; ..." (hidden characters as marks). */
 function defaultText(panel, answers) {
-  const shown = (value) => (Array.isArray(value) ? formatList(value) : String(value));
+  const shown = (value) => revealText(Array.isArray(value) ? formatList(value) : String(value));
   const entries = Object.entries(answers);
   if (entries.length === 1 && panel.fields.length === 1) return shown(entries[0][1]);
   const titleOf = new Map(panel.fields.map((f) => [f.question, f.header || summary(f.question) || f.question]));
-  return entries.map(([question, value]) => `${titleOf.get(question) ?? question}: ${shown(value)}`).join('; ');
+  return entries.map(([question, value]) => `${revealText(titleOf.get(question) ?? question)}: ${shown(value)}`).join('; ');
 }

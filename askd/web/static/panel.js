@@ -6,6 +6,7 @@
 // (markdown.js); header and label stay plain text.
 
 import { h, uid } from './dom.js';
+import { anyHidden, revealNodes, revealText, warningLine } from './hidden.js';
 import { formatClock, formatLeft, formatList, t } from './i18n.js';
 import { renderNodes, summary } from './markdown.js';
 
@@ -43,7 +44,7 @@ class QuestionField {
     const legend = h(
       'legend',
       { id: legendId },
-      text(q.header) ? h('span', { class: 'chip', text: q.header }) : null,
+      text(q.header) ? h('span', { class: 'chip' }, revealNodes(q.header)) : null,
       h('div', { class: 'qtext md' }, renderNodes(this.question)),
       this.multi && options.length ? h('span', { class: 'qhint', text: t('panel.chooseAny') }) : null,
     );
@@ -78,7 +79,7 @@ class QuestionField {
       h(
         'label',
         { for: id },
-        h('span', { class: 'opt-label', text: label }),
+        h('span', { class: 'opt-label' }, revealNodes(label)),
         description ? h('div', { class: 'opt-desc md' }, renderNodes(description)) : null,
       ),
     );
@@ -121,7 +122,7 @@ class QuestionField {
     // Rendered once per option, on first show: a long diff costs nothing until looked at.
     choice.nodes ??= h('div', {}, renderNodes(choice.preview, { tabbable: false }));
     this.previewBody.replaceChildren(choice.nodes);
-    this.preview.title = t('preview.label', { option: choice.label });
+    this.preview.title = t('preview.label', { option: revealText(choice.label) });
     this.previewCaption.textContent = this.preview.title;
     this.preview.scrollTop = 0;
   }
@@ -147,7 +148,7 @@ class QuestionField {
       { class: 'option other' },
       input,
       h('label', { for: id }, h('span', { class: 'opt-label', text: t('panel.other') })),
-      h('label', { for: textId, class: 'sr-only', text: t('panel.otherLabel', { question: summary(this.question) || this.header }) }),
+      h('label', { for: textId, class: 'sr-only', text: t('panel.otherLabel', { question: summary(this.question) || revealText(this.header) }) }),
       field,
     );
   }
@@ -191,7 +192,7 @@ export class Panel {
     this.fields = questions.map((q) => new QuestionField(q || {}));
     // Plain text for where Markdown cannot show (the note, notifications).
     const [first] = this.fields;
-    this.header = first?.header ?? '';
+    this.header = revealText(first?.header ?? '');
     this.title = (first && summary(first.question)) || this.header || t('alert.newQuestion');
 
     const created = Date.parse(payload.createdAt);
@@ -222,6 +223,8 @@ export class Panel {
       },
       head,
       this.audienceEl,
+      // Above the questions when any of their texts hides characters (hidden.js).
+      anyHidden(questions) ? warningLine() : null,
       this.fields.map((f) => f.fieldset),
       decline,
       h(

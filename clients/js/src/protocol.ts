@@ -86,7 +86,7 @@ export interface Action {
    */
   editable?: boolean;
   /**
-   * What will run (Bash, deploy, mcp__github__merge_pr): 1 to 200 characters.
+   * What will run (Bash, deploy, mcp__github__merge_pr): 1 to 200 characters, no control character.
    */
   name: string;
   /**
@@ -593,7 +593,7 @@ export interface Option {
    */
   description?: string | null;
   /**
-   * The choice as the user sees it (plain text), and as the answer gives it back.
+   * The choice as the user sees it (plain text), and as the answer gives it back; no control, bidirectional or zero-width character.
    */
   label: string;
   /**
