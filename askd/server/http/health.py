@@ -47,7 +47,7 @@ class HealthHandler(ApiHandler):
 
     def get(self) -> None:
         hub = self.ctx.hub
-        failing = hub.failing_deadlines()
+        failing = hub.clock.failing()  # deadlines whose handling fails, retried (protocol section 6)
         body: dict[str, Any] = {"status": "degraded" if hub.degraded or failing else "ok"}
         if self._may_see_details():
             body.update(version=self.ctx.version, time=time.time(), store=hub.store_kind, node=hub.node_id)

@@ -27,7 +27,6 @@ from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Re
 from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
-from askd.core.deadlines import DeadlineFailure
 from askd.core.errors import AskInFlight
 from askd.core.snapshot import restore
 from askd.protocol.action import MAX_QUORUM
@@ -93,11 +92,6 @@ class Hub:
     def degraded(self) -> str | None:
         """Why the store fails, while it does."""
         return self.commits.degraded
-
-    def failing_deadlines(self) -> list[DeadlineFailure]:
-        """Deadlines whose handling failed and is being retried, oldest first
-        (``/healthz``, protocol section 6)."""
-        return self.clock.failing()
 
     @property
     def durable(self) -> bool:
