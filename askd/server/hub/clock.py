@@ -32,12 +32,12 @@ class DeadlineClock:
 
     def _fire(self) -> None:
         due = self._registry.due()
-        for failure in self._registry.drain_deadline_failures():
-            _log_failure(failure)
         if due:
             self._commits.defer(due)  # its write flushes (and re-arms) when done
         else:
             self._flush()  # notifications that came due; re-arms the timer
+        for failure in self._registry.drain_deadline_failures():  # after: what came due is on its way
+            _log_failure(failure)
 
     def failing(self) -> list[DeadlineFailure]:
         """The deadlines that failed and are still retried, oldest first."""
