@@ -5,9 +5,9 @@ once it ends.
 A digest never stops an end. What askd takes is I-JSON (protocol section
 5), but a question stored before askd refused integers beyond 2**53 may
 hold one no double holds (309 digits), which RFC 8785 cannot write: that
-question still ends, durable, and its waiters wake, with no digest, so its
-result carries no ``receipt`` (docs/decisions.md, "Receipts"). The front
-end logs it (``Commits``), with the request's ids.
+question still ends, durable, and its waiters wake, with no digest, so
+its result carries no ``receipt`` (docs/decisions.md, "What no value may
+stop"). The front end logs it (``Commits``), with the request's ids.
 """
 
 from __future__ import annotations

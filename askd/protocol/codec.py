@@ -8,6 +8,9 @@ valid JSON (integers beyond 64 bits, lone surrogate escapes such as
 surrogate is sent escaped: it has no UTF-8 form). NaN and Infinity are not
 JSON (RFC 8259) and a browser's ``JSON.parse`` rejects them: askd refuses
 them as invalid JSON rather than store and push a frame no page can read.
+What a peer sends (``loads_bounded``) must also keep its integers within
+I-JSON's range (RFC 7493); what askd stored before it refused them still
+reads (``loads``).
 """
 
 from __future__ import annotations

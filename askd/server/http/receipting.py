@@ -58,7 +58,7 @@ class Receipts:
         except Exception:
             # The question ended, durable, whatever its receipt: one that
             # cannot be signed leaves the result without ``receipt``
-            # (docs/decisions.md, "Receipts"), never the reply a 500.
+            # (docs/decisions.md, "What no value may stop"), never the reply a 500.
             log.exception("receipt.sign_failed", sessionId=req.session_id, requestId=req.request_id)
             return None
         self._cache[key] = (req.ended_at, token)
