@@ -31,7 +31,6 @@ class DeadlineTimer:
         self._fire: Callable[[], None] = lambda: None  # DeadlineClock attaches its own
         self._timer: asyncio.TimerHandle | None = None
         self._at: float | None = None
-        self._closed = False
 
     def attach(self, fire: Callable[[], None]) -> None:
         """What runs when a deadline comes (as a store attaches its listener)."""
@@ -39,8 +38,6 @@ class DeadlineTimer:
 
     def arm(self) -> None:
         """Keep the one timer at the registry's next deadline. Never raises."""
-        if self._closed:
-            return
         try:
             when = self._registry.next_deadline()
         except Exception:
@@ -70,7 +67,6 @@ class DeadlineTimer:
         self.arm()  # the next deadline has its timer, whatever the firing did
 
     def close(self) -> None:
-        self._closed = True
         if self._timer is not None:
             self._timer.cancel()
         self._timer = self._at = None
