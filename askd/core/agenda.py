@@ -18,7 +18,7 @@ from askd.core import reminders
 from askd.core.audiences import Audiences
 from askd.core.away import AWAY_DEADLINE
 from askd.core.changes import Change
-from askd.core.deadlines import DEADLINE_KINDS, DeadlineKind, escalate_when
+from askd.core.deadlines import DEADLINE_KINDS, DeadlineFailure, DeadlineKind, escalate_when
 from askd.core.records import Limits, NotifyPolicy, Outbox, Request
 from askd.core.schedule import Schedule
 
@@ -55,12 +55,28 @@ class Agenda:
         # question, this node's count (none yet: not there); those due, until drained.
         self._reminded: dict[Request, int] = {}
         self.reminders: list[tuple[Request, int, list[str], list[str]]] = []
+        # Deadlines whose kind raised when they fired, by (kind, key), each
+        # retried with a backoff (``due``); those that failed since the
+        # front end last drained them, for its log.
+        self._failing: dict[tuple[str, Request | str], DeadlineFailure] = {}
+        self.failures: list[DeadlineFailure] = []
 
     def _counts(self, kind: DeadlineKind, req: Request, at: float) -> bool:
         """A schedule entry counts while its kind's deadline for the request
         is still alive and still at that time (an extension moved a timeout:
-        the entry at the old time is stale)."""
-        return kind.alive(self, req) and kind.when(self, req) == at
+        the entry at the old time is stale), or is the retry of a deadline
+        that failed, still due. One that cannot tell counts: it is fired,
+        and whatever fails is retried, so no entry stops the schedule."""
+        try:
+            if not kind.alive(self, req):
+                return False
+            return kind.when(self, req) == at or (bool(self._failing) and self._retrying(kind, req, at))
+        except Exception:  # a kind's bug: ``due`` keeps it apart
+            return True
+
+    def _retrying(self, kind: DeadlineKind, key: Request | str, at: float) -> bool:
+        failure = self._failing.get((kind.name, key))
+        return failure is not None and failure.retry_at == at and kind.when(self, key) == failure.due_at
 
     # ---- a question's deadlines ---------------------------------------
 
@@ -165,8 +181,54 @@ class Agenda:
         them to try again)."""
         now = self._clock()
         out: list[Change] = []
-        for kind, req in self.schedule.pop_due(now):
-            change = self._kinds[kind].fire(self, req, now)
+        for name, key in self.schedule.pop_due(now):
+            kind = self._kinds[name]
+            try:
+                change = kind.fire(self, key, now)
+            except Exception as err:  # one deadline's failure is its own (``_failed``)
+                self._failed(kind, key, now, err)
+                continue
+            if self._failing:
+                self._failing.pop((name, key), None)
             if change is not None:
                 out.append(change)
+        if self._failing:
+            self._let_go()
         return out
+
+    def _failed(self, kind: DeadlineKind, key: Request | str, now: float, err: Exception) -> None:
+        """A deadline's kind raised: it is tried again after a backoff (its
+        entry comes back; ``_counts`` lets it through while the deadline
+        still counts), the others due go on, and the front end hears of it
+        (``failures``)."""
+        was = self._failing.get((kind.name, key))
+        if was is None:
+            try:
+                due_at = kind.when(self, key)
+            except Exception:
+                due_at = None
+            due_at, since, attempts = now if due_at is None else due_at, now, 1
+        else:
+            due_at, since, attempts = was.due_at, was.since, was.attempts + 1
+        failure = DeadlineFailure(kind.name, key, due_at, since, attempts, now + DeadlineFailure.backoff(attempts), err)
+        self._failing[(kind.name, key)] = failure
+        self.failures.append(failure)
+        self.schedule.add(failure.retry_at, kind.name, key, key.order if isinstance(key, Request) else 0)  # type: ignore[arg-type]
+
+    def failing(self) -> list[DeadlineFailure]:
+        """The deadlines that failed and are still due to be retried, oldest
+        failure first."""
+        self._let_go()
+        return sorted(self._failing.values(), key=lambda f: f.since)
+
+    def _let_go(self) -> None:
+        """Forget the failures whose deadline no longer counts: the question
+        ended another way (an answer, a cancel), or its deadline moved."""
+        for key, failure in list(self._failing.items()):
+            kind = self._kinds[failure.kind]
+            try:
+                gone = not kind.alive(self, failure.key) or kind.when(self, failure.key) != failure.due_at
+            except Exception:
+                gone = False
+            if gone:
+                del self._failing[key]

@@ -61,6 +61,33 @@ class DeadlineKind:
     can: Callable[[DeadlineOwner, bool], bool] = lambda reg, stepped: True
 
 
+# A deadline whose handling raised is tried again after this long, doubled
+# at each failure up to the cap: never a hot loop, never more than a minute
+# late once whatever failed is mended.
+RETRY_FIRST_SECONDS = 1.0
+RETRY_MAX_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineFailure:
+    """A due deadline whose kind raised when it fired (``Agenda.due``): kept,
+    and retried at ``retry_at``, until it fires cleanly or no longer counts
+    (the question ended another way, its deadline moved)."""
+
+    kind: str
+    key: Request | str  # the request (a user's id for an away's end)
+    due_at: float  # the deadline it was (its kind's ``when`` then)
+    since: float  # the first failure
+    attempts: int
+    retry_at: float
+    error: BaseException  # the last one, for the front end's log
+
+    @staticmethod
+    def backoff(attempts: int) -> float:
+        """The wait before the next try, after ``attempts`` failures."""
+        return min(RETRY_FIRST_SECONDS * 2.0 ** min(attempts - 1, 16), RETRY_MAX_SECONDS)
+
+
 def _notify_when(reg: DeadlineOwner, req: Request) -> float | None:
     policy = reg.notify_policy
     # ``after`` 0 is reported at the ask itself (``effects.Apply.register``), not a tick later.

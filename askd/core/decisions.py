@@ -22,9 +22,8 @@ from askd.core.changes import Approved, AwayEnded, AwaySet, Ended, Extended, Gro
 from askd.core.errors import AlreadyVoted, InvalidAnswer, InvalidRequest, NotAllowed, NotFound, NotPending
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
-from askd.core.receipted import approval_digest, ended_digest
+from askd.core.receipted import approval_digest, ended_digest, same_content
 from askd.protocol.action import arguments_problem
-from askd.receipts.digest import canonical
 from askd.core.records import GROUP_PREFIX, Limits, Request
 from askd.core.reservations import Reservations
 from askd.protocol import codec
@@ -150,7 +149,7 @@ class Decisions:
         if counted + 1 < approval.quorum:
             return Approved(req.session_id, req.request_id, counted, vote, approval.with_vote(vote))
         final = approval.arguments if arguments is None else arguments
-        edited = arguments is not None and canonical(arguments) != canonical(approval.arguments)
+        edited = arguments is not None and not same_content(arguments, approval.arguments)
         done = approval.approved(vote, final, edited)
         ended = self._ending(req, _ANSWER, answered_by=by, via=via)
         ended.counted, ended.approval, ended.digest = counted, done, approval_digest(req, final, done.scope)

@@ -35,6 +35,7 @@ from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
 from askd.core.away import Away
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Extended, GroupDeleted, GroupSet
+from askd.core.deadlines import DeadlineFailure
 from askd.core.decisions import Decisions
 from askd.core.effects import Apply
 from askd.core.records import (
@@ -282,8 +283,20 @@ class Registry:
         return self._agenda.next_deadline()
 
     def due(self) -> list[Change]:
-        """What the clock has made due by now, changing nothing (``Agenda.due``)."""
+        """What the clock has made due by now, changing nothing (``Agenda.due``).
+        A deadline whose kind raises is left out and retried later
+        (``drain_deadline_failures``, ``failing_deadlines``)."""
         return self._agenda.due()
+
+    def drain_deadline_failures(self) -> list[DeadlineFailure]:
+        """Take the deadline failures since the last drain (one per failed
+        try), for the front end's log."""
+        out, self._agenda.failures = self._agenda.failures, []
+        return out
+
+    def failing_deadlines(self) -> list[DeadlineFailure]:
+        """The deadlines that failed and are still to be retried (``Agenda.failing``)."""
+        return self._agenda.failing()
 
     def notify_due(self, req: Request, *, again: bool = False) -> None:
         """Report a webhook due (``Agenda.notify_due``)."""

@@ -8,6 +8,9 @@ valid JSON (integers beyond 64 bits, lone surrogate escapes such as
 surrogate is sent escaped: it has no UTF-8 form). NaN and Infinity are not
 JSON (RFC 8259) and a browser's ``JSON.parse`` rejects them: askd refuses
 them as invalid JSON rather than store and push a frame no page can read.
+What a peer sends (``loads_bounded``) must also keep its integers within
+I-JSON's range (RFC 7493); what askd stored before it refused them still
+reads (``loads``).
 """
 
 from __future__ import annotations
@@ -103,14 +106,16 @@ def loads(data: bytes | str, *, exact_numbers: bool = True) -> Any:
     numbers, only its strings and flags: it skips the scan for integers
     beyond 64 bits (an eighth of an answer's cost in the core), and such an
     integer comes out as a float."""
-    return _loads(data, _raw(data), exact_numbers)
+    raw = _raw(data)
+    return _loads(data, raw, exact_numbers and _has_long_run(raw))
 
 
-def _loads(data: bytes | str, raw: bytes, exact_numbers: bool = True) -> Any:
+def _loads(data: bytes | str, raw: bytes, long_run: bool) -> Any:
     # ``raw`` is ``data`` as bytes, made once by the caller (loads_bounded
     # reads it again). A str with a lone surrogate is not UTF-8: orjson
-    # refuses ``raw`` and json reads ``data`` as it came.
-    if exact_numbers and _has_long_run(raw):
+    # refuses ``raw`` and json reads ``data`` as it came. ``long_run``: the
+    # text holds an integer orjson would not keep exact (``_has_long_run``).
+    if long_run:
         return _json_loads(data)
     try:
         return orjson.loads(raw)
@@ -145,17 +150,69 @@ class TooDeep(ValueError):
     """JSON nested deeper than :data:`MAX_DEPTH`."""
 
 
+# I-JSON (RFC 7493 section 2.2): the integers every JSON reader holds
+# exactly, a JavaScript page's and a receipt verifier's included, and the
+# only ones RFC 8785 (a receipt's digest, protocol section 16) defines.
+MAX_SAFE_INTEGER = 2**53 - 1
+# An integer outside that range has at least 16 digits in a row (2**53 has
+# 16): a text without such a run (every usual body) needs no walk.
+_SAFE_RUN = b"0" * 16
+# At most this many integers out of range are named in one refusal.
+MAX_NAMED = 20
+NOT_IJSON = (
+    f"an integer beyond I-JSON's range (-{MAX_SAFE_INTEGER} to {MAX_SAFE_INTEGER}, RFC 7493): "
+    "no JavaScript reader holds it exactly; send it as a string"
+)
+
+
+class NotIJson(ValueError):
+    """JSON that holds an integer outside I-JSON's range. ``details`` names
+    each (``[{"loc": "a.0.b", "msg": ...}]``, the shape pydantic's errors
+    take on the wire); ``doc`` is the parsed text, for the frame's ``id``
+    and ``type``."""
+
+    def __init__(self, details: list[dict[str, str]], doc: Any) -> None:
+        super().__init__(f"{details[0]['loc'] or 'the value'}: {details[0]['msg']}")
+        self.details, self.doc = details, doc
+
+
+def beyond_ijson(obj: Any, limit: int = MAX_NAMED) -> list[str]:
+    """The dotted paths (as pydantic writes ``loc``: keys, list indices) of
+    the integers in ``obj`` outside I-JSON's range, in document order, at
+    most ``limit`` of them; ``""`` is ``obj`` itself."""
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack and len(found) < limit:
+        node, loc = stack.pop()
+        kind = type(node)
+        if kind is int:
+            if not -MAX_SAFE_INTEGER <= node <= MAX_SAFE_INTEGER:
+                found.append(loc)
+        elif kind is dict:
+            stack.extend((v, f"{loc}.{k}" if loc else str(k)) for k, v in reversed(node.items()))
+        elif kind is list:
+            stack.extend((v, f"{loc}.{i}" if loc else str(i)) for i, v in reversed(list(enumerate(node))))
+    return found
+
+
 def loads_bounded(data: bytes | str) -> Any:
     """``loads`` for what a peer sends (a body, a frame): raises
-    :class:`TooDeep` past ``MAX_DEPTH`` levels, ``ValueError`` when it is
-    not JSON (``not_json`` says why)."""
+    :class:`TooDeep` past ``MAX_DEPTH`` levels, :class:`NotIJson` for an
+    integer outside I-JSON's range (nothing askd cannot digest, sign, store
+    or push to a page is ever taken: protocol section 5), ``ValueError``
+    when it is not JSON (``not_json`` says why)."""
     raw = _raw(data)
+    digits = raw.translate(_DIGITS_TO_ZERO)
     try:
-        obj = _loads(data, raw)
+        obj = _loads(data, raw, _LONG_RUN in digits)
     except RecursionError:  # deeper than even the parser goes
         raise TooDeep() from None
     # Nesting is at most the number of opening brackets: a text with no more
     # than MAX_DEPTH of them (every usual body) needs no walk.
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and too_deep(obj):
         raise TooDeep()
+    if _SAFE_RUN in digits:
+        locs = beyond_ijson(obj)
+        if locs:
+            raise NotIJson([{"loc": loc, "msg": NOT_IJSON} for loc in locs], obj)
     return obj

@@ -105,21 +105,26 @@ def validation_details(err: ValidationError) -> list[dict[str, Any]]:
 
 
 def parse_frame(text: str | bytes) -> Frame:
+    beyond: list[dict[str, Any]] = []
     try:
         data = codec.loads_bounded(text)
     except codec.TooDeep:
         raise FrameError("invalid_request", f"frame is nested deeper than {codec.MAX_DEPTH} levels") from None
+    except codec.NotIJson as err:  # a field out of range: check 7 of protocol section 3's order, below
+        data, beyond = err.doc, err.details
     except ValueError as err:
         raise FrameError("bad_json", f"frame is {codec.not_json(err)}") from None
     if not isinstance(data, dict):
         raise FrameError("invalid_request", "a frame must be a JSON object")
     frame_id = data.get("id")
-    if not isinstance(frame_id, (str, int)) or isinstance(frame_id, bool):
-        frame_id = None
+    if not isinstance(frame_id, (str, int)) or isinstance(frame_id, bool) or any(d["loc"] == "id" for d in beyond):
+        frame_id = None  # an id out of I-JSON's range is not echoed: a page could not read it back
     kind = data.get("type")
     model = FRAME_TYPES.get(kind) if isinstance(kind, str) else None
     if model is None:
         raise FrameError("unknown_type", f"unknown frame type {kind!r}"[:200], frame_id)
+    if beyond:
+        raise FrameError("invalid_request", f"invalid {kind} frame: {', '.join(d['loc'] for d in beyond)}", frame_id, beyond)
     try:
         return model.model_validate(data)  # type: ignore[return-value]
     except ValidationError as err:

@@ -68,13 +68,75 @@ def test_an_integer_beyond_64_bits_stays_exact(number: int) -> None:
     assert codec.loads(text.encode()) == {"n": number, "in": [number]}
 
 
-@given(JSON_VALUES)
+SAFE = codec.MAX_SAFE_INTEGER
+IJSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-SAFE, SAFE) | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(IJSON_VALUES)
 def test_a_frame_as_text_reads_as_its_bytes_do(value: object) -> None:
     # A WebSocket frame reaches loads_bounded as str, a body as bytes: both
     # read alike (the str is made bytes once, for orjson and the checks).
     raw = codec.dumps(value)
     text = raw.decode("utf-8", "surrogatepass")
     assert codec.loads_bounded(text) == codec.loads_bounded(raw) == json.loads(text)
+
+
+def _beyond(value: object, loc: str = "") -> list[str]:
+    """The paths of the integers outside I-JSON's range, the slow obvious way."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [] if -SAFE <= value <= SAFE else [loc]
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    return [found for k, v in items for found in _beyond(v, f"{loc}.{k}" if loc else str(k))]
+
+
+@given(JSON_VALUES)
+def test_a_peer_s_text_is_refused_exactly_when_an_integer_is_beyond_ijson(value: object) -> None:
+    # What a peer sends (a body, a frame) must hold nothing a receipt's
+    # digest (RFC 8785), a JavaScript page or a verifier cannot read exactly.
+    raw = codec.dumps(value)
+    expected = _beyond(json.loads(raw))[: codec.MAX_NAMED]
+    if not expected:
+        assert codec.loads_bounded(raw) == json.loads(raw)
+        return
+    with pytest.raises(codec.NotIJson) as refused:
+        codec.loads_bounded(raw)
+    assert [d["loc"] for d in refused.value.details] == expected
+    assert refused.value.doc == json.loads(raw)
+    assert codec.loads(raw) == json.loads(raw)  # what askd stored before still reads
+
+
+@pytest.mark.parametrize(
+    ("text", "locs"),
+    [
+        ('{"a": {"b": [1, %d]}}' % (SAFE + 1), ["a.b.1"]),
+        ('{"n": -%d}' % (SAFE + 1), ["n"]),
+        ('{"n": %d, "m": -%d}' % (SAFE, SAFE), []),  # the range's ends are in it
+        ('{"args": {"n": %s}, "x": [%s]}' % ("9" * 309, "1" + "0" * 400), ["args.n", "x.0"]),
+        ('{"id": "%s", "n": 1.5e300}' % ("9" * 40), []),  # digits in a string, a float: fine
+        ("%d" % (2**53), [""]),
+    ],
+)
+def test_an_integer_beyond_ijson_is_named_where_it_is(text: str, locs: list[str]) -> None:
+    if not locs:
+        assert codec.loads_bounded(text) == json.loads(text)
+        return
+    with pytest.raises(codec.NotIJson) as refused:
+        codec.loads_bounded(text.encode())
+    assert [d["loc"] for d in refused.value.details] == locs
+    assert "RFC 7493" in refused.value.details[0]["msg"]
+
+
+def test_a_refusal_names_at_most_max_named_integers() -> None:
+    text = "[" + ",".join(["9" * 20] * (codec.MAX_NAMED + 5)) + "]"
+    with pytest.raises(codec.NotIJson) as refused:
+        codec.loads_bounded(text)
+    assert [d["loc"] for d in refused.value.details] == [str(i) for i in range(codec.MAX_NAMED)]
 
 
 def test_a_text_holding_a_lone_surrogate_still_reads() -> None:

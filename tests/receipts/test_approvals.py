@@ -16,7 +16,7 @@ from tests.receipts.test_wire import ended, jwks
 from tests.wire.test_approvals import approve, ask_action
 
 CLAIMS = ["iss", "iat", "sid", "rid", "status", "approved", "scope", "by", "via", "approvals", "digest", "endedAt"]
-ARGS = {"env": "prod", "replicas": 3, "big": 2**60 + 1}
+ARGS = {"env": "prod", "replicas": 3, "big": 2**53 - 1}  # the largest integer askd takes (I-JSON)
 
 
 async def checked(daemon: RunningDaemon, result: dict[str, Any], arguments: Any, scope: str | None) -> dict[str, Any]:
@@ -26,7 +26,7 @@ async def checked(daemon: RunningDaemon, result: dict[str, Any], arguments: Any,
     assert (claims["by"], claims["via"]) == (result.get("answeredBy"), result.get("via"))
     assert claims["approvals"] == [a["by"] for a in result["approvals"]]
     assert (claims["approved"], claims["scope"]) == (result["approved"], scope)
-    # As a JavaScript verifier holds the arguments (an integer beyond 2**53 is a double).
+    # As a JavaScript verifier holds the arguments.
     content = {"action": {"name": "deploy", "arguments": js_parse(json.dumps(arguments))}, "scope": scope}
     assert claims["digest"] == digest_of(content)
     return claims

@@ -12,7 +12,7 @@ import httpx
 from tests.conftest import RunningDaemon, WsClient, eventually, q
 from tests.receipts.independent import check, digest_of, js_parse
 
-QUESTIONS = [q("Deploy to prod?", "yes", "no", header="Ship"), q("Anything else?", n=2**60 + 1)]
+QUESTIONS = [q("Deploy to prod?", "yes", "no", header="Ship"), q("Anything else?", n=2**53 - 1)]
 
 
 async def jwks(daemon: RunningDaemon) -> dict[str, Any]:
@@ -30,7 +30,7 @@ async def asked(daemon: RunningDaemon, session: str = "s1", tab: WsClient | None
         assert pushed["payload"]["requestId"] == rid
     r = await daemon.http.get(f"{daemon.url}/v1/sessions/{session}/questions", headers=daemon.agent_headers)
     [item] = [p for p in r.json()["pending"] if p["requestId"] == rid]
-    assert item["questions"][1]["n"] == 2**60 + 1  # kept exact as sent
+    assert item["questions"][1]["n"] == 2**53 - 1  # I-JSON's largest integer, kept exact as sent
     if tab is not None:
         assert pushed["payload"]["questions"] == item["questions"]
     [js] = [p for p in js_parse(r.text)["pending"] if p["requestId"] == rid]

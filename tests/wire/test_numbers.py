@@ -159,3 +159,152 @@ async def test_a_frame_askd_fails_on_is_answered_and_the_socket_stays(daemon: Ru
     await tab.works()
     await daemon.admin("POST", f"/admin/v1/sessions/s1/questions/{asked['requestId']}/answer", json={"answers": {"Which?": "x"}})
     assert (await tab.expect("ask_user_questions_cancelled"))["payload"]["requestId"] == asked["requestId"]
+
+
+# ---- I-JSON at the door (protocol section 5, Errors) ---------------------
+# An integer askd took used to stay a question no one could end: its
+# receipt's digest (RFC 8785) raised on it, so every withdraw, cancel,
+# approve and decline was a 500, and its deadline stopped the clock for
+# every other question. Every integer a peer sends is now within I-JSON's
+# range (RFC 7493), refused with its field named before anything is stored.
+
+BIG = "9" * 309  # past a double: no digest, no JavaScript reader
+
+
+async def nothing_stored(daemon: RunningDaemon, tab: Any = None) -> None:
+    """No question was taken: none pending, none counted, none pushed."""
+    r = await daemon.admin("GET", "/admin/v1/pending")
+    assert r.json()["pending"] == [], r.text
+    assert (await daemon.admin("GET", "/admin/v1/stats")).json()["asked"] == 0
+    if tab is not None:
+        await tab.quiet()
+
+
+def named(error: dict[str, Any], *locs: str) -> None:
+    assert [d["loc"] for d in error["details"]] == list(locs), error
+    assert error["message"].startswith(f"invalid request body: {locs[0]}: an integer beyond I-JSON's range"), error
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        ('{"to": ["alice"], "action": {"name": "deploy", "arguments": {"env": "prod", "n": %s}}}' % BIG, "action.arguments.n"),
+        ('{"to": ["alice"], "action": {"name": "deploy", "arguments": {"list": [1, -%s]}}}' % BIG, "action.arguments.list.1"),
+        ('{"userId": "alice", "questions": [{"question": "Which?"}], "metadata": {"ticket": %s}}' % BIG, "metadata.ticket"),
+        ('{"userId": "alice", "questions": [{"question": "Which?", "x-rank": %s}]}' % BIG, "questions.0.x-rank"),
+        ('{"userId": "alice", "questions": [{"question": "Which?"}], "metadata": {"n": %d}}' % 2**53, "metadata.n"),
+        ('{"userId": "alice", "questions": [{"question": "Which?"}], "timeoutSeconds": 30, "onTimeout": {"answers": {"Which?": %s}}}' % BIG, "onTimeout.answers.Which?"),
+    ],
+    ids=["action-arguments", "arguments-list", "metadata", "question-field", "2**53", "on-timeout"],
+)
+async def test_an_integer_beyond_ijson_in_an_ask_is_400_naming_it_and_nothing_is_stored(
+    daemon: RunningDaemon, body: str, loc: str
+) -> None:
+    tab = await daemon.connect("alice")
+    named(invalid(await post_raw(daemon, "/v1/sessions/s1/questions", body.encode())), loc)
+    await nothing_stored(daemon, tab)
+
+
+async def test_the_largest_integers_i_json_has_are_taken_and_kept_exact(daemon: RunningDaemon) -> None:
+    safe = 2**53 - 1
+    r = await post_raw(
+        daemon, "/v1/sessions/s1/questions",
+        ('{"to": ["alice"], "action": {"name": "deploy", "arguments": {"n": %d, "m": -%d}}}' % (safe, safe)).encode(),
+    )
+    assert r.status_code == 201, r.text
+    [listed] = (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"]
+    assert listed["action"]["arguments"] == {"n": safe, "m": -safe}
+
+
+async def pending_question(daemon: RunningDaemon, tab: Any) -> str:
+    rid: str = (await daemon.ask("s1", "alice", [q("Which?")]))["requestId"]
+    await tab.expect("ask_user_questions")
+    return rid
+
+
+async def still_pending(daemon: RunningDaemon, rid: str) -> None:
+    assert (await daemon.result("s1", rid)).json()["status"] == "pending"
+    [listed] = (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"]
+    assert listed["requestId"] == rid
+
+
+@pytest.mark.parametrize(
+    ("frame", "loc"),
+    [
+        ('{"type": "ask_user_questions_result", "sessionId": "s1", "requestId": "RID", "answers": {"Which?": %s}, "id": 5}' % BIG, "answers.Which?"),
+        ('{"type": "approve", "sessionId": "s1", "requestId": "RID", "arguments": {"n": [%s]}, "id": 5}' % BIG, "arguments.n.0"),
+        ('{"type": "decline", "sessionId": "s1", "requestId": "RID", "reason": "no", "x": %s, "id": 5}' % BIG, "x"),
+    ],
+    ids=["answer", "approve", "decline-extra-field"],
+)
+async def test_an_integer_beyond_ijson_in_a_frame_is_invalid_request_naming_it(daemon: RunningDaemon, frame: str, loc: str) -> None:
+    tab = await daemon.connect("alice")
+    rid = await pending_question(daemon, tab)
+    await tab.send(frame.replace("RID", rid))
+    reply = await tab.recv()
+    assert reply["type"] == "error" and reply["id"] == 5, reply
+    assert reply["payload"]["code"] == "invalid_request", reply
+    assert [d["loc"] for d in reply["payload"]["details"]] == [loc], reply
+    await tab.works()
+    await still_pending(daemon, rid)
+
+
+async def test_a_frame_id_beyond_ijson_is_refused_and_not_echoed(daemon: RunningDaemon) -> None:
+    tab = await daemon.connect("alice")
+    await tab.send('{"type": "ping", "id": %s}' % BIG)
+    reply = await tab.recv()
+    assert reply["type"] == "error" and "id" not in reply, reply
+    assert [d["loc"] for d in reply["payload"]["details"]] == ["id"]
+    # The order of protocol section 3 holds: an unknown type is said first.
+    await tab.send('{"type": "nope", "n": %s, "id": "u"}' % BIG)
+    assert (await tab.recv())["payload"]["code"] == "unknown_type"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "loc"),
+    [
+        ("/v1/sessions/s1/questions/RID/answer", '{"answers": {"Which?": %s}, "answeredBy": "alice"}' % BIG, "answers.Which?"),
+        ("/v1/sessions/s1/questions/RID/decline", '{"answeredBy": "alice", "n": %s}' % BIG, "n"),
+        ("/v1/sessions/s1/questions/RID/extend", '{"seconds": 5, "n": %s}' % BIG, "n"),
+    ],
+    ids=["agent-answer", "agent-decline", "agent-extend"],
+)
+async def test_an_integer_beyond_ijson_in_an_agent_body_is_400_and_the_question_stays(
+    daemon: RunningDaemon, path: str, body: str, loc: str
+) -> None:
+    tab = await daemon.connect("alice")
+    rid = await pending_question(daemon, tab)
+    named(invalid(await post_raw(daemon, path.replace("RID", rid), body.encode())), loc)
+    await tab.quiet()
+    await still_pending(daemon, rid)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "loc"),
+    [
+        ("POST", "/admin/v1/sessions/s1/questions/RID/answer", '{"answers": {"Which?": [%s]}}' % BIG, "answers.Which?.0"),
+        ("POST", "/admin/v1/sessions/s1/questions/RID/decline", '{"reason": "no", "n": -%s}' % BIG, "n"),
+        ("POST", "/admin/v1/disconnect", '{"all": true, "n": %s}' % BIG, "n"),
+        ("PUT", "/admin/v1/groups/ops", '{"members": ["alice"], "n": %s}' % BIG, "n"),
+    ],
+    ids=["admin-answer", "admin-decline", "admin-disconnect", "admin-group"],
+)
+async def test_an_integer_beyond_ijson_in_an_admin_body_is_400_and_nothing_changes(
+    daemon: RunningDaemon, method: str, path: str, body: str, loc: str
+) -> None:
+    tab = await daemon.connect("alice")
+    rid = await pending_question(daemon, tab)
+    r = await daemon.admin(method, path.replace("RID", rid), content=body.encode())
+    named(invalid(r), loc)
+    await tab.works()  # not disconnected
+    await still_pending(daemon, rid)
+    assert (await daemon.admin("GET", "/admin/v1/groups")).json()["groups"] == []
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity"])
+async def test_a_non_finite_number_never_gets_in(daemon: RunningDaemon, number: str) -> None:
+    tab = await daemon.connect("alice")
+    body = '{"to": ["alice"], "action": {"name": "deploy", "arguments": {"n": %s}}}' % number
+    error = invalid(await post_raw(daemon, "/v1/sessions/s1/questions", body.encode()))
+    assert error["message"].startswith("request body is not valid JSON"), error
+    await nothing_stored(daemon, tab)

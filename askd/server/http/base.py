@@ -222,21 +222,23 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
         limit = self.ctx.settings.limits.max_request_bytes
         if len(body) > limit:
             raise ApiError("too_large", f"request body is over {limit} bytes")
+        beyond: list[dict[str, Any]] = []
         try:
             raw = codec.loads_bounded(body or b"null")
         except codec.TooDeep:
             raise ApiError("invalid_request", f"request body is nested deeper than {codec.MAX_DEPTH} levels") from None
+        except codec.NotIJson as err:  # an integer beyond I-JSON's range: refused below, with its loc
+            raw, beyond = err.doc, err.details
         except ValueError as err:
             raise ApiError("invalid_request", f"request body is {codec.not_json(err)}") from None
         if not isinstance(raw, dict):
             raise ApiError("invalid_request", "request body must be a JSON object")
+        if beyond:
+            raise _invalid_body(beyond)
         try:
             return model.model_validate(raw, context=context), raw
         except ValidationError as err:
-            details = validation_details(err)
-            first = details[0]
-            more = f" (and {len(details) - 1} more in details)" if len(details) > 1 else ""
-            raise ApiError("invalid_request", f"invalid request body: {first['loc'] or 'body'}: {first['msg']}{more}", details) from None
+            raise _invalid_body(validation_details(err)) from None
 
     def wait_seconds(self) -> float:
         """``?wait=SEC``: 0 when absent, at most ``limits.max_wait_seconds``."""
@@ -256,3 +258,10 @@ class ApiHandler(JsonErrors, tornado.web.RequestHandler):
     def send_json(self, obj: Any, status: int = 200) -> None:
         self.set_status(status)
         self.finish(encode(obj))  # UTF-8 JSON, lone surrogates escaped
+
+
+def _invalid_body(details: list[dict[str, Any]]) -> ApiError:
+    """``400 invalid_request`` naming the first field at fault (protocol section 5, Errors)."""
+    first = details[0]
+    more = f" (and {len(details) - 1} more in details)" if len(details) > 1 else ""
+    return ApiError("invalid_request", f"invalid request body: {first['loc'] or 'body'}: {first['msg']}{more}", details)

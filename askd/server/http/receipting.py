@@ -14,6 +14,9 @@ from typing import Any
 
 from askd.core import Request, Status
 from askd.receipts import Keyring, receipt_claims, sign
+from askd.server.logs import get_logger
+
+log = get_logger("askd.receipts")
 
 # Ended results kept with their receipt: a question asked again for its
 # result (a wait that ends, a GET, a replayed ask) is not signed again.
@@ -28,8 +31,10 @@ class Receipts:
         self._cache: OrderedDict[tuple[str, str], tuple[float, str]] = OrderedDict()
 
     def receipt(self, req: Request) -> str | None:
-        """The ended request's receipt; None while pending, or for a question
-        that ended before askd kept digests (its questions are gone)."""
+        """The ended request's receipt; None while pending, for a question
+        that ended before askd kept digests (its questions are gone) or
+        without one (its content had no canonical JSON, ``core/receipted.py``),
+        and when signing fails (logged)."""
         if req.pending or req.digest is None or req.ended_at is None:
             return None
         key = (req.session_id, req.request_id)
@@ -37,18 +42,25 @@ class Receipts:
         if hit is not None and hit[0] == req.ended_at:
             self._cache.move_to_end(key)
             return hit[1]
-        claims = receipt_claims(
-            iss=self.issuer,
-            session_id=req.session_id,
-            request_id=req.request_id,
-            status=req.status.value,
-            by=req.answered_by,
-            via=req.via,
-            digest=req.digest,
-            ended_at=req.ended_at,
-            approval=_approval(req),
-        )
-        token = sign(claims, self.keys)
+        try:
+            claims = receipt_claims(
+                iss=self.issuer,
+                session_id=req.session_id,
+                request_id=req.request_id,
+                status=req.status.value,
+                by=req.answered_by,
+                via=req.via,
+                digest=req.digest,
+                ended_at=req.ended_at,
+                approval=_approval(req),
+            )
+            token = sign(claims, self.keys)
+        except Exception:
+            # The question ended, durable, whatever its receipt: one that
+            # cannot be signed leaves the result without ``receipt``
+            # (docs/decisions.md, "What no value may stop"), never the reply a 500.
+            log.exception("receipt.sign_failed", sessionId=req.session_id, requestId=req.request_id)
+            return None
         self._cache[key] = (req.ended_at, token)
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)

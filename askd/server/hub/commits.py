@@ -209,6 +209,12 @@ class Commits:
         if change.via is not None:
             who.update(answeredBy=change.answered_by, via=change.via)
         log.info(_END_EVENT[change.status], sessionId=change.session_id, requestId=change.request_id, **who)
+        if change.digest is None:  # every end decided here takes one; none: its content had no canonical JSON
+            log.error(
+                "receipt.no_digest", sessionId=change.session_id, requestId=change.request_id,
+                reason="its questions or action hold a value RFC 8785 cannot write (stored before askd refused it); "
+                "it ended without a receipt",
+            )
 
     # ---- the store's health -------------------------------------------
 

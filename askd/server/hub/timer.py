@@ -1,7 +1,14 @@
 """The one loop timer, kept at the registry's next deadline, for every
 deadline kind. The flush moves it after every change; it knows nothing
 above it, and when it fires it calls the one function attached to it (the
-clock's, ``clock.py``)."""
+clock's, ``clock.py``).
+
+Nothing stops it: the timer is armed again after every firing. Should the
+attached function raise (the registry keeps one deadline's failure to
+itself, so this is a bug elsewhere), or the next deadline not be known, it
+is logged and the timer fires again in ``REARM_SECONDS``: never a hot loop
+on a deadline that keeps failing, never a timer left unarmed.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,12 @@ import contextvars
 from collections.abc import Callable
 
 from askd.core.registry import Registry
+from askd.server.logs import get_logger
+
+log = get_logger("askd.hub")
+
+# When the next deadline cannot be read, the timer fires again this soon.
+REARM_SECONDS = 1.0
 
 
 class DeadlineTimer:
@@ -24,8 +37,15 @@ class DeadlineTimer:
         self._fire = fire
 
     def arm(self) -> None:
-        """Keep the one timer at the registry's next deadline."""
-        when = self._registry.next_deadline()
+        """Keep the one timer at the registry's next deadline. Never raises."""
+        try:
+            when = self._registry.next_deadline()
+        except Exception:
+            log.exception("deadline.next_failed", retryInSeconds=REARM_SECONDS)
+            when = self._now() + REARM_SECONDS
+        self._arm_at(when)
+
+    def _arm_at(self, when: float | None) -> None:
         if when is None or (self._at is not None and self._at <= when):
             return  # an earlier timer is armed; when it fires it re-arms
         if self._timer is not None:
@@ -38,7 +58,13 @@ class DeadlineTimer:
 
     def _fired(self) -> None:
         self._timer = self._at = None
-        self._fire()
+        try:
+            self._fire()
+        except Exception:
+            log.exception("deadline.clock_failed", retryInSeconds=REARM_SECONDS)
+            self._arm_at(self._now() + REARM_SECONDS)  # not at once: what raised may raise again
+            return
+        self.arm()  # the next deadline has its timer, whatever the firing did
 
     def close(self) -> None:
         if self._timer is not None:
