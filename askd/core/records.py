@@ -94,6 +94,9 @@ class AskInput:
     quorum: int = 1
     remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders; None: none
     via: str = "agent"  # through what the agent asked: ``mcp`` through ``askd mcp`` (the audit trail)
+    # The SHA-256 (hex) of the ask's hostKey: the asking process's own host may
+    # relay the person's answer (protocol section 5); None: no agent may.
+    host_key_hash: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -162,6 +165,7 @@ class Request:
     remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders
     on_behalf_of: str | None = None  # the away user a delegate answered for (spec R)
     away: bool = False  # asked of one user, now away: it goes to their delegates too (Audiences)
+    host_key_hash: str | None = None  # the SHA-256 (hex) of the ask's hostKey; None: no agent may relay
     # The order the registry learned of it (asked, applied from a shared
     # store, or restored in the store's order): deadlines due at the same
     # moment fire in this order, an extended one too. Not kept by stores.

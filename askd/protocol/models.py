@@ -9,6 +9,7 @@ untouched and nothing is added.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Annotated, Any, Literal, Union
 
@@ -49,6 +50,17 @@ class GroupBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     members: list[Id] = Field(max_length=MAX_GROUP_MEMBERS)
+
+
+#: An ask's ``hostKey`` (protocol section 5, "Answering for the person"): a
+#: secret the asking process makes, so that only it may pass on what the person
+#: answered in its own host. askd keeps only its SHA-256 (``host_key_hash``).
+HostKey = Annotated[str, Field(min_length=32, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+def host_key_hash(key: str | None) -> str | None:
+    """The SHA-256 of a ``hostKey`` as askd keeps and compares it (hex); None for none."""
+    return None if key is None else hashlib.sha256(key.encode("ascii")).hexdigest()
 
 
 #: A Slack user id (``U0123ABCD``; ``W...`` on Enterprise Grid).
@@ -289,6 +301,11 @@ class AskBody(AskFields):
     userId: Id | None = None
     requireOnline: StrictBool = False
     parentSessionId: Id | None = None
+    hostKey: HostKey | None = Field(
+        default=None,
+        description="A secret of the asking process (32 to 128 base64url characters): only a relay carrying it, "
+        "from a token with the asking token's sub, may answer for a person who answered in the asker's own host.",
+    )
 
     @model_validator(mode="after")
     def _one_audience(self) -> AskBody:
@@ -348,14 +365,18 @@ class AnswerBody(BaseModel):
 
 
 class OnBehalf(BaseModel):
-    """What an agent's answer or decline names: the person it acts for (one
-    of the question's audience) and the channel the person used. Only the MCP
-    bridge does this today, for the person who answered in its host."""
+    """What an agent's answer, decline or approval names: the person it acts
+    for (one of the question's audience), the channel the person used, and
+    the ask's ``hostKey``: only the asking process's own host relays (protocol
+    section 5). Only the MCP bridge does this today, for the person who
+    answered in its host."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     answeredBy: Id
     via: Literal["mcp"] = "mcp"
+    # The ask's own hostKey: without it (or with another) the relay is refused (403).
+    hostKey: HostKey | None = None
 
 
 #: The header an ask names its channel with, for the audit trail's ``via``
