@@ -59,7 +59,9 @@ def check_relay(req: Request, relay: Relay, by: str | None) -> None:
     if relay.agent != req.agent:
         raise Forbidden(f"question {rid} was asked by another agent: only the asking agent's own host may answer it for a person")
     if relay.host_key_hash is None or not hmac.compare_digest(relay.host_key_hash, req.host_key_hash):
-        raise Forbidden(f"hostKey is not the one question {rid} was asked with: only the asking process's own host may answer it for a person")
+        raise Forbidden(
+            f"hostKey is not the one question {rid} was asked with: only the asking process's own host may answer it for a person"
+        )
     if req.approval is not None:
         relayed = next((v.by for v in req.approval.votes if v.via == "mcp" and v.by != by), None)
         if relayed is not None:

@@ -77,8 +77,9 @@ async def test_the_key_only_holds_from_the_asking_tokens_sub(daemon: RunningDaem
     await unchanged(daemon, other, "s2")
 
 
-@pytest.mark.parametrize("body", [{"hostKey": "short"}, {"hostKey": "k" * 31}, {"hostKey": "k" * 129}, {"hostKey": "k" * 31 + "+"}, {"hostKey": 7}])
-async def test_a_malformed_host_key_is_400_with_its_loc(daemon: RunningDaemon, body: dict[str, Any]) -> None:
+@pytest.mark.parametrize("key", ["short", "k" * 31, "k" * 129, "k" * 31 + "+", 7])
+async def test_a_malformed_host_key_is_400_with_its_loc(daemon: RunningDaemon, key: Any) -> None:
+    body = {"hostKey": key}
     r = await daemon.http.post(
         f"{daemon.url}/v1/sessions/s1/questions", json={"userId": "alice", "questions": [q()], **body}, headers=daemon.agent_headers
     )

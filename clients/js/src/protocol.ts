@@ -230,6 +230,10 @@ export interface AskBody {
     | [EscalationStep, EscalationStep, EscalationStep, EscalationStep, EscalationStep]
     | null;
   /**
+   * A secret of the asking process (32 to 128 base64url characters): only a relay carrying it, from a token with the asking token's sub, may answer for a person who answered in the asker's own host.
+   */
+  hostKey?: string | null;
+  /**
    * The total time the person may add to the deadline (at most max_timeout_seconds).
    */
   maxExtensionSeconds?: number;
