@@ -86,17 +86,13 @@ class AskInput:
     agent: str | None = None
     max_extension: float = 0.0  # the total time the person may add (maxExtensionSeconds)
     on_timeout: Answers | None = None  # the answers a timeout ends with (onTimeout.answers)
-    # Spec G: whom to ask instead of ``user_id`` (users and ``group:G``).
-    to: tuple[str, ...] | None = None
-    # Spec H: steps (afterSeconds, entries), in time order.
-    escalate: tuple[Step, ...] = ()
+    to: tuple[str, ...] | None = None  # whom to ask instead of ``user_id`` (users and ``group:G``)
+    escalate: tuple[Step, ...] = ()  # escalation steps (afterSeconds, entries), in time order
     action: dict[str, Any] | None = None  # an action to approve instead of questions (section 17), as sent
     quorum: int = 1
     remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders; None: none
     via: str = "agent"  # through what the agent asked: ``mcp`` through ``askd mcp`` (the audit trail)
-    # The SHA-256 (hex) of the ask's hostKey: the asking process's own host may
-    # relay the person's answer (protocol section 5); None: no agent may.
-    host_key_hash: str | None = None
+    host_key_hash: str | None = None  # SHA-256 (hex) of its hostKey: its own host may relay (protocol section 5)
 
 
 @dataclass(slots=True, frozen=True)

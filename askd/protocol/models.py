@@ -9,7 +9,6 @@ untouched and nothing is added.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Annotated, Any, Literal, Union
 
@@ -31,6 +30,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from askd.addresses import EmailAddress
 from askd.protocol.action import MAX_QUORUM, Action, ApproveBody, arguments_problem
 from askd.protocol.ids import Id, NonEmpty
+from askd.protocol.relay import HostKey, OnBehalf
 from askd.protocol.remind import Remind
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
@@ -50,17 +50,6 @@ class GroupBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     members: list[Id] = Field(max_length=MAX_GROUP_MEMBERS)
-
-
-#: An ask's ``hostKey`` (protocol section 5, "Answering for the person"): a
-#: secret the asking process makes, so that only it may pass on what the person
-#: answered in its own host. askd keeps only its SHA-256 (``host_key_hash``).
-HostKey = Annotated[str, Field(min_length=32, max_length=128, pattern=r"^[A-Za-z0-9_-]+$")]
-
-
-def host_key_hash(key: str | None) -> str | None:
-    """The SHA-256 of a ``hostKey`` as askd keeps and compares it (hex); None for none."""
-    return None if key is None else hashlib.sha256(key.encode("ascii")).hexdigest()
 
 
 #: A Slack user id (``U0123ABCD``; ``W...`` on Enterprise Grid).
@@ -302,9 +291,7 @@ class AskBody(AskFields):
     requireOnline: StrictBool = False
     parentSessionId: Id | None = None
     hostKey: HostKey | None = Field(
-        default=None,
-        description="A secret of the asking process (32 to 128 base64url characters): only a relay carrying it, "
-        "from a token with the asking token's sub, may answer for a person who answered in the asker's own host.",
+        default=None, description="A secret of the asking process: only a relay carrying it may answer for the person in its host."
     )
 
     @model_validator(mode="after")
@@ -362,21 +349,6 @@ class AnswerBody(BaseModel):
 
     # Only the shape here; content is checked against the question (check_answers).
     answers: dict[str, Any]
-
-
-class OnBehalf(BaseModel):
-    """What an agent's answer, decline or approval names: the person it acts
-    for (one of the question's audience), the channel the person used, and
-    the ask's ``hostKey``: only the asking process's own host relays (protocol
-    section 5). Only the MCP bridge does this today, for the person who
-    answered in its host."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    answeredBy: Id
-    via: Literal["mcp"] = "mcp"
-    # The ask's own hostKey: without it (or with another) the relay is refused (403).
-    hostKey: HostKey | None = None
 
 
 #: The header an ask names its channel with, for the audit trail's ``via``

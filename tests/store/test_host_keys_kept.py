@@ -13,7 +13,7 @@ from askd.core import AskInput, Forbidden, Limits
 from askd.core.decisions import Relay
 from askd.core.registry import Registry
 from askd.core.snapshot import restore
-from askd.protocol.models import host_key_hash
+from askd.protocol.relay import host_key_hash
 from askd.store import Store
 from askd.store.redis import RedisStore
 from askd.store.sqlite import SqliteStore

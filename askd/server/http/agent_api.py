@@ -20,8 +20,8 @@ from askd.protocol.models import (
     AgentDeclineBody,
     AskBody,
     ExtendBody,
-    host_key_hash,
 )
+from askd.protocol.relay import host_key_hash
 from askd.server.context import Context
 from askd.server.door.auth import revoked
 from askd.server.http.base import ApiError, ApiHandler

@@ -205,14 +205,12 @@ class Hub:
         return req, True
 
     async def answer(
-        self, session_id: str, request_id: str, answers: dict[str, Any], *,
+        self, session_id: str, request_id: str, answers: dict[str, Any], *, relay: Relay | None = None,
         user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
-        relay: Relay | None = None,
     ) -> Request:
-        """Answer; raises (changing nothing) when not pending, invalid, a
-        ``relay`` the ask does not allow, or the store fails. ``before_flush``
-        runs once the answer is taken and before the ``cancelled`` events go
-        out (the sender's ack goes first)."""
+        """Answer; raises (changing nothing) when not pending, invalid, not the
+        ``relay``'s to give, or the store fails. ``before_flush`` runs once it is
+        taken and before the ``cancelled`` events go out (the sender's ack first)."""
         await self.lookup(session_id, request_id)
         change = self.registry.prepare_answer(
             session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by, relay=relay
@@ -220,9 +218,8 @@ class Hub:
         return await self._end(change, before_flush)
 
     async def decline(
-        self, session_id: str, request_id: str, reason: str | None, *,
+        self, session_id: str, request_id: str, reason: str | None, *, relay: Relay | None = None,
         user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
-        relay: Relay | None = None,
     ) -> Request:
         """The person refuses to answer; raises as ``answer`` does."""
         await self.lookup(session_id, request_id)

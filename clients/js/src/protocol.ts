@@ -230,7 +230,7 @@ export interface AskBody {
     | [EscalationStep, EscalationStep, EscalationStep, EscalationStep, EscalationStep]
     | null;
   /**
-   * A secret of the asking process (32 to 128 base64url characters): only a relay carrying it, from a token with the asking token's sub, may answer for a person who answered in the asker's own host.
+   * A secret of the asking process: only a relay carrying it may answer for the person in its host.
    */
   hostKey?: string | null;
   /**
