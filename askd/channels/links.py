@@ -193,3 +193,14 @@ class Minter:
 
     def links_for(self, req: Request, users: Iterable[str]) -> dict[str, dict[str, Any]]:
         return links_for(self.public_base, self.secret, req, users, self.epoch())
+
+    def channel_links(self, req: Request, users: Sequence[str]) -> dict[str, Any] | None:
+        """The links a shared channel's message carries (a Slack channel, a
+        Teams card): they name the recipient only when there is one. None
+        for an action needing more than one person's approval: a message
+        everyone in the channel sees is no person's, so it never fills a
+        quorum seat (protocol section 17); it then carries only the inbox's
+        button, where each person approves as themself."""
+        if req.approval is not None and req.approval.quorum > 1:
+            return None
+        return self.link_set(req, users[0] if len(users) == 1 else None)

@@ -119,8 +119,8 @@ class SlackApp(Channel):
             return None
         ev = webhook.event(req.describe(), webhook.inbox_url(self.link_base, req.session_id), notice.users)
         m = self._minter
-        # A channel is shared: its links name the recipient only when there is one (spec J).
-        channel_links = m.link_set(req, notice.users[0] if len(notice.users) == 1 else None) if m else None
+        # A channel is shared: Minter.channel_links says what its message may carry.
+        channel_links = m.channel_links(req, notice.users) if m else None
         return _Asked(key, note, ev, channel_links, m.links_for(req, notice.newcomers) if m else {})
 
     async def deliveries(self, prepared: _Asked | str, notice: Notice) -> list[Delivery]:

@@ -76,9 +76,7 @@ class WebhookChannel(Channel):
             return webhook.render(self.fmt, webhook.event(req.describe(), url, users, reminder=k))
         minter = self._answer_links
         if self.fmt in CHAT_FORMATS:
-            # A channel is shared: its links name the recipient only when there is one.
-            recipient = users[0] if len(users) == 1 else None
-            channel = minter.link_set(req, recipient)
+            channel = minter.channel_links(req, users)  # a shared channel's (Minter.channel_links)
             return webhook.render(self.fmt, webhook.event(req.describe(), url, users, reminder=k), channel)
         links = minter.links_for(req, notice.newcomers)
         return webhook.render(self.fmt, webhook.event(req.describe(), url, users, links, reminder=k))

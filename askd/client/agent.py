@@ -89,14 +89,18 @@ class AgentClient:
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
         remind: tuple[float, int] | None = None,
+        host_key: str | None = None,
     ) -> Result:
         """Ask and block until the question is answered, times out or is
         cancelled. ``timeout`` is the question's own (``timeoutSeconds``);
         ``remind`` ``(everySeconds, times)`` reminds those with no open tab
-        (unset: the daemon's ``notify.remind_*``)."""
+        (unset: the daemon's ``notify.remind_*``). ``host_key``: this
+        process's secret (32 to 128 base64url characters) letting its own host
+        answer for the person (``answer_for`` with the same key; protocol
+        section 5); without it no agent token may."""
         body = ask_body(
             user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind,
+            remind=remind, host_key=host_key,
         )
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
@@ -117,7 +121,8 @@ class AgentClient:
         (the person may have edited them when ``editable``); ``result.receipt``
         is the signed proof. ``wait=False`` returns the pending result at once
         (its ``request_id`` to ``wait`` on or ``withdraw``). ``quorum``: the
-        approvals needed from distinct people. ``ValueError`` before sending
+        approvals needed from distinct people; ``host_key`` as ``ask``'s (the
+        host then fills at most one seat). ``ValueError`` before sending
         when the action is malformed (a bad schema, arguments not an object)."""
         return drive_sync(self._http, self._flows.approval(session, name, arguments, idempotency_key, wait, options))
 
@@ -137,11 +142,12 @@ class AgentClient:
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
         remind: tuple[float, int] | None = None,
+        host_key: str | None = None,
     ) -> Result:
         """Ask without waiting; the result has the ``request_id`` to wait on."""
         body = ask_body(
             user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind,
+            remind=remind, host_key=host_key,
         )
         return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
@@ -176,20 +182,22 @@ class AgentClient:
         return drive_sync(self._http, self._flows.cancel_session(session))
 
     def answer_for(
-        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp"
+        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp", *, host_key: str | None = None
     ) -> Result | None:
         """Answer one of this agent's questions for ``user``, who answered in
         the agent's own window (``via``): the result, or None when the question
         had already ended (or is not ``user``'s): the first answer won.
         ``ApiError`` 400 ``invalid_answer`` when the answers do not fit the
-        questions, ``QuestionLost`` when askd does not know the question."""
-        return drive_sync(self._http, self._flows.answer_for(session, request_id, user, answers, via))
+        questions, ``QuestionLost`` when askd does not know the question.
+        ``host_key`` is the one the question was asked with: without the
+        same key, from this agent, askd refuses (``AuthError`` 403 ``forbidden``)."""
+        return drive_sync(self._http, self._flows.answer_for(session, request_id, user, answers, via, host_key))
 
     def decline_for(
-        self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp"
+        self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp", *, host_key: str | None = None
     ) -> Result | None:
         """Decline for ``user`` (with ``reason`` when given), as ``answer_for`` answers."""
-        return drive_sync(self._http, self._flows.decline_for(session, request_id, user, reason, via))
+        return drive_sync(self._http, self._flows.decline_for(session, request_id, user, reason, via, host_key))
 
     def approve_for(
         self,
@@ -199,10 +207,14 @@ class AgentClient:
         arguments: Mapping[str, Any] | None = None,
         scope: str | None = None,
         via: str = "mcp",
+        *,
+        host_key: str | None = None,
     ) -> Result | None:
         """One approval of this agent's action for ``user``, who approved in
         the agent's own window (protocol section 17): the result (still
         pending while a quorum needs more), or None when it had already ended
         (or is not ``user``'s). ``ApiError`` 409 ``already_voted``, 400 for
-        arguments or a scope the action does not allow."""
-        return drive_sync(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via))
+        arguments or a scope the action does not allow; 403 ``forbidden``
+        without the ask's ``host_key``, or for a second person (a host
+        relays for one person only)."""
+        return drive_sync(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via, host_key))

@@ -57,10 +57,11 @@ class AsyncAgentClient:
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
         remind: tuple[float, int] | None = None,
+        host_key: str | None = None,
     ) -> Result:
         body = ask_body(
             user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind,
+            remind=remind, host_key=host_key,
         )
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
@@ -93,10 +94,11 @@ class AsyncAgentClient:
         to: Sequence[str] | None = None,
         escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
         remind: tuple[float, int] | None = None,
+        host_key: str | None = None,
     ) -> Result:
         body = ask_body(
             user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind,
+            remind=remind, host_key=host_key,
         )
         return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
@@ -122,16 +124,16 @@ class AsyncAgentClient:
         return await drive_async(self._http, self._flows.cancel_session(session))
 
     async def answer_for(
-        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp"
+        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str = "mcp", *, host_key: str | None = None
     ) -> Result | None:
         """See ``AgentClient.answer_for``."""
-        return await drive_async(self._http, self._flows.answer_for(session, request_id, user, answers, via))
+        return await drive_async(self._http, self._flows.answer_for(session, request_id, user, answers, via, host_key))
 
     async def decline_for(
-        self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp"
+        self, session: str, request_id: str, user: str, reason: str | None = None, via: str = "mcp", *, host_key: str | None = None
     ) -> Result | None:
         """See ``AgentClient.decline_for``."""
-        return await drive_async(self._http, self._flows.decline_for(session, request_id, user, reason, via))
+        return await drive_async(self._http, self._flows.decline_for(session, request_id, user, reason, via, host_key))
 
     async def approve_for(
         self,
@@ -141,6 +143,8 @@ class AsyncAgentClient:
         arguments: Mapping[str, Any] | None = None,
         scope: str | None = None,
         via: str = "mcp",
+        *,
+        host_key: str | None = None,
     ) -> Result | None:
         """See ``AgentClient.approve_for``."""
-        return await drive_async(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via))
+        return await drive_async(self._http, self._flows.approve_for(session, request_id, user, arguments, scope, via, host_key))

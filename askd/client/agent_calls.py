@@ -38,14 +38,16 @@ def ask_body(
     escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     *,
     remind: tuple[float, int] | None = None,
+    host_key: str | None = None,
 ) -> dict[str, Any]:
     """The ask's body. ``user`` or ``to`` (users and ``group:NAME``
     entries) names whom to ask; ``escalate`` is ``(afterSeconds, entries)``
     steps that join the audience while nobody answers; ``remind`` is
-    ``(everySeconds, times)``: those with no open tab are reminded."""
+    ``(everySeconds, times)``: those with no open tab are reminded;
+    ``host_key`` lets this process's own host answer for the person."""
     body: dict[str, Any] = {"questions": question_dicts(questions)}
     return _audience_and_limits(
-        body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate, remind
+        body, user, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate, remind, host_key
     )
 
 
@@ -68,6 +70,7 @@ class ApprovalOptions(TypedDict, total=False):
     max_extension: float | None
     escalate: Sequence[tuple[float, Sequence[str]]] | None
     remind: tuple[float, int] | None
+    host_key: str | None
 
 
 def approval_body(
@@ -89,6 +92,7 @@ def approval_body(
     max_extension: float | None = None,
     escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
     remind: tuple[float, int] | None = None,
+    host_key: str | None = None,
 ) -> dict[str, Any]:
     """An approval's ask (protocol section 17): ``action`` in place of
     ``questions``, checked against ``Action`` before sending (a bad schema
@@ -109,7 +113,7 @@ def approval_body(
     if quorum is not None:
         body["quorum"] = quorum
     return _audience_and_limits(
-        body, user, metadata, timeout, require_online, parent_session, max_extension, None, to, escalate, remind
+        body, user, metadata, timeout, require_online, parent_session, max_extension, None, to, escalate, remind, host_key
     )
 
 
@@ -125,6 +129,7 @@ def _audience_and_limits(
     to: Sequence[str] | None,
     escalate: Sequence[tuple[float, Sequence[str]]] | None,
     remind: tuple[float, int] | None = None,
+    host_key: str | None = None,
 ) -> dict[str, Any]:
     """The keys an ask of questions and an approval share."""
     if user is not None:
@@ -147,6 +152,8 @@ def _audience_and_limits(
         body["requireOnline"] = True
     if parent_session is not None:
         body["parentSessionId"] = parent_session
+    if host_key is not None:
+        body["hostKey"] = host_key
     return body
 
 
@@ -230,21 +237,24 @@ class AgentFlows:
         return Result.from_json(json_or_raise(response))
 
     def answer_for(
-        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str
+        self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str, host_key: str | None
     ) -> Flow[Result | None]:
-        body = {"answers": dict(answers), "answeredBy": user, "via": via}
+        body = {"answers": dict(answers), **_relayed(user, via, host_key)}
         return (yield from self._on_behalf(session, request_id, "answer", body))
 
-    def decline_for(self, session: str, request_id: str, user: str, reason: str | None, via: str) -> Flow[Result | None]:
-        body: dict[str, Any] = {"answeredBy": user, "via": via}
+    def decline_for(
+        self, session: str, request_id: str, user: str, reason: str | None, via: str, host_key: str | None
+    ) -> Flow[Result | None]:
+        body = _relayed(user, via, host_key)
         if reason is not None:
             body["reason"] = reason
         return (yield from self._on_behalf(session, request_id, "decline", body))
 
     def approve_for(
-        self, session: str, request_id: str, user: str, arguments: Mapping[str, Any] | None, scope: str | None, via: str
+        self, session: str, request_id: str, user: str, arguments: Mapping[str, Any] | None, scope: str | None, via: str,
+        host_key: str | None,
     ) -> Flow[Result | None]:
-        body: dict[str, Any] = {"answeredBy": user, "via": via}
+        body = _relayed(user, via, host_key)
         if arguments is not None:
             body["arguments"] = dict(arguments)
         if scope is not None:
@@ -265,6 +275,14 @@ class AgentFlows:
     def cancel_session(self, session: str) -> Flow[int]:
         response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
         return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
+
+
+def _relayed(user: str, via: str, host_key: str | None) -> dict[str, Any]:
+    """What every relay's body names: the person, their channel, the ask's hostKey."""
+    body: dict[str, Any] = {"answeredBy": user, "via": via}
+    if host_key is not None:
+        body["hostKey"] = host_key
+    return body
 
 
 def _code(response: httpx.Response) -> str | None:

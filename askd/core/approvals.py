@@ -19,8 +19,9 @@ from askd.protocol import codec
 
 @dataclass(slots=True, frozen=True)
 class Vote:
-    """One approval: who (None: an admin without a ``sub``), how, when, and
-    the scope they chose."""
+    """One approval: who (None: it names nobody, an admin without a ``sub``
+    or a shared link, which only a quorum of 1 takes), how, when, and the
+    scope they chose."""
 
     by: str | None
     via: str
@@ -44,7 +45,7 @@ class Approval:
     scope: str | None = None
 
     def voted(self, by: str | None) -> bool:
-        """Whether ``by`` approved it already (all null approvers are one)."""
+        """Whether ``by`` approved it already."""
         return any(v.by == by for v in self.votes)
 
     def wire(self) -> list[dict[str, Any]]:

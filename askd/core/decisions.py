@@ -11,7 +11,9 @@ clock's are the deadline kinds', ``Agenda.due``.)
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from askd.core import events as ev
@@ -19,7 +21,7 @@ from askd.core.audiences import Audiences
 from askd.core.book import SessionBook
 from askd.core.approvals import Vote
 from askd.core.changes import Approved, AwayEnded, AwaySet, Ended, Extended, GroupDeleted, GroupSet
-from askd.core.errors import AlreadyVoted, InvalidAnswer, InvalidRequest, NotAllowed, NotFound, NotPending
+from askd.core.errors import AlreadyVoted, Forbidden, InvalidAnswer, InvalidRequest, NoSeat, NotAllowed, NotFound, NotPending
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
 from askd.core.receipted import approval_digest, ended_digest, same_content
@@ -31,6 +33,38 @@ from askd.protocol.models import Answers, check_answers
 
 
 _ANSWER = Trigger.ANSWER  # read once: see records._PENDING
+
+
+@dataclass(frozen=True, slots=True)
+class Relay:
+    """An agent token passing on what a person answered in the agent's own
+    host (protocol section 5, "Answering for the person"): the token's
+    ``sub`` and the SHA-256 of the ``hostKey`` it sent (None: none)."""
+
+    agent: str | None
+    host_key_hash: str | None
+
+
+def check_relay(req: Request, relay: Relay, by: str | None) -> None:
+    """Raise :class:`Forbidden` unless the ask let its own host relay: it
+    carried a ``hostKey``, the relay carries the same and comes from a token
+    with the asking token's ``sub`` (both without one count as the same: the
+    key is what tells one process from another), and on an approval the host
+    relays for one person only, whoever it relayed for first (a host is one
+    person's window: with a quorum it fills at most one seat)."""
+    rid = req.request_id
+    if req.host_key_hash is None:
+        raise Forbidden(f"question {rid} was asked without hostKey: no agent token may answer it for a person")
+    if relay.agent != req.agent:
+        raise Forbidden(f"question {rid} was asked by another agent: only the asking agent's own host may answer it for a person")
+    if relay.host_key_hash is None or not hmac.compare_digest(relay.host_key_hash, req.host_key_hash):
+        raise Forbidden(
+            f"hostKey is not the one question {rid} was asked with: only the asking process's own host may answer it for a person"
+        )
+    if req.approval is not None:
+        relayed = next((v.by for v in req.approval.votes if v.via == "mcp" and v.by != by), None)
+        if relayed is not None:
+            raise Forbidden(f"the host relayed for {relayed} on question {rid} already: a host answers for one person")
 
 
 class Decisions:
@@ -57,13 +91,15 @@ class Decisions:
         user_id: str | None = None,
         via: str = "ws",
         answered_by: str | None = None,
+        relay: Relay | None = None,
     ) -> Ended:
         """Check an answer to a pending question; ``user_id`` None answers as
         an admin. Raises :class:`NotPending` when it is not pending for this
-        user (ended, unknown, or another user's) and :class:`InvalidAnswer`
-        when the answers do not fit its questions. The result names
-        ``answered_by`` (default: ``user_id``) and ``via``."""
-        req = self._pending_for(session_id, request_id, user_id)
+        user (ended, unknown, or another user's), :class:`Forbidden` for a
+        ``relay`` the ask does not allow (:func:`check_relay`) and
+        :class:`InvalidAnswer` when the answers do not fit its questions. The
+        result names ``answered_by`` (default: ``user_id``) and ``via``."""
+        req = self._pending_for(session_id, request_id, user_id, relay)
         if req.approval is not None:
             raise InvalidRequest(f"question {request_id} is an action to approve: send approve or decline, not an answer")
         # The check reads the questions' texts and multiSelect flags, no number.
@@ -82,11 +118,14 @@ class Decisions:
         """What is wrong with ``answers`` to these questions, or None."""
         return check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
 
-    def _pending_for(self, session_id: str, request_id: str, user_id: str | None) -> Request:
-        """The pending question ``user_id`` (None: an admin) may act on."""
+    def _pending_for(self, session_id: str, request_id: str, user_id: str | None, relay: Relay | None = None) -> Request:
+        """The pending question ``user_id`` (None: an admin) may act on,
+        through ``relay`` when an agent passes it on (:func:`check_relay`)."""
         req = self._book.get(session_id, request_id)
         if req is None or not req.pending or (user_id is not None and not self._audiences.holds(user_id, req)):
             raise NotPending(f"question {request_id} is not pending")
+        if relay is not None:
+            check_relay(req, relay, user_id)
         return req
 
     def prepare_decline(
@@ -98,10 +137,11 @@ class Decisions:
         user_id: str | None = None,
         via: str = "ws",
         answered_by: str | None = None,
+        relay: Relay | None = None,
     ) -> Ended:
         """The person refuses to answer: the question ends ``declined``.
-        Raises :class:`NotPending` as ``prepare_answer`` does."""
-        req = self._pending_for(session_id, request_id, user_id)
+        Raises :class:`NotPending` and :class:`Forbidden` as ``prepare_answer`` does."""
+        req = self._pending_for(session_id, request_id, user_id, relay)
         by = user_id if answered_by is None else answered_by
         ended = self._ending(req, Trigger.DECLINE, answered_by=by, via=via, reason=reason)
         ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
@@ -117,17 +157,19 @@ class Decisions:
         user_id: str | None = None,
         via: str = "ws",
         answered_by: str | None = None,
+        relay: Relay | None = None,
     ) -> Approved | Ended:
         """One approval of a pending action (section 17) by ``user_id`` (None:
         an admin, named ``answered_by``). The one that completes its quorum
         is an ``Ended`` (answered), any other an ``Approved``; both take
         effect only against the count of approvals decided with here.
-        Raises :class:`NotPending` as ``prepare_answer`` does,
-        :class:`AlreadyVoted` when this approver approved it already, and
-        :class:`InvalidRequest` for a question that is no action, arguments
-        it does not let be edited or that fail its schema, and ``always``
-        it does not offer."""
-        req = self._pending_for(session_id, request_id, user_id)
+        Raises :class:`NotPending` and :class:`Forbidden` as ``prepare_answer`` does,
+        :class:`AlreadyVoted` when this approver approved it already,
+        :class:`NoSeat` when it names nobody (an admin without a ``sub``, a
+        shared link) on a quorum above 1, and :class:`InvalidRequest` for a
+        question that is no action, arguments it does not let be edited or
+        that fail its schema, and ``always`` it does not offer."""
+        req = self._pending_for(session_id, request_id, user_id, relay)
         approval = req.approval
         if approval is None:
             raise InvalidRequest(f"question {request_id} is not an action to approve: answer it instead")
@@ -142,6 +184,11 @@ class Decisions:
                 where, msg = problem
                 raise _refused(f"arguments.{where}" if where else "arguments", f"the arguments fail the action's schema: {msg}")
         by = user_id if answered_by is None else answered_by
+        if by is None and approval.quorum > 1:
+            # A quorum counts people (protocol section 17): an approval that
+            # names nobody may end a quorum of 1, never fill a seat of more.
+            who = "an admin token without a sub" if via == "admin" else "a link not bound to one person"
+            raise NoSeat(f"{who} cannot fill a quorum seat: question {request_id} needs {approval.quorum} people's approvals")
         if approval.voted(by):  # after what is wrong with the approve itself: that is an error whoever sends it
             raise AlreadyVoted(f"{by or 'the admin'} approved {request_id} already")
         vote = Vote(by, via, self._clock(), scope or "once")

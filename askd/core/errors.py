@@ -32,6 +32,12 @@ class NotPending(AskdError):
     code = "not_pending"
 
 
+class NoSeat(InvalidRequest):
+    """An approval that names nobody (an admin token without a ``sub``, a
+    link not bound to one person) on an action needing more than one
+    person's approval: a quorum counts people (protocol section 17)."""
+
+
 class AlreadyVoted(AskdError):
     """This user approved the action already (an ``approve`` ack's reason)."""
 
@@ -52,6 +58,9 @@ class NotAllowed(AskdError):
 
 
 class Forbidden(AskdError):
+    """Not this caller's to do: an agent's relay the ask does not allow
+    (protocol section 5, "Answering for the person")."""
+
     code = "forbidden"
 
 

@@ -86,14 +86,13 @@ class AskInput:
     agent: str | None = None
     max_extension: float = 0.0  # the total time the person may add (maxExtensionSeconds)
     on_timeout: Answers | None = None  # the answers a timeout ends with (onTimeout.answers)
-    # Spec G: whom to ask instead of ``user_id`` (users and ``group:G``).
-    to: tuple[str, ...] | None = None
-    # Spec H: steps (afterSeconds, entries), in time order.
-    escalate: tuple[Step, ...] = ()
+    to: tuple[str, ...] | None = None  # whom to ask instead of ``user_id`` (users and ``group:G``)
+    escalate: tuple[Step, ...] = ()  # escalation steps (afterSeconds, entries), in time order
     action: dict[str, Any] | None = None  # an action to approve instead of questions (section 17), as sent
     quorum: int = 1
     remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders; None: none
     via: str = "agent"  # through what the agent asked: ``mcp`` through ``askd mcp`` (the audit trail)
+    host_key_hash: str | None = None  # SHA-256 (hex) of its hostKey: its own host may relay (protocol section 5)
 
 
 @dataclass(slots=True, frozen=True)
@@ -162,6 +161,7 @@ class Request:
     remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders
     on_behalf_of: str | None = None  # the away user a delegate answered for (spec R)
     away: bool = False  # asked of one user, now away: it goes to their delegates too (Audiences)
+    host_key_hash: str | None = None  # the SHA-256 (hex) of the ask's hostKey; None: no agent may relay
     # The order the registry learned of it (asked, applied from a shared
     # store, or restored in the store's order): deadlines due at the same
     # moment fire in this order, an extended one too. Not kept by stores.

@@ -36,7 +36,7 @@ from askd.core.book import SessionBook
 from askd.core.away import Away
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.deadlines import DeadlineFailure
-from askd.core.decisions import Decisions
+from askd.core.decisions import Decisions, Relay
 from askd.core.effects import Apply
 from askd.core.records import (
     ALL_SESSIONS,
@@ -149,26 +149,30 @@ class Registry:
 
     def prepare_answer(
         self, session_id: str, request_id: str, answers: Answers, *, user_id: str | None = None, via: str = "ws",
-        answered_by: str | None = None,
+        answered_by: str | None = None, relay: Relay | None = None,
     ) -> Ended:
         """An ``Ended`` answering a pending question (``Decisions.prepare_answer``)."""
-        return self._decisions.prepare_answer(session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by)
+        return self._decisions.prepare_answer(
+            session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by, relay=relay
+        )
 
     def prepare_decline(
         self, session_id: str, request_id: str, reason: str | None = None, *, user_id: str | None = None,
-        via: str = "ws", answered_by: str | None = None,
+        via: str = "ws", answered_by: str | None = None, relay: Relay | None = None,
     ) -> Ended:
         """An ``Ended`` declining a pending question (``Decisions.prepare_decline``)."""
-        return self._decisions.prepare_decline(session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by)
+        return self._decisions.prepare_decline(
+            session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by, relay=relay
+        )
 
     def prepare_approve(
         self, session_id: str, request_id: str, arguments: dict[str, Any] | None = None, scope: str | None = None, *,
-        user_id: str | None = None, via: str = "ws", answered_by: str | None = None,
+        user_id: str | None = None, via: str = "ws", answered_by: str | None = None, relay: Relay | None = None,
     ) -> Approved | Ended:
         """An approval of a pending action: ``Approved``, or the ``Ended``
         completing its quorum (``Decisions.prepare_approve``)."""
         return self._decisions.prepare_approve(
-            session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by
+            session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by, relay=relay
         )
 
     def prepare_extend(

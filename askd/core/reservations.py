@@ -130,6 +130,7 @@ class Reservations:
             escalate=ask.escalate,
         )
         req.max_extension, req.on_timeout, req.remind = ask.max_extension, ask.on_timeout, ask.remind
+        req.host_key_hash = ask.host_key_hash
         asked: dict[str, Any]
         if ask.action is not None:  # an approval (section 17): what it runs, its quorum
             # (the approvals so far are added at each push: Request.push_fields)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -76,6 +77,10 @@ class Bridge:
         self._forms: dict[str, HostForm | ApprovalForm] = {}
         self._replied: set[str] = set()
         self._open: set[str] = set()
+        # This process's hostKey (protocol section 5): sent with the asks the
+        # host may be asked in and with what the person answers there, so
+        # that only this process passes on an answer for its person.
+        self.host_key = secrets.token_urlsafe(32)
 
     # ---- handlers ------------------------------------------------------
 
@@ -157,6 +162,8 @@ class Bridge:
                 await self._hear_host(client, resumed, calls.host_reply(params))
                 return await self._wait(ctx, client, resumed, self.cfg.max_wait, self._whom(arguments))
             to, escalate = args.audience()
+            # Only a question asked of the bridge's own user is theirs to answer in the host.
+            in_host = not to and self.cfg.elicit
             submitted = await client.submit(
                 self.cfg.session,
                 None if to else self.cfg.user,  # to: whom the tool names instead of the bridge's user
@@ -169,13 +176,13 @@ class Bridge:
                 to=to,
                 escalate=escalate,
                 remind=(args.remind.everySeconds, args.remind.times) if args.remind is not None else None,
+                host_key=self.host_key if in_host else None,
             )
             self.keys.asked(submitted.request_id, key)
             if not submitted.pending:
                 self.keys.ended(submitted.request_id)
                 return submitted
-            # Only a question asked of the bridge's own user is theirs to answer in the host.
-            if not to and self.cfg.elicit and submitted.request_id not in self._replied:
+            if in_host and submitted.request_id not in self._replied:
                 self._forms.setdefault(submitted.request_id, build_form(arguments["questions"]))
             return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
 
@@ -192,17 +199,17 @@ class Bridge:
                 await self._hear_host(client, resumed, calls.host_reply(params))
                 return await self._wait(ctx, client, resumed, self.cfg.max_wait, self._whom(arguments))
             user = args.userId if args.to is None else None
+            in_host = args.to is None and (args.userId is None or args.userId == self.cfg.user) and self.cfg.elicit
             submitted = await client.request_approval(
                 self.cfg.session, args.name, args.arguments, summary=args.summary, preview=args.preview,
                 to=args.to, user=user or (None if args.to else self.cfg.user), timeout=args.timeoutSeconds,
-                idempotency_key=self.keys.header(key), wait=False,
+                idempotency_key=self.keys.header(key), wait=False, host_key=self.host_key if in_host else None,
             )
             self.keys.asked(submitted.request_id, key)
             if not submitted.pending:
                 self.keys.ended(submitted.request_id)
                 return submitted
-            mine = args.to is None and (args.userId is None or args.userId == self.cfg.user)
-            if mine and self.cfg.elicit and submitted.request_id not in self._replied:
+            if in_host and submitted.request_id not in self._replied:
                 self._forms.setdefault(submitted.request_id, build_approval_form(args.action()))
             return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
 
@@ -331,9 +338,9 @@ class Bridge:
         answers = form.answers(reply.content) if reply is not None and reply.action == "accept" else {}
         try:
             if action == "decline":
-                taken = await client.decline_for(self.cfg.session, request_id, self.cfg.user)
+                taken = await client.decline_for(self.cfg.session, request_id, self.cfg.user, host_key=self.host_key)
             elif answers:
-                taken = await client.answer_for(self.cfg.session, request_id, self.cfg.user, answers)
+                taken = await client.answer_for(self.cfg.session, request_id, self.cfg.user, answers, host_key=self.host_key)
             else:  # dismissed, or accepted with nothing filled in
                 log.info("mcp.host_dismissed", requestId=request_id, action=action)
                 return
@@ -352,9 +359,9 @@ class Bridge:
                 log.info("mcp.host_dismissed", requestId=request_id, action=reply.action if reply else "failed")
                 return
             if decision[0] == "approve":
-                taken = await client.approve_for(self.cfg.session, request_id, self.cfg.user)
+                taken = await client.approve_for(self.cfg.session, request_id, self.cfg.user, host_key=self.host_key)
             else:
-                taken = await client.decline_for(self.cfg.session, request_id, self.cfg.user, decision[1])
+                taken = await client.decline_for(self.cfg.session, request_id, self.cfg.user, decision[1], host_key=self.host_key)
         except AskdClientError as err:  # already voted, and the like: the wait reports what askd says
             log.warning("mcp.host_reply_refused", requestId=request_id, action=decision[0], error=str(err))
             return

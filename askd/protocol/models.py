@@ -30,6 +30,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from askd.addresses import EmailAddress
 from askd.protocol.action import MAX_QUORUM, Action, ApproveBody, arguments_problem
 from askd.protocol.ids import Id, Label, NonEmpty
+from askd.protocol.relay import HostKey, OnBehalf
 from askd.protocol.remind import Remind
 # An option's preview (a diff, a file): long, but bounded; the request body
 # limit (limits.max_request_bytes) applies as well.
@@ -289,6 +290,9 @@ class AskBody(AskFields):
     userId: Id | None = None
     requireOnline: StrictBool = False
     parentSessionId: Id | None = None
+    hostKey: HostKey | None = Field(
+        default=None, description="A secret of the asking process: only a relay carrying it may answer for the person in its host."
+    )
 
     @model_validator(mode="after")
     def _one_audience(self) -> AskBody:
@@ -345,17 +349,6 @@ class AnswerBody(BaseModel):
 
     # Only the shape here; content is checked against the question (check_answers).
     answers: dict[str, Any]
-
-
-class OnBehalf(BaseModel):
-    """What an agent's answer or decline names: the person it acts for (one
-    of the question's audience) and the channel the person used. Only the MCP
-    bridge does this today, for the person who answered in its host."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    answeredBy: Id
-    via: Literal["mcp"] = "mcp"
 
 
 #: The header an ask names its channel with, for the audit trail's ``via``

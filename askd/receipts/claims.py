@@ -31,8 +31,10 @@ def receipt_claims(
 
     ``iat`` is the end time in whole seconds (rounded down), not the time of
     signing: a receipt is then the same bytes on every node and after every
-    restart. ``approval`` (for approvals, protocol section N) holds
-    ``approved``, ``scope`` and ``approvals`` (the user ids, in order)."""
+    restart. ``approval`` (for approvals, protocol section 16) holds
+    ``approved``, ``scope``, ``approvals`` (the user ids of the people who
+    approved, in order) and ``approvalsVia`` (each one's ``via``, in the same
+    order: ``ws``, ``link``, ``mcp``, ``admin``)."""
     out: dict[str, Any] = {
         "iss": iss or ISSUER,
         "iat": math.floor(ended_at),
@@ -47,6 +49,7 @@ def receipt_claims(
     out["via"] = via
     if approval is not None:
         out["approvals"] = list(approval.get("approvals", ()))
+        out["approvalsVia"] = list(approval.get("approvalsVia", ()))
     out["digest"] = digest
     out["endedAt"] = rfc3339(ended_at)
     return out

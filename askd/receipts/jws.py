@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from askd.receipts.digest import approval_content, digest
 from askd.receipts.keys import ALG, Keyring
 
-# The members every receipt carries (approvals add approved, scope, approvals).
+# The members every receipt carries (approvals add approved, scope, approvals, approvalsVia).
 REQUIRED = ("iss", "iat", "sid", "rid", "status", "digest", "endedAt")
 # What an audit head's signature signs (protocol section 19).
 HEAD_CLAIMS = ("seq", "hash", "at")

@@ -19,7 +19,7 @@ import orjson
 import structlog
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
-_SENSITIVE_KEYS = {"token", "secret", "authorization", "password"}
+_SENSITIVE_KEYS = {"token", "secret", "authorization", "password", "hostkey", "host_key"}  # hostKey: protocol section 5
 _TOKEN_QUERY = re.compile(r"(?i)(token=)[^&\s\"']+")
 _JWT = re.compile(r"eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+")
 _LINK = re.compile(r"(/a/)[\w.-]+")  # an answer link's token (askd.channels.links) answers its question

@@ -48,9 +48,12 @@ async def test_approve_with_edited_arguments_from_a_file_and_json(local: Running
 
 async def test_a_quorum_reports_progress_and_one_approver_twice_is_one_line(local: RunningDaemon) -> None:  # noqa: F811
     rid = await ask_action(local, quorum=2)
-    r = await askd("pending", "approve", "s1", rid)
+    # The local admin token has no sub: no person, so it fills no seat of a quorum (protocol section 17).
+    assert "cannot fill a quorum seat" in one_error_line(await askd("pending", "approve", "s1", rid))
+    as_alice = {"ASKD_ADMIN_TOKEN": local.token("admin", "alice")}
+    r = await askd("pending", "approve", "s1", rid, env=as_alice)
     assert (r.exit_code, r.stdout) == (0, f"Approved {rid} in session s1: 1 of 2 approvals, 1 more needed.\n"), r.stderr
-    assert "already" in one_error_line(await askd("pending", "approve", "s1", rid))
+    assert "already" in one_error_line(await askd("pending", "approve", "s1", rid, env=as_alice))
     assert (await local.result("s1", rid)).json()["status"] == "pending"
 
 
@@ -81,11 +84,11 @@ async def test_deny_ends_it_declined_with_the_reason(local: RunningDaemon) -> No
 
 async def test_show_renders_the_action_and_the_quorum(local: RunningDaemon) -> None:  # noqa: F811
     rid = await ask_action(local, quorum=2, summary="Ship **v2**", preview="image: web:v1 → web:v2", allowAlways=True)
-    assert (await askd("pending", "approve", "s1", rid)).exit_code == 0
+    assert (await askd("pending", "approve", "s1", rid, env={"ASKD_ADMIN_TOKEN": local.token("admin", "ops")})).exit_code == 0
     r = await askd("pending", "show", "s1", rid)
     assert r.exit_code == 0, r.stderr
     assert "Approve deploy?" in r.stdout and "Ship v2" in r.stdout and '"env": "staging"' in r.stdout
-    assert "web:v1 → web:v2" in r.stdout and "1 of 2 approvals: admin" in r.stdout and "approve always offered" in r.stdout
+    assert "web:v1 → web:v2" in r.stdout and "1 of 2 approvals: ops" in r.stdout and "approve always offered" in r.stdout
     r = await askd("pending", "show", "s1", rid, "--json")
     assert json.loads(r.stdout)["action"]["name"] == "deploy"
 

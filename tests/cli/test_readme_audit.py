@@ -37,9 +37,12 @@ def test_the_readme_exports_verifies_and_names_an_edit(served: Served, tmp_path:
     assert secret is not None
     agent = {"Authorization": f"Bearer {tokens.issue(secret, 'agent')}"}
     url = f"http://127.0.0.1:{served.info['port']}/v1/sessions/demo/questions"
-    body = {"userId": "alice", "questions": [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]}
+    key = "the-asking-process-own-host-key-0123456789"  # its own host relays alice's answer (protocol section 5)
+    question = {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}
+    body = {"userId": "alice", "questions": [question], "hostKey": key}
     rid = httpx.post(url, json=body, headers=agent).json()["requestId"]
-    r = httpx.post(f"{url}/{rid}/answer", json={"answers": {"Which database?": "PostgreSQL"}, "answeredBy": "alice"}, headers=agent)
+    answer = {"answers": {"Which database?": "PostgreSQL"}, "answeredBy": "alice", "hostKey": key}
+    r = httpx.post(f"{url}/{rid}/answer", json=answer, headers=agent)
     assert r.status_code == 200, r.text
 
     env = {**served.env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{served.env.get('PATH', '')}"}

@@ -6,11 +6,12 @@ a lost ask as ``ask`` does."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Any
 
 import pytest
 
-from askd.client import AgentClient, ApiError, Status
+from askd.client import AgentClient, ApiError, AuthError, Status
 from askd.receipts.jws import verify
 from tests.client.proxy import FlakyProxy
 from tests.client.test_agent_client import FAST_RETRY, agent
@@ -126,19 +127,27 @@ async def test_the_blocking_client(daemon: RunningDaemon) -> None:
 
 async def test_approve_for_and_decline_for_an_approval_in_the_agents_window(daemon: RunningDaemon) -> None:
     """What ``askd mcp`` does when the person approves in its host: one
-    approval for them (a quorum waits for more), never twice, then a denial."""
+    approval for them with the ask's ``host_key`` (a quorum waits for more),
+    never twice, never for a second person; then a denial."""
+    key = secrets.token_urlsafe(32)
     async with agent(daemon.url, daemon) as client:
-        asked = await client.request_approval("s1", "deploy", ARGS, to=["alice", "bob"], quorum=2, wait=False)
+        asked = await client.request_approval("s1", "deploy", ARGS, to=["alice", "bob"], quorum=2, wait=False, host_key=key)
         rid = asked.request_id
-        first = await client.approve_for("s1", rid, "alice")
+        first = await client.approve_for("s1", rid, "alice", host_key=key)
         assert first is not None and first.pending and [a["by"] for a in first.approvals or []] == ["alice"]
         with pytest.raises(ApiError) as again:
-            await client.approve_for("s1", rid, "alice")
+            await client.approve_for("s1", rid, "alice", host_key=key)
         assert (again.value.status, again.value.code) == (409, "already_voted")
-        assert await client.approve_for("s1", rid, "mallory") is None  # not in the audience
-        done = await client.approve_for("s1", rid, "bob")
-        assert done is not None and (done.approved, done.answered_by, done.via) == (True, "bob", "mcp")
-        assert await client.decline_for("s1", rid, "alice", "late") is None  # ended: the approval won
-        denied = await client.request_approval("s2", "rm", {"path": "/"}, user="alice", wait=False)
-        no = await client.decline_for("s2", denied.request_id, "alice", "no way")
+        assert await client.approve_for("s1", rid, "mallory", host_key=key) is None  # not in the audience
+        with pytest.raises(AuthError) as second_person:  # a host is one person's window
+            await client.approve_for("s1", rid, "bob", host_key=key)
+        assert (second_person.value.status, second_person.value.code) == (403, "forbidden")
+        bob = {"Authorization": f"Bearer {daemon.token('admin', 'bob')}"}
+        r = await daemon.http.post(f"{daemon.admin_url}/admin/v1/sessions/s1/questions/{rid}/approve", json={}, headers=bob)
+        assert r.json() == {"accepted": True, "approvals": 2, "needed": 2}
+        done = await client.result("s1", rid)
+        assert [(a["by"], a["via"]) for a in done.approvals or []] == [("alice", "mcp"), ("bob", "admin")]
+        assert await client.decline_for("s1", rid, "alice", "late", host_key=key) is None  # ended: the approval won
+        denied = await client.request_approval("s2", "rm", {"path": "/"}, user="alice", wait=False, host_key=key)
+        no = await client.decline_for("s2", denied.request_id, "alice", "no way", host_key=key)
     assert no is not None and (no.status, no.approved, no.reason, no.via) == (Status.declined, False, "no way", "mcp")

@@ -8,6 +8,9 @@ from tests.cluster.conftest import Cluster
 from tests.conftest import QUIET, q
 from tests.slack_api import FakeSlack, fake_slack, slack_settings  # noqa: F401  (the fixture)
 
+# The ask lets the asking process's own host relay the answer below (protocol section 5).
+HOST_KEY = "the-asking-process-own-host-key-0123456789"
+
 
 async def test_two_nodes_post_once_per_recipient_and_edit_once(cluster: Cluster, fake_slack: FakeSlack) -> None:  # noqa: F811
     a, b = await cluster.start(2, notify=slack_settings(fake_slack))
@@ -17,7 +20,9 @@ async def test_two_nodes_post_once_per_recipient_and_edit_once(cluster: Cluster,
     assert (await a.admin("PUT", "/admin/v1/users/carol", json={"slack": "U0CAROL"})).status_code == 200
     r = await b.http.post(
         f"{b.url}/v1/sessions/s1/questions",
-        json={"to": ["alice", "bob"], "questions": [q("Both?")], "escalate": [{"afterSeconds": 0.5, "to": ["carol"]}]},
+        json={
+            "to": ["alice", "bob"], "questions": [q("Both?")], "escalate": [{"afterSeconds": 0.5, "to": ["carol"]}], "hostKey": HOST_KEY
+        },
         headers=b.agent_headers,
     )
     assert r.status_code == 201, r.text
@@ -32,7 +37,8 @@ async def test_two_nodes_post_once_per_recipient_and_edit_once(cluster: Cluster,
     reply = next(p for p in step if p.args["channel"] == "C0ASKD")
     assert root.answered is not None and reply.args["thread_ts"] == root.answered["ts"]
     r = await a.http.post(
-        f"{a.url}/v1/sessions/s1/questions/{rid}/answer", json={"answers": {"Both?": "yes"}, "answeredBy": "bob"}, headers=a.agent_headers
+        f"{a.url}/v1/sessions/s1/questions/{rid}/answer", json={"answers": {"Both?": "yes"}, "answeredBy": "bob", "hostKey": HOST_KEY},
+        headers=a.agent_headers,
     )
     assert r.status_code == 200, r.text
     updates = await fake_slack.wait_for("chat.update", 5)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from askd.core import AlreadyVoted, InvalidRequest, NotPending
+from askd.core import AlreadyVoted, InvalidRequest, NoSeat, NotPending
 from askd.core.approvals import Vote
 from askd.core.changes import Approved, Change, Ended
 from askd.core.lifecycle import Status
@@ -138,17 +138,24 @@ def test_one_denial_ends_it_whatever_the_quorum_and_an_approver_may_deny() -> No
     assert req.digest == digest(approval_content(DEPLOY, None))
 
 
-def test_already_voted_and_null_approvers_are_one() -> None:
+def test_already_voted_and_approvals_naming_nobody_fill_no_seat() -> None:
     reg = fresh()
     rid = ask(reg, quorum=3)
     reg.apply(reg.prepare_approve("s", rid, user_id="alice"))
     with pytest.raises(AlreadyVoted):
         reg.prepare_approve("s", rid, user_id="alice")
-    reg.apply(reg.prepare_approve("s", rid, user_id=None, via="admin"))  # an admin without a sub
-    with pytest.raises(AlreadyVoted):
+    # A quorum counts people: an admin without a sub, or a link naming nobody, takes no seat.
+    with pytest.raises(NoSeat, match="an admin token without a sub cannot fill a quorum seat"):
         reg.prepare_approve("s", rid, user_id=None, via="admin")
-    reg.apply(reg.prepare_approve("s", rid, user_id=None, via="admin", answered_by="root"))  # one with a sub: another
+    with pytest.raises(NoSeat, match="a link not bound to one person"):
+        reg.prepare_approve("s", rid, user_id=None, via="link")
+    reg.apply(reg.prepare_approve("s", rid, user_id=None, via="admin", answered_by="root"))  # one with a sub: a person
+    reg.apply(reg.prepare_approve("s", rid, user_id="bob"))
     assert reg.get("s", rid).status is Status.ANSWERED  # type: ignore[union-attr]
+    # A quorum of 1 may still be ended by one: the decision asked for was one.
+    one = ask(reg)
+    reg.apply(reg.prepare_approve("s", one, user_id=None, via="link"))
+    assert reg.get("s", one).status is Status.ANSWERED  # type: ignore[union-attr]
 
 
 def test_only_the_audience_approves() -> None:

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from askd.client.errors import AuthError
+
 from tests.hooks.conftest import ASKD, RUN_TIMEOUT, Served, event_text
 
 ALLOW = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
@@ -75,6 +77,25 @@ def test_denied_with_a_reason(served: Served) -> None:
     code, out, _ = finish(proc)
     decision = json.loads(out)["hookSpecificOutput"]["decision"]
     assert code == 0 and decision["behavior"] == "deny" and decision["message"].endswith("denied it: not on main")
+
+
+def test_another_agents_token_cannot_approve_a_hook_prompt(served: Served) -> None:
+    """A token without a ``sub`` (as `askd ask` and `askd mcp` mint locally)
+    reaches every session, yet the hook asked without a hostKey: no agent
+    token may approve for the person, `always` or not (protocol section 5)."""
+    proc, pending = start(served, "claude-code", event_text("claude_bash"))
+    sid, rid = pending["sessionId"], pending["requestId"]
+    with served.agent() as other:  # another process's token, no sub
+        for key in (None, "k" * 43):
+            with pytest.raises(AuthError) as refused:
+                other.approve_for(sid, rid, "alice", scope="always", host_key=key)
+            assert (refused.value.status, refused.value.code) == (403, "forbidden")
+            assert "asked without hostKey" in refused.value.message
+        assert [p["approvals"] for p in other.pending(sid)] == [[]]  # nothing changed
+    r = served.admin("POST", f"/sessions/{sid}/questions/{rid}/decline", {"reason": "no"})
+    assert r.status_code == 200, r.text
+    code, out, _ = finish(proc)
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
 
 
 def test_edit_is_a_diff_on_the_page(served: Served) -> None:

@@ -126,10 +126,11 @@ QUESTIONS = [
 async def test_an_ended_questions_receipt_verifies_in_js_and_what_is_not_it_is_refused(service: Service, js_verify: Verify) -> None:
     agent = tokens.issue(SECRET, "agent")
     async with AsyncAgentClient(service.url, agent) as client:
-        pending = await client.submit("js-receipts", "alice", QUESTIONS, timeout=120)
+        key = "the-asking-process-own-host-key-0123456789"  # its own host relays the answer (protocol section 5)
+        pending = await client.submit("js-receipts", "alice", QUESTIONS, timeout=120, host_key=key)
         [item] = await client.pending("js-receipts")  # the questions as askd lists them
         answers = {"Deploy to prod?": "yes", "Anything else?": "ça va 🚀"}
-        result = await client.answer_for("js-receipts", pending.request_id, "alice", answers, via="mcp")
+        result = await client.answer_for("js-receipts", pending.request_id, "alice", answers, via="mcp", host_key=key)
         withdrawn = await client.submit("js-receipts", "alice", QUESTIONS[1:], timeout=120)
         [later] = await client.pending("js-receipts")
         cancelled = await client.withdraw("js-receipts", withdrawn.request_id)

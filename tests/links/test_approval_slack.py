@@ -13,8 +13,10 @@ import pytest
 
 from askd.channels import links, webhook
 from askd.channels.retry import Retry
+from askd.receipts import verify
 from tests.conftest import SECRET, RunningDaemon
 from tests.links.conftest import PUBLIC_URL, local
+from tests.receipts.test_wire import jwks
 from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 
 ACTION = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship the **release**", "preview": "`make deploy`"}
@@ -86,19 +88,44 @@ async def test_block_kit_approve_deny_open_as_the_one_recipient(daemon: RunningD
     assert (result["approved"], result["answeredBy"], result["via"]) == (True, "alice", "link")
 
 
-async def test_a_teams_buttons_name_nobody_and_count_as_one_approver(daemon: RunningDaemon, receiver: Receiver) -> None:
+async def test_a_channel_message_fills_no_quorum_seat_and_own_links_fill_their_persons(
+    daemon: RunningDaemon, receiver: Receiver
+) -> None:
+    """A quorum counts people (protocol section 17): everyone in the channel
+    sees its message, so it carries no Approve button, only the inbox; a link
+    bound to nobody is refused a seat; each person's own link fills theirs."""
     rid = await ask_action(daemon, ["alice", "bob"], quorum=2)
     [got] = await receiver.wait_for(1)
     body = got.json()
     check_block_kit(body)
     assert any("0 of 2 approvals" in b["text"]["text"] for b in body["blocks"] if b["type"] == "section")
-    buttons = body["blocks"][-1]["elements"]
-    assert all(claim(b["url"]).user_id is None for b in buttons)  # type: ignore[union-attr]
-    approve = local(daemon, buttons[0]["url"])
-    assert (await daemon.http.post(approve, data={"action": "approve"})).status_code == 200
-    assert (await daemon.http.post(approve, data={"action": "approve"})).status_code == 409  # the channel is one approver
+    [button] = body["blocks"][-1]["elements"]
+    assert (button["text"]["text"], button["url"]) == ("Open the askd inbox", webhook.inbox_url(PUBLIC_URL, "s1"))
+    shared = local(daemon, PUBLIC_URL + "a/" + links.mint(SECRET, "s1", rid, None, links.APPROVE))
+    page = await daemon.http.post(shared, data={"action": "approve"})
+    assert page.status_code == 403 and "This link is shared" in page.text
+    assert (await daemon.result("s1", rid)).json()["approvals"] == []
+    for user in ("alice", "bob"):  # their DMs' or e-mails' links
+        own = local(daemon, PUBLIC_URL + "a/" + links.mint(SECRET, "s1", rid, user, links.APPROVE))
+        assert (await daemon.http.post(own, data={"action": "approve"})).status_code == 200
     result = (await daemon.result("s1", rid)).json()
-    assert result["status"] == "pending" and [a["by"] for a in result["approvals"]] == [None]
+    assert result["status"] == "answered"
+    assert [(a["by"], a["via"]) for a in result["approvals"]] == [("alice", "link"), ("bob", "link")]
+    claims = verify(result["receipt"], await jwks(daemon))
+    assert (claims["approvals"], claims["approvalsVia"]) == (["alice", "bob"], ["link", "link"])
+
+
+async def test_a_channel_message_may_end_a_quorum_of_one_naming_nobody(daemon: RunningDaemon, receiver: Receiver) -> None:
+    rid = await ask_action(daemon, ["alice", "bob"])
+    [got] = await receiver.wait_for(1)
+    buttons = got.json()["blocks"][-1]["elements"]
+    assert [b["text"]["text"] for b in buttons] == ["Approve", "Deny", "Open"]
+    assert all(claim(b["url"]).user_id is None for b in buttons)  # type: ignore[union-attr]
+    assert (await daemon.http.post(local(daemon, buttons[0]["url"]), data={"action": "approve"})).status_code == 200
+    result = (await daemon.result("s1", rid)).json()
+    assert (result["status"], result["answeredBy"], result["via"]) == ("answered", None, "link")
+    claims = verify(result["receipt"], await jwks(daemon))
+    assert (claims["by"], claims["approvals"], claims["approvalsVia"]) == (None, [], [])
 
 
 @pytest.mark.parametrize("notify_settings", [{"format": "json"}])

@@ -76,3 +76,12 @@ async def test_a_free_text_question_of_two_people_has_only_open(daemon: RunningD
     [got] = await receiver.wait_for(1)
     [open_] = card(got.json())["actions"]
     assert open_["title"] == "Open" and claim(open_["url"]) == links.LinkClaim("s1", rid, None, None)  # a shared channel: nobody named
+
+
+async def test_a_quorum_of_two_card_has_only_the_inbox(daemon: RunningDaemon, receiver: Receiver) -> None:
+    """A card everyone in the channel sees fills no quorum seat (protocol section 17)."""
+    body = {"to": ["alice", "bob"], "quorum": 2, "action": {"name": "deploy", "arguments": {"env": "prod"}}}
+    r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions", json=body, headers=daemon.agent_headers)
+    assert r.status_code == 201, r.text
+    [got] = await receiver.wait_for(1)
+    assert [(a["title"], a["url"]) for a in card(got.json())["actions"]] == [("Open the askd inbox", f"{PUBLIC_URL}?session=s1")]

@@ -48,7 +48,8 @@ async def test_approve_in_the_host_approves_via_mcp_with_a_receipt(daemon: Runni
     assert result.is_error is False
     assert (done["status"], done["approved"], done["answeredBy"], done["via"]) == ("answered", True, "alice", "mcp")
     assert done["arguments"] == ACTION["arguments"] and done["scope"] == "once"
-    verify(done["receipt"], await jwks(daemon), action={"name": "deploy", "arguments": ACTION["arguments"]})
+    claims = verify(done["receipt"], await jwks(daemon), action={"name": "deploy", "arguments": ACTION["arguments"]})
+    assert (claims["approvals"], claims["approvalsVia"]) == (["alice"], ["mcp"])  # relayed by the host, signed so
     assert text(result).startswith("alice approved the action.")
     (form,) = host.forms
     assert form.requested_schema["properties"]["decision"]["enum"] == ["Approve", "Deny"]
@@ -96,6 +97,10 @@ async def test_asked_of_others_the_host_is_not_asked_and_bad_arguments_are_one_s
         bad = await b.call("request_approval", {"name": "", "arguments": []})
     assert result.structured_content["status"] == "pending" and host.forms == []
     assert "bob, carol has not decided yet" in text(result) and "get_answer" in text(result)
+    # Not the host's to answer, so asked without a hostKey: no agent token relays for bob.
+    path = f"{daemon.url}/v1/sessions/{S}/questions/{result.structured_content['requestId']}/approve"
+    r = await daemon.http.post(path, json={"answeredBy": "bob", "hostKey": "k" * 43}, headers=daemon.agent_headers)
+    assert (r.status_code, r.json()["error"]["code"]) == (403, "forbidden")
     assert bad.is_error is True and text(bad).startswith("Invalid arguments for request_approval: ")
 
 

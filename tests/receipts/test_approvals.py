@@ -15,7 +15,7 @@ from tests.receipts.independent import check, digest_of, js_parse
 from tests.receipts.test_wire import ended, jwks
 from tests.wire.test_approvals import approve, ask_action
 
-CLAIMS = ["iss", "iat", "sid", "rid", "status", "approved", "scope", "by", "via", "approvals", "digest", "endedAt"]
+CLAIMS = ["iss", "iat", "sid", "rid", "status", "approved", "scope", "by", "via", "approvals", "approvalsVia", "digest", "endedAt"]
 ARGS = {"env": "prod", "replicas": 3, "big": 2**53 - 1}  # the largest integer askd takes (I-JSON)
 
 
@@ -24,7 +24,9 @@ async def checked(daemon: RunningDaemon, result: dict[str, Any], arguments: Any,
     assert list(claims) == CLAIMS
     assert (claims["sid"], claims["rid"], claims["status"]) == (result["sessionId"], result["requestId"], result["status"])
     assert (claims["by"], claims["via"]) == (result.get("answeredBy"), result.get("via"))
-    assert claims["approvals"] == [a["by"] for a in result["approvals"]]
+    # The people who approved, each with the via of their approval; never null.
+    assert claims["approvals"] == [a["by"] for a in result["approvals"] if a["by"] is not None]
+    assert claims["approvalsVia"] == [a["via"] for a in result["approvals"] if a["by"] is not None]
     assert (claims["approved"], claims["scope"]) == (result["approved"], scope)
     # As a JavaScript verifier holds the arguments.
     content = {"action": {"name": "deploy", "arguments": js_parse(json.dumps(arguments))}, "scope": scope}
@@ -41,7 +43,8 @@ async def test_an_approved_quorum_is_receipted_with_who_approved_and_the_final_a
     assert (await approve(bob, "s1", rid, scope="always"))["payload"]["accepted"] is True
     result = await ended(daemon, rid)
     claims = await checked(daemon, result, ARGS, "always")
-    assert (claims["approved"], claims["approvals"], claims["by"]) == (True, ["alice", "bob"], "bob")
+    assert (claims["approved"], claims["by"]) == (True, "bob")
+    assert (claims["approvals"], claims["approvalsVia"]) == (["alice", "bob"], ["ws", "ws"])
     # askd's own verify agrees, and an executor about to run other arguments is refused.
     keys = await jwks(daemon)
     assert verify(result["receipt"], keys, action={"name": "deploy", "arguments": ARGS})["approved"] is True

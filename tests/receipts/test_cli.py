@@ -26,8 +26,9 @@ async def askd(daemon: RunningDaemon, *args: str, stdin: str | None = None) -> s
 
 
 async def receipt_of_an_answer(daemon: RunningDaemon) -> dict[str, Any]:
-    rid = (await daemon.ask("s1"))["requestId"]
-    body = {"answers": {"Which database?": "Postgres"}, "answeredBy": "alice"}
+    key = "the-asking-process-own-host-key-0123456789"  # the ask lets its own host relay (protocol section 5)
+    rid = (await daemon.ask("s1", hostKey=key))["requestId"]
+    body = {"answers": {"Which database?": "Postgres"}, "answeredBy": "alice", "hostKey": key}
     r = await daemon.http.post(f"{daemon.url}/v1/sessions/s1/questions/{rid}/answer", json=body, headers=daemon.agent_headers)
     return r.json()  # type: ignore[no-any-return]
 

@@ -20,11 +20,12 @@ from tests.cli.test_subprocess import ASKD
 from tests.conftest import RunningDaemon, daemon_settings, running_daemon
 from tests.receipts.independent import b64, check, thumbprint
 
-ANSWER = {"answers": {"Which database?": "Postgres"}, "answeredBy": "alice"}
+HOST_KEY = "the-asking-process-own-host-key-0123456789"  # the ask lets its own host relay (protocol section 5)
+ANSWER = {"answers": {"Which database?": "Postgres"}, "answeredBy": "alice", "hostKey": HOST_KEY}
 
 
 async def answered(daemon: RunningDaemon, session: str = "s1") -> dict[str, Any]:
-    rid = (await daemon.ask(session))["requestId"]
+    rid = (await daemon.ask(session, hostKey=HOST_KEY))["requestId"]
     r = await daemon.http.post(f"{daemon.url}/v1/sessions/{session}/questions/{rid}/answer", json=ANSWER, headers=daemon.agent_headers)
     assert r.status_code == 200, r.text
     return r.json()  # type: ignore[no-any-return]

@@ -119,10 +119,11 @@ async def test_declined_timeout_and_cancelled_results_carry_receipts(daemon: Run
 
 
 async def test_an_answer_on_behalf_replies_with_the_receipt(daemon: RunningDaemon) -> None:
-    rid, questions = await asked(daemon)
+    key = "the-asking-process-own-host-key-0123456789"  # the ask lets its own host relay (protocol section 5)
+    rid, questions = await asked(daemon, hostKey=key)
     r = await daemon.http.post(
         f"{daemon.url}/v1/sessions/s1/questions/{rid}/answer",
-        json={"answers": {"Deploy to prod?": "yes", "Anything else?": "no"}, "answeredBy": "alice"},
+        json={"answers": {"Deploy to prod?": "yes", "Anything else?": "no"}, "answeredBy": "alice", "hostKey": key},
         headers=daemon.agent_headers,
     )
     assert r.status_code == 200, r.text

@@ -14,6 +14,9 @@ from tests.conftest import QUIET, eventually, q
 from tests.restart import HOW, restart, running
 from tests.slack_api import HANG, TOKEN, FakeSlack, fake_slack  # noqa: F401  (the fixture)
 
+# The ask lets the asking process's own host relay the answer below (protocol section 5).
+HOST_KEY = "the-asking-process-own-host-key-0123456789"
+
 
 def slack_env(fake: FakeSlack) -> dict[str, str]:
     return {"ASKD_NOTIFY__SLACK_BOT_TOKEN": TOKEN, "ASKD_NOTIFY__SLACK_API_URL": fake.url, "ASKD_NOTIFY__SLACK_CHANNEL": "C0ASKD"}
@@ -23,7 +26,7 @@ def slack_env(fake: FakeSlack) -> dict[str, str]:
 async def test_a_message_posted_before_a_restart_is_edited_after_it(how: str, tmp_path: Path, fake_slack: FakeSlack) -> None:  # noqa: F811
     async with running(tmp_path, **slack_env(fake_slack)) as d:
         assert (await d.admin("PUT", "/admin/v1/users/alice", json={"slack": "U0ALICE"})).status_code == 200
-        asked = await d.ask("s1", "alice", [q("Kept?", "Yes", "No")])
+        asked = await d.ask("s1", "alice", [q("Kept?", "Yes", "No")], hostKey=HOST_KEY)
         posts = await fake_slack.wait_for("chat.postMessage", 2)
         # Kept, both (a kill between Slack's answer and the keep loses that message's edit).
         await eventually(lambda: len(d.daemon.processes[-1].named("slack.posted")) == 2, what="both posts kept")
@@ -31,7 +34,7 @@ async def test_a_message_posted_before_a_restart_is_edited_after_it(how: str, tm
         await fake_slack.quiet(1.0, "chat.postMessage", 2)  # the restart found the question pending and due: no post again
         r = await d.http.post(
             f"{d.url}/v1/sessions/s1/questions/{asked['requestId']}/answer",
-            json={"answers": {"Kept?": "No"}, "answeredBy": "alice"},
+            json={"answers": {"Kept?": "No"}, "answeredBy": "alice", "hostKey": HOST_KEY},
             headers=d.agent_headers,
         )
         assert r.status_code == 200, r.text

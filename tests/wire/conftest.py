@@ -30,7 +30,7 @@ from tests.redis_server import RedisServer
 # pass there but test nothing across nodes.
 ON_TWO_NODES = {
     "test_agent_api", "test_agents_apart", "test_group_commit", "test_groups", "test_races", "test_resume", "test_time",
-    "test_withdraw", "test_ws_protocol", "test_on_behalf", "test_approvals", "test_audit", "test_history",
+    "test_withdraw", "test_ws_protocol", "test_on_behalf", "test_approvals", "test_audit", "test_history", "test_host_relay",
 }
 
 

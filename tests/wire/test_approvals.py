@@ -296,24 +296,26 @@ async def test_a_repush_after_reconnect_carries_the_approvals_so_far(daemon: Run
     assert [a["by"] for a in listed[0]["approvals"]] == ["alice", "bob"]
 
 
-async def test_the_admin_approves_with_its_sub_or_as_one_null_approver(daemon: RunningDaemon) -> None:
-    rid = (await ask_action(daemon, "s1", ["alice"], quorum=3))["requestId"]
+async def test_the_admin_approves_with_its_sub_and_without_one_fills_no_seat(daemon: RunningDaemon) -> None:
+    rid = (await ask_action(daemon, "s1", ["alice"], quorum=2))["requestId"]
     path = f"/admin/v1/sessions/s1/questions/{rid}/approve"
+    # Without a sub the admin token is no person: a quorum counts people (protocol section 17).
     r = await daemon.admin("POST", path, json={})
-    assert (r.status_code, r.json()) == (200, {"accepted": True, "approvals": 1, "needed": 3})
-    r = await daemon.admin("POST", path, json={})
-    assert (r.status_code, r.json()["error"]["code"]) == (409, "already_voted")
-    r = await daemon.admin("POST", path, json={"scope": "always"})
     assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_request")
-    r = await daemon.admin("POST", path, json={"arguments": {"env": "x"}})
-    assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_request")
+    assert "an admin token without a sub cannot fill a quorum seat" in r.json()["error"]["message"]
     root = {"Authorization": f"Bearer {daemon.token('admin', 'root')}"}
     r = await daemon.http.post(f"{daemon.admin_url}{path}", json={}, headers=root)
-    assert r.json() == {"accepted": True, "approvals": 2, "needed": 3}
+    assert (r.status_code, r.json()) == (200, {"accepted": True, "approvals": 1, "needed": 2})
+    r = await daemon.http.post(f"{daemon.admin_url}{path}", json={}, headers=root)
+    assert (r.status_code, r.json()["error"]["code"]) == (409, "already_voted")
+    r = await daemon.http.post(f"{daemon.admin_url}{path}", json={"scope": "always"}, headers=root)
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_request")
+    r = await daemon.http.post(f"{daemon.admin_url}{path}", json={"arguments": {"env": "x"}}, headers=root)
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_request")
     r = await daemon.http.post(f"{daemon.admin_url}{path}", json={"scope": "once"}, headers={"Authorization": f"Bearer {daemon.token('admin', 'ops')}"})
-    assert r.json() == {"accepted": True, "approvals": 3, "needed": 3}
+    assert r.json() == {"accepted": True, "approvals": 2, "needed": 2}
     done = await result(daemon, "s1", rid)
-    assert [(a["by"], a["via"]) for a in done["approvals"]] == [(None, "admin"), ("root", "admin"), ("ops", "admin")]
+    assert [(a["by"], a["via"]) for a in done["approvals"]] == [("root", "admin"), ("ops", "admin")]
     assert (done["answeredBy"], done["via"], done["approved"]) == ("ops", "admin", True)
     r = await daemon.admin("POST", path, json={})
     assert (r.status_code, r.json()["error"]["code"]) == (404, "not_pending")

@@ -1,7 +1,8 @@
 """An agent ends its own question for the person who answered in the
 agent's window (the MCP host): ``POST .../questions/{R}/answer`` and
-``.../decline`` with ``answeredBy`` and ``via`` ``mcp``, over real sockets.
-The first answer anywhere wins, as for a tab."""
+``.../decline`` with ``answeredBy``, ``via`` ``mcp`` and the ``hostKey``
+the question was asked with (protocol section 5), over real sockets. The
+first answer anywhere wins, as for a tab."""
 
 from __future__ import annotations
 
@@ -13,17 +14,21 @@ import httpx
 from tests.conftest import RunningDaemon, eventually, q
 from tests.receipts.independent import receipted
 
+KEY = "the-asking-process-own-host-key-0123456789"  # the ask's hostKey: its host may relay
+
 
 async def on_behalf(
     daemon: RunningDaemon, rid: str, verb: str, body: Any, session: str = "s1", token: str | None = None
 ) -> httpx.Response:
     headers = {"Authorization": f"Bearer {token or daemon.token('agent')}"}
+    body = {"hostKey": KEY, **body} if isinstance(body, dict) else body
     return await daemon.http.post(f"{daemon.url}/v1/sessions/{session}/questions/{rid}/{verb}", json=body, headers=headers)
 
 
 async def test_an_answer_for_the_person_wins_closes_every_tab_and_wakes_the_agent(daemon: RunningDaemon) -> None:
     tab1, tab2 = await daemon.connect("alice"), await daemon.connect("alice")
-    rid = (await daemon.ask("s1", "alice", [q("Deploy?", "yes", "no"), q("Extras?", "tests", "docs", multi=True)]))["requestId"]
+    questions = [q("Deploy?", "yes", "no"), q("Extras?", "tests", "docs", multi=True)]
+    rid = (await daemon.ask("s1", "alice", questions, hostKey=KEY))["requestId"]
     for tab in (tab1, tab2):
         await tab.expect("ask_user_questions")
     waiting = asyncio.create_task(daemon.result("s1", rid, wait=10))
@@ -48,7 +53,7 @@ async def test_an_answer_for_the_person_wins_closes_every_tab_and_wakes_the_agen
 
 async def test_a_decline_for_the_person_names_them_and_via_mcp(daemon: RunningDaemon) -> None:
     tab = await daemon.connect("alice")
-    rid = (await daemon.ask("s1", "alice", [q("Delete the branch?")]))["requestId"]
+    rid = (await daemon.ask("s1", "alice", [q("Delete the branch?")], hostKey=KEY))["requestId"]
     await tab.expect("ask_user_questions")
     r = await on_behalf(daemon, rid, "decline", {"answeredBy": "alice", "reason": "ask Bob"})  # via defaults to mcp
     assert r.status_code == 200, r.text
@@ -62,7 +67,7 @@ async def test_a_decline_for_the_person_names_them_and_via_mcp(daemon: RunningDa
 
 
 async def test_refusals_change_nothing(daemon: RunningDaemon) -> None:
-    rid = (await daemon.ask("s1", "alice", [q("Deploy?", "yes", "no")]))["requestId"]
+    rid = (await daemon.ask("s1", "alice", [q("Deploy?", "yes", "no")], hostKey=KEY))["requestId"]
 
     def code(r: httpx.Response) -> tuple[int, str]:
         return r.status_code, r.json()["error"]["code"]

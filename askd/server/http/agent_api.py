@@ -10,8 +10,18 @@ from urllib.parse import quote
 import structlog
 
 from askd.core import AskInput, NotPending, Request
+from askd.core.decisions import Relay
 from askd.core.events import isotime
-from askd.protocol.models import ASK_VIAS, VIA_HEADER, AgentAnswerBody, AgentApproveBody, AgentDeclineBody, AskBody, ExtendBody
+from askd.protocol.models import (
+    ASK_VIAS,
+    VIA_HEADER,
+    AgentAnswerBody,
+    AgentApproveBody,
+    AgentDeclineBody,
+    AskBody,
+    ExtendBody,
+)
+from askd.protocol.relay import host_key_hash
 from askd.server.context import Context
 from askd.server.door.auth import revoked
 from askd.server.http.base import ApiError, ApiHandler
@@ -127,6 +137,7 @@ class QuestionsHandler(_AgentHandler):
                 quorum=body.quorum or 1,
                 remind=self.remind(body),
                 via=via,
+                host_key_hash=host_key_hash(body.hostKey),  # only its hash is kept, never shown
             )
         )
         if not created:
@@ -206,7 +217,10 @@ class _OnBehalfHandler(_AgentHandler):
     """``POST``: the agent ends its own pending question for the person who
     answered (or declined) in the agent's own window: the MCP bridge, for an
     answer given in its host. ``answeredBy`` must be one of the question's
-    audience; the first answer anywhere wins (``404 not_pending`` after)."""
+    audience; the first answer anywhere wins (``404 not_pending`` after).
+    Only where the ask allowed its own host to relay: the same ``hostKey``,
+    from a token with the asking token's ``sub`` (``403 forbidden`` otherwise,
+    protocol section 5)."""
 
     body: type[AgentAnswerBody] | type[AgentDeclineBody] | type[AgentApproveBody]
 
@@ -215,25 +229,26 @@ class _OnBehalfHandler(_AgentHandler):
         body, _ = self.json_body(self.body)
         if await self.ctx.hub.lookup(sid, rid, fresh=True, agent=self.agent) is None:
             raise _not_found(self.ctx, sid, rid)
-        req = await self.end(sid, rid, body)  # NotPending, InvalidAnswer: base.py's codes
+        relay = Relay(self.agent, host_key_hash(body.hostKey))
+        req = await self.end(sid, rid, body, relay)  # NotPending, Forbidden, InvalidAnswer: base.py's codes
         self.send_json(self.ctx.receipts.result(req))
 
-    async def end(self, sid: str, rid: str, body: Any) -> Request:
+    async def end(self, sid: str, rid: str, body: Any, relay: Relay) -> Request:
         raise NotImplementedError
 
 
 class AnswerHandler(_OnBehalfHandler):
     body = AgentAnswerBody
 
-    async def end(self, sid: str, rid: str, body: Any) -> Request:
-        return await self.ctx.hub.answer(sid, rid, body.answers, user_id=body.answeredBy, via=body.via)
+    async def end(self, sid: str, rid: str, body: Any, relay: Relay) -> Request:
+        return await self.ctx.hub.answer(sid, rid, body.answers, user_id=body.answeredBy, via=body.via, relay=relay)
 
 
 class DeclineHandler(_OnBehalfHandler):
     body = AgentDeclineBody
 
-    async def end(self, sid: str, rid: str, body: Any) -> Request:
-        return await self.ctx.hub.decline(sid, rid, body.reason, user_id=body.answeredBy, via=body.via)
+    async def end(self, sid: str, rid: str, body: Any, relay: Relay) -> Request:
+        return await self.ctx.hub.decline(sid, rid, body.reason, user_id=body.answeredBy, via=body.via, relay=relay)
 
 
 class ApproveHandler(_OnBehalfHandler):
@@ -241,8 +256,10 @@ class ApproveHandler(_OnBehalfHandler):
 
     body = AgentApproveBody
 
-    async def end(self, sid: str, rid: str, body: Any) -> Request:
-        return await self.ctx.hub.approve(sid, rid, body.arguments, body.scope, user_id=body.answeredBy, via=body.via)
+    async def end(self, sid: str, rid: str, body: Any, relay: Relay) -> Request:
+        return await self.ctx.hub.approve(
+            sid, rid, body.arguments, body.scope, user_id=body.answeredBy, via=body.via, relay=relay
+        )
 
 
 class CancelHandler(_AgentHandler):

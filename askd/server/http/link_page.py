@@ -21,7 +21,7 @@ import tornado.web
 from pydantic import BaseModel
 
 from askd.channels import links
-from askd.core import AlreadyVoted, InvalidAnswer, InvalidRequest, NotPending, Request, Status
+from askd.core import AlreadyVoted, InvalidAnswer, InvalidRequest, NoSeat, NotPending, Request, Status
 from askd.core.events import isotime
 from askd.protocol import visible
 from askd.protocol.models import DeclineBody
@@ -204,6 +204,8 @@ class LinkPageHandler(tornado.web.RequestHandler):
                 return self._approval(found, self.t("approval.choose"), 400)
         except AlreadyVoted:
             return self._approval(found, self.t("approval.voted"), 409)
+        except NoSeat:  # a link not bound to one person, on a quorum above 1
+            return self._approval(found, self.t("approval.shared"), 403)
         except InvalidRequest:  # `always` on an action that does not offer it
             return self._approval(found, self.t("approval.refused"), 400)
         except NotPending:

@@ -76,12 +76,17 @@ class Receipts:
 
 
 def _approval(req: Request) -> dict[str, Any] | None:
-    """An action's claims (section 17): approved, the scope granted, who approved."""
+    """An action's claims (protocol section 16): approved, the scope granted,
+    the people who approved and through what. An approval that names nobody
+    (a shared link or an admin without a ``sub``, which only a quorum of 1
+    takes) lists no one: a receipt's ``approvals`` are people, never null."""
     if req.approval is None:
         return None
     approved = req.status is Status.ANSWERED
+    people = [v for v in req.approval.votes if v.by is not None]
     return {
         "approved": approved,
         "scope": req.approval.scope if approved else None,
-        "approvals": [v.by for v in req.approval.votes],
+        "approvals": [v.by for v in people],
+        "approvalsVia": [v.via for v in people],
     }

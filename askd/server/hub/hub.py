@@ -24,6 +24,7 @@ import structlog
 
 from askd.channels.pipeline import Pipeline
 from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Request
+from askd.core.decisions import Relay
 from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
@@ -208,40 +209,42 @@ class Hub:
         return req, True
 
     async def answer(
-        self, session_id: str, request_id: str, answers: dict[str, Any], *,
+        self, session_id: str, request_id: str, answers: dict[str, Any], *, relay: Relay | None = None,
         user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
     ) -> Request:
-        """Answer; raises (changing nothing) when not pending, invalid, or the
-        store fails. ``before_flush`` runs once the answer is taken and before
-        the ``cancelled`` events go out (the sender's ack goes first)."""
+        """Answer; raises (changing nothing) when not pending, invalid, not the
+        ``relay``'s to give, or the store fails. ``before_flush`` runs once it is
+        taken and before the ``cancelled`` events go out (the sender's ack first)."""
         await self.lookup(session_id, request_id)
         change = self.registry.prepare_answer(
-            session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by
+            session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by, relay=relay
         )
         return await self._end(change, before_flush)
 
     async def decline(
-        self, session_id: str, request_id: str, reason: str | None, *,
+        self, session_id: str, request_id: str, reason: str | None, *, relay: Relay | None = None,
         user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
     ) -> Request:
         """The person refuses to answer; raises as ``answer`` does."""
         await self.lookup(session_id, request_id)
         change = self.registry.prepare_decline(
-            session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by
+            session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by, relay=relay
         )
         return await self._end(change, before_flush)
 
     async def approve(
         self, session_id: str, request_id: str, arguments: dict[str, Any] | None = None, scope: str | None = None, *,
         user_id: str | None, via: str = "ws", answered_by: str | None = None, before_flush: Callable[[], None] | None = None,
+        relay: Relay | None = None,
     ) -> Request:
         """One approval of a pending action (``Registry.prepare_approve``);
         the one completing its quorum ends it. Raises (changing nothing)
-        :class:`NotPending`, ``AlreadyVoted``, ``InvalidRequest`` or
-        :class:`StoreUnavailable`; ``before_flush`` as ``extend``'s."""
+        :class:`NotPending`, ``Forbidden``, ``AlreadyVoted``, ``InvalidRequest``
+        (``NoSeat``) or :class:`StoreUnavailable`; ``before_flush`` as ``extend``'s."""
         await self.lookup(session_id, request_id)
         prepare = partial(
-            self.registry.prepare_approve, session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by
+            self.registry.prepare_approve, session_id, request_id, arguments, scope,
+            user_id=user_id, via=via, answered_by=answered_by, relay=relay,
         )
         return await self._retried(prepare, before_flush, APPROVE_ATTEMPTS, "approval")
 

@@ -38,6 +38,8 @@ def to_json(change: Change, node: str, seq: int) -> str:
             out["appr"] = req.approval.to_json().decode()
         if req.remind is not None:
             out["rmd"] = remind_to_json(req.remind)
+        if req.host_key_hash is not None:
+            out["hk"] = req.host_key_hash
         return json.dumps(out, separators=(",", ":"))
     if isinstance(change, GroupSet):
         # members as one JSON string: the script stores it as is (cjson
@@ -109,6 +111,7 @@ def from_json(data: dict[str, Any]) -> Change:
         req.escalate = steps_from_json(data.get("esc"))
         req.approval = Approval.from_json(data["appr"]) if "appr" in data else None
         req.remind = remind_from_json(data.get("rmd"))
+        req.host_key_hash = data.get("hk")
         return Asked(req, data.get("parent"))
     if t == "e":
         answers = json.loads(data["answers"]) if "answers" in data else None

@@ -98,6 +98,8 @@ for i = 5, #ARGV do
       if c.otm then redis.call('HSET', rk, 'otm', c.otm) end
       if c.esc then redis.call('HSET', rk, 'esc', c.esc, 'escalations', 0) end
       if c.rmd then redis.call('HSET', rk, 'rmd', c.rmd) end
+      -- the SHA-256 of the ask's hostKey: only its own host may relay (protocol section 5)
+      if c.hk then redis.call('HSET', rk, 'hk', c.hk) end
       -- an action to approve: its record (JSON) and its count of approvals
       if c.appr then redis.call('HSET', rk, 'appr', c.appr, 'apn', 0) end
       if c.key then

@@ -160,6 +160,7 @@ class RedisStore:
         req.escalate, req.escalations = steps_from_json(f.get(b"esc")), int(f.get(b"escalations", 0))
         req.remind = remind_from_json(f.get(b"rmd"))
         req.on_behalf_of = _text(f.get(b"obo"))
+        req.host_key_hash = _text(f.get(b"hk"))
         return req
 
     @staticmethod

@@ -79,14 +79,14 @@ class SqliteStore:
         rows = self._db.execute(
             "SELECT request_id, session_id, user_id, created_at, expires_at, idempotency_key, frame,"
             " status, answers, error, ended_at, notified, agent, max_extension, extended, on_timeout, answered_by,"
-            " via, reason, defaulted, escalate, escalations, digest, approval, on_behalf_of, remind_every, remind_times"
-            " FROM requests ORDER BY rowid"
+            " via, reason, defaulted, escalate, escalations, digest, approval, on_behalf_of, remind_every, remind_times,"
+            " host_key FROM requests ORDER BY rowid"
         )
         requests = loaded.requests
         for (
             rid, sid, uid, created, expires, key, frame, status, answers, error, ended, notified, agent,
             max_extension, extended, on_timeout, answered_by, via, reason, defaulted, escalate, escalations, digest,
-            approval, on_behalf_of, remind_every, remind_times,
+            approval, on_behalf_of, remind_every, remind_times, host_key,
         ) in rows:
             req = request_from_row(
                 rid, sid, uid, created, expires, key, frame, status, answers, error, ended, bool(notified),
@@ -94,7 +94,7 @@ class SqliteStore:
                 answered_by=answered_by, via=via, reason=reason, defaulted=bool(defaulted), digest=digest,
                 approval=approval,
             )
-            req.on_behalf_of = on_behalf_of
+            req.on_behalf_of, req.host_key_hash = on_behalf_of, host_key
             req.escalate, req.escalations = steps_from_json(escalate), escalations
             if remind_every is not None:
                 req.remind = (remind_every, remind_times)

@@ -187,5 +187,9 @@ MIGRATIONS: list[list[str]] = [
         "DROP INDEX audit_by_request",
         "DROP INDEX audit_by_at",
     ],
+    [  # 18: the SHA-256 (hex) of an ask's hostKey (protocol section 5): only the
+        # asking process's own host may relay the person's answer; NULL: no agent may
+        "ALTER TABLE requests ADD COLUMN host_key TEXT",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,8 +21,8 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
         # first, so its sessions are written only when it takes.
         cur = db.execute(
             "INSERT INTO requests (request_id, session_id, user_id, created_at, expires_at,"
-            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate, approval, remind_every, remind_times)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
+            " idempotency_key, frame, status, agent, max_extension, on_timeout, escalate, approval, remind_every, remind_times,"
+            " host_key) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING",
             (
                 req.request_id,
                 req.session_id,
@@ -37,6 +37,7 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                 steps_to_json(req.escalate),
                 None if req.approval is None else req.approval.to_json(),
                 *(req.remind or (None, None)),
+                req.host_key_hash,
             ),
         )
         if cur.rowcount != 1:

@@ -230,6 +230,10 @@ export interface AskBody {
     | [EscalationStep, EscalationStep, EscalationStep, EscalationStep, EscalationStep]
     | null;
   /**
+   * A secret of the asking process: only a relay carrying it may answer for the person in its host.
+   */
+  hostKey?: string | null;
+  /**
    * The total time the person may add to the deadline (at most max_timeout_seconds).
    */
   maxExtensionSeconds?: number;

@@ -18,7 +18,7 @@ export const JWKS_PATH = '.well-known/jwks.json';
 const ALG = 'EdDSA';
 const DIGEST_PREFIX = 'sha256:';
 const FETCH_TIMEOUT_MS = 10_000;
-/** Members every receipt carries (approvals add approved, scope, approvals). */
+/** Members every receipt carries (approvals add approved, scope, approvals, approvalsVia). */
 const REQUIRED = ['iss', 'iat', 'sid', 'rid', 'status', 'digest', 'endedAt'] as const;
 
 /** One public key of askd's JWKS. */
@@ -52,8 +52,10 @@ export interface ReceiptClaims {
   /** The result's `answeredBy`. */
   by: string | null;
   via: 'ws' | 'link' | 'mcp' | 'admin' | null;
-  /** Approvals only: the user ids who approved, in order. */
+  /** Approvals only: the people (user ids) who approved, in order; never `null` (an approval that names nobody is not listed). */
   approvals?: string[];
+  /** Approvals only: each approval's `via`, in the order of `approvals` (`mcp`: relayed by the agent's own host). */
+  approvalsVia?: Array<'ws' | 'link' | 'mcp' | 'admin'>;
   /** `sha256:` + hex SHA-256 of the RFC 8785 form of what was decided. */
   digest: string;
   /** The end time, RFC 3339 UTC to the millisecond. */

@@ -50,6 +50,8 @@ describe('requestApproval against askd serve', { timeout: 120_000 }, () => {
     const keys = new ReceiptKeys(askd.url);
     const claims = await verifyReceipt(result.receipt, keys, { action: { name: 'deploy', arguments: ACTION.arguments } });
     assert.equal(claims.approved, true);
+    // An admin token without a sub is no person: it ends a quorum of 1, and the receipt lists nobody.
+    assert.deepEqual([claims.by, claims.via, claims.approvals, claims.approvalsVia], [null, 'admin', [], []]);
   });
 
   test('an edit comes back as the arguments to run', async () => {

@@ -15,7 +15,7 @@ export const JWKS_PATH = '.well-known/jwks.json';
 const ALG = 'EdDSA';
 const DIGEST_PREFIX = 'sha256:';
 const FETCH_TIMEOUT_MS = 10_000;
-/** Members every receipt carries (approvals add approved, scope, approvals). */
+/** Members every receipt carries (approvals add approved, scope, approvals, approvalsVia). */
 const REQUIRED = ['iss', 'iat', 'sid', 'rid', 'status', 'digest', 'endedAt'];
 /** A receipt that does not hold; `message` is the one line `askd receipt verify` prints. */
 export class ReceiptError extends Error {
