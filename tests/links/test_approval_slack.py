@@ -102,6 +102,9 @@ async def test_a_channel_message_fills_no_quorum_seat_and_own_links_fill_their_p
     [button] = body["blocks"][-1]["elements"]
     assert (button["text"]["text"], button["url"]) == ("Open the askd inbox", webhook.inbox_url(PUBLIC_URL, "s1"))
     shared = local(daemon, PUBLIC_URL + "a/" + links.mint(SECRET, "s1", rid, None, links.APPROVE))
+    opened = await daemon.http.get(shared)  # its page offers no Approve, only the way to one's own inbox
+    assert opened.status_code == 200 and "This link is shared" in opened.text
+    assert 'value="approve"' not in opened.text and 'value="decline"' in opened.text
     page = await daemon.http.post(shared, data={"action": "approve"})
     assert page.status_code == 403 and "This link is shared" in page.text
     assert (await daemon.result("s1", rid)).json()["approvals"] == []

@@ -38,7 +38,9 @@ def view_action(req: Request, user_id: str | None, t: Callable[..., str]) -> dic
     preview as safe Markdown, the arguments as formatted JSON (each as
     safe HTML, hidden characters as badges, ``hidden`` when there are any:
     protocol section 17), the quorum's progress, and whether this link's
-    recipient approved it already."""
+    recipient approved it already. A link that names nobody cannot fill a
+    seat of a quorum above 1 (protocol section 17), so its page offers no
+    *Approve* there, only the way to the person's own inbox (``shared``)."""
     assert req.approval is not None
     action = req.ask_payload()["action"]
     quorum = req.approval.quorum
@@ -55,6 +57,7 @@ def view_action(req: Request, user_id: str | None, t: Callable[..., str]) -> dic
         "always": bool(action.get("allowAlways")),
         "progress": progress,
         "voted": req.approval.voted(user_id),
+        "shared": user_id is None and quorum > 1,
     }
 
 
