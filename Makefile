@@ -4,6 +4,12 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 PYTEST_ARGS ?=
+# pytest's workers (pytest-xdist). The tests mostly wait on sockets and child
+# processes, so more workers than the two cores CI has pays; each worker has
+# its own daemons (port 0), tmp_path and state directories. Tests that share
+# an expensive fixture or build in the tree are grouped onto one worker
+# (xdist_group; pyproject's --dist loadgroup). PYTEST_WORKERS=0 runs serially.
+PYTEST_WORKERS ?= 4
 
 .PHONY: serve test install clean
 
@@ -40,8 +46,8 @@ install: $(STAMP)
 serve: $(SERVE_STAMP)  ## run the daemon (ARGS="--port 9000 --admin-port 9001"; ASKD_STATE_DIR=... for another state directory)
 	$(BIN)/askd serve $(ARGS)
 
-test: $(STAMP) test-js  ## run the whole test suite
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+test: $(STAMP) test-js  ## run the whole test suite (PYTEST_WORKERS=4 in parallel, PYTEST_ARGS for pytest)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

@@ -13,8 +13,11 @@
 #
 # Environment: PYTHON, the interpreter to build with (default: .venv/bin/python,
 # else python3; it needs a shared libpython), DIST_DIR (default dist/),
-# WORK_DIR (default build/pyinstaller). Exit 3 when PyInstaller cannot be
-# installed (the packaging test skips on that, except in CI).
+# WORK_DIR (default build/pyinstaller), WHEEL (askd's wheel to install instead
+# of building this tree: the packaging test passes the wheel it tests, so the
+# binary holds exactly that wheel and nothing is built in the checkout). Exit 3
+# when PyInstaller cannot be installed (the packaging test skips on that,
+# except in CI).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,10 +39,11 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$base" -m venv "$VENV"
 fi
 BPY=$VENV/bin/python
-# askd from this tree, re-installed every time (its version may not change
-# between edits), then its dependencies and PyInstaller (the `build` extra).
-"$BPY" -m pip install --quiet --no-deps --force-reinstall "$ROOT"
-"$BPY" -m pip install --quiet "$ROOT[build]" \
+# askd from this tree (or WHEEL), re-installed every time (its version may not
+# change between edits), then its dependencies and PyInstaller (the `build` extra).
+ASKD=${WHEEL:-$ROOT}
+"$BPY" -m pip install --quiet --no-deps --force-reinstall "$ASKD"
+"$BPY" -m pip install --quiet "$ASKD[build]" \
   || { echo "build_binary: cannot install askd[build] (PyInstaller)" >&2; exit 3; }
 
 name=askd

@@ -29,9 +29,18 @@ from tests.model import profiles  # noqa: F401  registers Hypothesis profiles be
 
 SECRET = "test-secret-0123456789abcdef-0123456789"
 # How long a test waits for a frame that must come; a frame that must NOT
-# come is checked with the much shorter QUIET window.
-FRAME_TIMEOUT = 5.0
+# come is checked with the much shorter QUIET window. It only runs out when
+# a test fails, so it is generous: with the suite on four workers on two
+# shared cores, a child `askd` took more than 5 s to start and answer.
+FRAME_TIMEOUT = 10.0
 QUIET = 0.2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (builds, soaks, the bench smoke) first, the rest
+    in their order: with workers (``make test``) the longest files start at
+    once instead of ending the run on one worker while the others idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)

@@ -27,6 +27,8 @@ from bench.search import at_rate, common_rate, find_max, search
 from bench.startup import startup
 from bench.storm import storm
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, Server]]:

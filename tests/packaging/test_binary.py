@@ -1,5 +1,5 @@
 """The one-file binary: built once per test run by packaging/build_binary.sh
-(what `make binary` runs), then run with no Python anywhere on its PATH
+(what `make binary` runs) from the wheel the wheel's tests check, then run with no Python anywhere on its PATH
 and an otherwise empty environment, through the same round trip as the
 wheel."""
 
@@ -15,17 +15,20 @@ import pytest
 
 from tests.packaging.roundtrip import ROOT, Installed, round_trip, static_files
 
-pytestmark = pytest.mark.packaging
+pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
 NO_PYINSTALLER = 3  # build_binary.sh's exit code when PyInstaller cannot be installed
 
 
 @pytest.fixture(scope="session")
-def binary(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+def binary(tmp_path_factory: pytest.TempPathFactory, dists: dict[str, Path]) -> tuple[Path, dict[str, bytes]]:
     """The built executable and the web page's files it was built with."""
     work = tmp_path_factory.mktemp("pyinstaller")
     static = static_files()
-    env = {**os.environ, "PYTHON": sys.executable, "DIST_DIR": str(work / "dist"), "WORK_DIR": str(work / "work")}
+    env = {
+        **os.environ, "PYTHON": sys.executable, "DIST_DIR": str(work / "dist"), "WORK_DIR": str(work / "work"),
+        "WHEEL": str(dists["wheel"]),
+    }
     proc = subprocess.run(
         ["bash", str(ROOT / "packaging" / "build_binary.sh")], env=env, capture_output=True, text=True, timeout=900
     )

@@ -1,12 +1,13 @@
 """The sdist and the wheel: built from a clean tree with `python -m build`
 (which builds the wheel from the sdist, so a file missing from the sdist
 is missing from the wheel too), checked for their contents and metadata,
-then installed into a fresh venv whose `askd` passes the round trip."""
+then installed into a fresh venv whose `askd` passes the round trip. They
+are built once per test run (tests/packaging/builds.py); the one-file
+binary is built from the same wheel."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 import tarfile
 import venv
 import zipfile
@@ -15,21 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.packaging.roundtrip import ROOT, Installed, project_version, round_trip, static_files
+from tests.packaging.roundtrip import Installed, project_version, round_trip, static_files
 
-pytestmark = pytest.mark.packaging
+pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
-
-@pytest.fixture(scope="session")
-def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (wheel,) = out.glob("askd-*.whl")
-    (sdist,) = out.glob("askd-*.tar.gz")
-    return {"wheel": wheel, "sdist": sdist}
 
 
 @pytest.fixture(scope="session")

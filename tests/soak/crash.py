@@ -135,8 +135,11 @@ class CrashSoak:
     """The load, the crashes and the ledger. ``rng``, ``ledger``, ``f`` and
     ``ws_url`` are what ``Tab`` uses of its soak."""
 
-    def __init__(self, svc: Service, seconds: float, users: int, tabs: int, agents: int, seed: int, kill_every: tuple[float, float]) -> None:
+    def __init__(
+        self, svc: Service, seconds: float, users: int, tabs: int, agents: int, seed: int, kill_every: tuple[float, float], min_kills: int = 0
+    ) -> None:
         self.svc, self.seconds, self.users, self.agents, self.kill_every = svc, seconds, users, agents, kill_every
+        self.min_kills = min_kills
         self.url = svc.url
         self.ws_url = f"ws://127.0.0.1:{svc.port}/ws"
         self.rng = random.Random(seed)
@@ -158,6 +161,10 @@ class CrashSoak:
             agents = [asyncio.create_task(self.agent(i)) for i in range(self.agents)]
             crasher = asyncio.create_task(self.crasher())
             await asyncio.sleep(self.seconds)
+            # On a loaded machine each read-back takes longer and the kills
+            # come further apart: the load goes on until min_kills of them.
+            while self.f["kill -9"] < self.min_kills and not crasher.done():
+                await asyncio.sleep(0.1)
             self.stop_asking.set()
             await asyncio.gather(*agents)
             await crasher
@@ -379,15 +386,17 @@ class CrashSoak:
 
 
 async def crash_soak(
-    seconds: float, users: int = 20, tabs: int = 2, agents: int = 10, seed: int = 1, kill_every: tuple[float, float] = (2.0, 4.0)
+    seconds: float, users: int = 20, tabs: int = 2, agents: int = 10, seed: int = 1, kill_every: tuple[float, float] = (2.0, 4.0),
+    min_kills: int = 0,
 ) -> tuple[CrashLedger, list[str], int]:
-    """Run one crash soak; returns the ledger, every process's error log
-    lines and the exit code of the clean stop at the end."""
+    """Run one crash soak (``seconds`` of load, longer if needed for
+    ``min_kills`` kills under load); returns the ledger, every process's
+    error log lines and the exit code of the clean stop at the end."""
     with tempfile.TemporaryDirectory(prefix="askd-crash-soak-") as tmp:
         svc = soak_service(Path(tmp) / "state", "--question-timeout", str(QUESTION_TIMEOUT), ASKD_RESULT_TTL_SECONDS="3600")
         try:
             await svc.start()
-            ledger = await CrashSoak(svc, seconds, users, tabs, agents, seed, kill_every).run()
+            ledger = await CrashSoak(svc, seconds, users, tabs, agents, seed, kill_every, min_kills).run()
             code = await svc.stop()
             return ledger, [line for p in svc.processes for line in p.error_lines()], code
         finally:
