@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from askd.channels import links, webhook
+from askd.channels import links
 from askd.channels.claims import claim
-from askd.channels.mail_channel import MailChannel
-from askd.channels.slack_api import SlackApi
-from askd.channels.slack_channel import SlackApp
-from askd.channels.webhook_channel import WebhookChannel
+from askd.channels.mail.channel import MailChannel
+from askd.channels.slack.api import SlackApi
+from askd.channels.slack.app import SlackApp
+from askd.channels.webhook.channel import WebhookChannel
+from askd.channels.webhook.request import redact_url
 from askd.channels.worker import Worker
 from askd.store.parts import SLACK
 
@@ -79,7 +80,7 @@ def _slack(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str)
     )
     log.info(
         "slack.enabled",
-        api=webhook.redact_url(str(n.slack_api_url)),
+        api=redact_url(str(n.slack_api_url)),
         channel=n.slack_channel,
         answerLinks=settings.public_url is not None,
         afterSeconds=n.after_seconds,
