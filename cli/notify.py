@@ -177,6 +177,7 @@ def _show_webhook(r: dict[str, Any]) -> None:
             unsigned = "; no notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET) is configured, so nothing was signed"
         eprint(f"askd: the webhook at {r['url']} {verb} {got.describe()}{unsigned}")
     typer.echo("The body it sent:")
+    # Indented for people to read, not the codec's compact form.
     typer.echo(json.dumps(r["payload"], indent=2, ensure_ascii=False))
 
 

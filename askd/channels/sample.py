@@ -12,7 +12,6 @@ JSON of ``askd notify test --json`` and of the admin call alike.
 
 from __future__ import annotations
 
-import json
 import uuid
 from email.headerregistry import Address
 from typing import Any
@@ -25,6 +24,7 @@ from askd.channels.mail import message, smtp
 from askd.channels.webhook import request
 from askd.core import AskInput, Limits, Request
 from askd.core.registry import Registry
+from askd.protocol import codec
 
 SAMPLE_SESSION = "askd-notify-test"
 
@@ -84,7 +84,7 @@ async def _webhook(n: Any, description: dict[str, Any], inbox: str, answer: dict
         "body": got.excerpt if got.status is not None else None,
         "error": got.error,
         "elapsedMs": round(got.elapsed * 1000),
-        "payload": json.loads(body),
+        "payload": codec.loads(body),
     }
 
 

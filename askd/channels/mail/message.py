@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from askd import __version__
-from askd.protocol import visible
+from askd.protocol import codec, visible
 
 SUBJECT_CHARS = 80
 
@@ -38,7 +38,7 @@ class Mail:
 def _words(lang: str) -> dict[str, Any]:
     from askd.web import STATIC_DIR
 
-    words: dict[str, Any] = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    words: dict[str, Any] = codec.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
     return words
 
 
@@ -185,7 +185,7 @@ def _page_words(lang: str) -> dict[str, str]:
     mail says Approve and Deny as its page does."""
     from askd.web import STATIC_DIR
 
-    words: dict[str, str] = json.loads((STATIC_DIR.parent / "link_page" / f"{lang}.json").read_text(encoding="utf-8"))
+    words: dict[str, str] = codec.loads((STATIC_DIR.parent / "link_page" / f"{lang}.json").read_text(encoding="utf-8"))
     return words
 
 
@@ -216,6 +216,7 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
         if isinstance(value, str) and value:
             text += ["", value]
             parts.append(f'<div style="{STYLE["question"]}">{render(value)}</div>')
+    # Indented for people to read, not the codec's compact form.
     arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
     text += ["", f"{p['approval.arguments']}:", arguments]
     parts.append(f'<p style="{STYLE["about"]}">{e(p["approval.arguments"])}</p><pre style="{STYLE["pre"]}">{e(arguments)}</pre>')

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from askd.channels.slack.mrkdwn import escape, to_mrkdwn
 from askd.core.lifecycle import WITHDRAW_ERROR, Status
-from askd.protocol import visible
+from askd.protocol import codec, visible
 
 if TYPE_CHECKING:
     from askd.core import Request
@@ -51,7 +51,8 @@ def _action_lines(ev: dict[str, Any]) -> list[str]:
     preview = action.get("preview")
     if isinstance(preview, str) and preview:
         lines.append(to_mrkdwn(preview))
-    arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)  # indented for people, not the codec's compact form
+    # Indented for people to read, not the codec's compact form.
+    arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
     # Cut inside the block, so a long one still ends it (as mrkdwn.to_mrkdwn writes one).
     lines.append("```\n" + _cut(escape(arguments), SECTION_CHARS - 8) + "\n```")
     quorum, approvals = int(ev.get("quorum") or 1), ev.get("approvals") or []
@@ -178,7 +179,7 @@ def kept(msg: Message) -> str:
     """What the store keeps of a message posted: itself without its
     buttons, as JSON (what :func:`ended` starts from)."""
     blocks = [b for b in msg["blocks"] if b.get("type") != "actions"]
-    return json.dumps({"text": msg["text"], "blocks": blocks}, ensure_ascii=False, separators=(",", ":"))
+    return codec.dumps({"text": msg["text"], "blocks": blocks}).decode()
 
 
 def _value(value: Any) -> str:
@@ -213,6 +214,6 @@ def outcome(req: Request) -> str:
 def ended(body: str, req: Request) -> Message:
     """A message as its question's end leaves it: what was kept of it (no
     buttons) and the outcome."""
-    was = json.loads(body)
+    was = codec.loads(body)
     line = outcome(req)
     return {"text": line, "blocks": [*was["blocks"], _section(line)]}

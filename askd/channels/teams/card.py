@@ -53,6 +53,7 @@ def _action_body(ev: dict[str, Any]) -> list[dict[str, Any]]:
         value = action.get(key)
         if isinstance(value, str) and value:
             body.append(_text(value))
+    # Indented for people to read, not the codec's compact form.
     arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
     body.append(_text(arguments, fontType="Monospace"))
     quorum, approvals = int(ev.get("quorum") or 1), ev.get("approvals") or []
