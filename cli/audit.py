@@ -1,4 +1,4 @@
-"""``askd audit``: export the audit trail (protocol section P) and check a
+"""``askd audit``: export the audit trail (protocol section 19) and check a
 copy of it offline: each record's hash, the links between them, and
 optionally that it reaches a signed head kept elsewhere."""
 

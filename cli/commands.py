@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+import click
 from typer.core import TyperGroup
 
 
@@ -11,7 +10,7 @@ class Commands(TyperGroup):
     """A command that lives in a group (``askd answer`` is ``askd pending
     answer``) is named where it is, instead of only "No such command"."""
 
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and self.get_command(ctx, name) is None:
             homes = [

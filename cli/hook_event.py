@@ -13,7 +13,7 @@ from typing import Any
 from askd.protocol import codec
 
 EVENT = "PermissionRequest"
-PREVIEW_MAX_BYTES = 32 * 1024  # the action's preview limit (section 17)
+PREVIEW_MAX_BYTES = 32 * 1024  # the action's preview limit (protocol section 17)
 WRITE_LINES = 200
 
 
@@ -126,7 +126,7 @@ def _cut(text: str) -> str:
 
 
 def action(agent: Agent, event: Event) -> dict[str, Any]:
-    """The ask's ``action`` (section 17)."""
+    """The ask's ``action`` (protocol section 17)."""
     return {
         "name": event.tool_name,
         "arguments": event.tool_input,

@@ -39,7 +39,7 @@ def event(
         **out,
         "sessionId": description["sessionId"],
         "requestId": description["requestId"],
-        # An action to approve (section 17) has no questions: its action,
+        # An action to approve (protocol section 17) has no questions: its action,
         # quorum and approvals so far instead (its links: approve, deny, open).
         **{k: description[k] for k in ("questions", "action", "quorum", "approvals") if k in description},
         "createdAt": description["createdAt"],

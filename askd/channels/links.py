@@ -41,7 +41,7 @@ PURPOSE = b"askd.answer-link"  # HKDF's info: this key seals links and nothing e
 # later format can tell itself apart, and no byte of T can be changed unnoticed.
 _VERSION = b"\x02"  # 1 was the unencrypted, itsdangerous-signed form
 PATH = "a"  # links live at {public_url}/a/{T}
-# On an action to approve (section 17) a link's option names the decision it
+# On an action to approve (protocol section 17) a link's option names the decision it
 # opens with: the question it names tells an approval from a question, so the
 # claim (and T's format) stay as they are. Opening one never decides: only
 # the page's POST does, as for a one-tap answer.

@@ -3,10 +3,10 @@ e-mail and the Slack app, on one delivery worker fed by the hub's pipeline."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from email.headerregistry import Address
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -21,13 +21,14 @@ from askd.channels.worker import Worker
 from askd.store.parts import SLACK
 
 if TYPE_CHECKING:
+    from askd.config import Settings
     from askd.server.hub.hub import Hub
 
 log = structlog.get_logger("askd.daemon")
 
 
 def start(
-    settings: Any, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
+    settings: Settings, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
 ) -> tuple[WebhookChannel | None, MailChannel | None, SlackApp | None]:
     """The channels the ``notify`` settings ask for, fed by ``hub``.
     ``link_base`` is where the page is (its links in notifications);
@@ -57,13 +58,13 @@ def start(
     return notifier, mailer, slack
 
 
-def _slack(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> SlackApp | None:
+def _slack(settings: Settings, hub: Hub, minter: links.Minter | None, link_base: str) -> SlackApp | None:
     n = settings.notify
     if n.slack_bot_token is None:
         return None
     directory = hub.store.directory
 
-    async def slack_ids(users: Any) -> dict[str, str]:
+    async def slack_ids(users: Sequence[str]) -> dict[str, str]:
         return await directory.get(SLACK, users)
 
     app = SlackApp(
@@ -89,7 +90,7 @@ def _slack(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str)
     return app
 
 
-def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> MailChannel | None:
+def _mailer(settings: Settings, hub: Hub, minter: links.Minter | None, link_base: str) -> MailChannel | None:
     n = settings.notify
     target = n.mail_server()
     if target is None or n.email_from is None:
@@ -114,7 +115,7 @@ def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str
     return mailer
 
 
-def _webhook(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> WebhookChannel | None:
+def _webhook(settings: Settings, hub: Hub, minter: links.Minter | None, link_base: str) -> WebhookChannel | None:
     n = settings.notify
     if n.webhook_url is None:
         return None

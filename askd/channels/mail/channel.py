@@ -1,4 +1,4 @@
-"""The e-mail channel (spec J): one mail per recipient per question and
+"""The e-mail channel (protocol section 12): one mail per recipient per question and
 escalation step, and per reminder (its Subject starts "Reminder:").
 
 The recipients are the people a notice is about (everyone asked, or after

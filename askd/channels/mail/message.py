@@ -91,7 +91,7 @@ def compose(
     the inbox. Question text is Markdown: its source in the text part,
     rendered safely (askd.web.markdown) in the HTML part, and as plain text
     (its first sentence) in the Subject and the HTML's title. Both parts
-    name the session, as the Slack message does; hidden characters as marks under a warning (section 17)."""
+    name the session, as the Slack message does; hidden characters as marks under a warning (protocol section 17)."""
     from askd.web.markdown import plain, render
 
     lang = lang or default_language()
@@ -190,7 +190,7 @@ def _page_words(lang: str) -> dict[str, str]:
 
 
 def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str, Any], lang: str, hidden: bool) -> Mail:
-    """One recipient's mail about an action to approve (section 17): its
+    """One recipient's mail about an action to approve (protocol section 17): its
     name, summary and preview (Markdown: source in the text part, rendered
     safely in the HTML), its arguments as JSON, the quorum's progress, and
     with answer links the buttons *Approve*, *Deny* and *Open* (each opens
@@ -238,7 +238,7 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
 
 
 def reminder(mail: Mail, lang: str | None = None) -> Mail:
-    """The same mail as a reminder (section 20): its Subject says so."""
+    """The same mail as a reminder (protocol section 20): its Subject says so."""
     subject = _words(lang or default_language())["mail.reminder"].replace("{subject}", mail.subject)
     return Mail(subject, mail.text, mail.html)
 

@@ -1,4 +1,4 @@
-"""The Slack app channel (spec R): each question posted with
+"""The Slack app channel (protocol section 20, Slack as an app): each question posted with
 ``chat.postMessage``, and every message edited with ``chat.update`` when
 it ends.
 

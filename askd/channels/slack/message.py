@@ -43,7 +43,7 @@ def _intro(ev: dict[str, Any]) -> str:
 
 
 def _action_lines(ev: dict[str, Any]) -> list[str]:
-    """An action to approve (section 17) in mrkdwn: its name and summary,
+    """An action to approve (protocol section 17) in mrkdwn: its name and summary,
     its preview, its arguments as JSON, the quorum's progress."""
     action = ev["action"]
     summary = action.get("summary")
