@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import click
+from typing import Any
+
 from typer.core import TyperGroup
 
 
@@ -10,7 +11,9 @@ class Commands(TyperGroup):
     """A command that lives in a group (``askd answer`` is ``askd pending
     answer``) is named where it is, instead of only "No such command"."""
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    # Any: Typer 0.29 carries its own copy of click as the private
+    # typer._click, whose Context and Command have no public name to import.
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0] if args else ""
         if name and self.get_command(ctx, name) is None:
             homes = [
