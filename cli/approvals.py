@@ -16,6 +16,7 @@ from askd.cli.clients import ADMIN, AdminTarget, admin_command
 from askd.cli.common import EXIT_USAGE, ReplyJsonOption, fail, reply_ack, request_argument, session_argument
 from askd.cli.output import QuestionMarkdown, terminal_safe
 from askd.cli.time import declining
+from askd.protocol import codec
 
 
 def arguments_from(value: str) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def arguments_from(value: str) -> dict[str, Any]:
         except OSError as err:
             fail(f"cannot read --arguments file {name}: {err.strerror or err}", EXIT_USAGE)
     try:
-        parsed = json.loads(value)
+        parsed = codec.loads(value)
     except ValueError as err:
         fail(f"{source} is not valid JSON: {err}", EXIT_USAGE)
     if not isinstance(parsed, dict):
@@ -45,6 +46,7 @@ def show_action(out: Console, item: dict[str, Any]) -> None:
     if action.get("summary"):
         out.print(QuestionMarkdown(action["summary"]))
     out.print(Text("Arguments:", style="bold"))
+    # Indented for people to read, not the codec's compact form.
     out.print(Text(terminal_safe(json.dumps(action.get("arguments", {}), indent=2, ensure_ascii=False))))
     if action.get("preview"):
         out.print(Text("Preview:", style="bold"))

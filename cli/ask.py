@@ -20,7 +20,7 @@ from askd.cli.pending import answers_from_flags
 from askd.client import AgentClient, Result, Status
 from askd.client.agent import DEFAULT_POLL_SECONDS
 from askd.config import ConfigError, load_settings
-from askd.channels.webhook import inbox_url
+from askd.channels.event import inbox_url
 from askd.protocol.models import Option, Question
 
 EXIT_TIMEOUT = 3

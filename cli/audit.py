@@ -1,4 +1,4 @@
-"""``askd audit``: export the audit trail (protocol section P) and check a
+"""``askd audit``: export the audit trail (protocol section 19) and check a
 copy of it offline: each record's hash, the links between them, and
 optionally that it reaches a signed head kept elsewhere."""
 
@@ -17,6 +17,7 @@ from askd.audit.chain import verify as verify_chain
 from askd.cli.clients import ADMIN, AdminTarget, CaCertOption, UrlOption, admin_command, command
 from askd.cli.common import ConfigOption, fail
 from askd.cli.receipt import jwks_of
+from askd.protocol import codec
 from askd.receipts import ReceiptError, verify_head
 
 app = typer.Typer(help="Export the audit trail and check a copy of it.", no_args_is_help=True)
@@ -50,6 +51,8 @@ def head(
 ) -> None:
     """Print the chain's signed head (JSON), for ``verify --head``."""
     with admin.client() as client:
+        # As the standard library writes it: this is the line people have kept
+        # in files for verify --head, and askd prints it as it always has.
         typer.echo(json.dumps(client.audit_head()))
 
 
@@ -89,7 +92,7 @@ def _signed_head(path: Path, keys: Any) -> dict[str, Any]:
     """The head's signed claims (protocol section 19): only what its
     signature signs is trusted; a head that fails is one line, exit 1."""
     try:
-        head = json.loads(path.read_text(encoding="utf-8"))
+        head = codec.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         fail(f"cannot read the head {path}: {err}")
     try:
@@ -125,7 +128,7 @@ def _records(file: str) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
+                yield codec.loads(line)
             except ValueError:
                 fail(f"line {n} of {file} is not JSON")
 

@@ -11,6 +11,8 @@ class Commands(TyperGroup):
     """A command that lives in a group (``askd answer`` is ``askd pending
     answer``) is named where it is, instead of only "No such command"."""
 
+    # Any: Typer 0.29 carries its own copy of click as the private
+    # typer._click, whose Context and Command have no public name to import.
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name = args[0] if args else ""
         if name and self.get_command(ctx, name) is None:

@@ -40,6 +40,7 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
 
 
 def print_json(obj: Any) -> None:
+    # Indented for people to read, not the codec's compact form.
     typer.echo(json.dumps(obj, indent=2, ensure_ascii=False))
 
 

@@ -46,6 +46,8 @@ def _seconds(text: str) -> float:
 
 
 def _emit(obj: dict[str, Any]) -> None:
+    # ASCII escapes: the hook's stdout may not be UTF-8 (a C locale), and the
+    # agent reads this line as it always has.
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
 

@@ -10,8 +10,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from askd.protocol import codec
+
 EVENT = "PermissionRequest"
-PREVIEW_MAX_BYTES = 32 * 1024  # the action's preview limit (section 17)
+PREVIEW_MAX_BYTES = 32 * 1024  # the action's preview limit (protocol section 17)
 WRITE_LINES = 200
 
 
@@ -44,7 +46,7 @@ class Event:
 def read_event(text: str) -> Event | None:
     """The event, or None for another ``hook_event_name`` (not ours to answer)."""
     try:
-        data = json.loads(text)
+        data = codec.loads(text)
     except ValueError as err:
         raise BadEvent(f"stdin is not JSON ({err})") from None
     if not isinstance(data, dict):
@@ -110,6 +112,7 @@ def preview(event: Event) -> str:
         more = f"\n\n… {len(lines) - WRITE_LINES} more lines" if len(lines) > WRITE_LINES else ""
         text = f"`{path}`\n\n" + _fence("\n".join(lines[:WRITE_LINES])) + more
     else:
+        # Indented for people to read, not the codec's compact form.
         text = _fence(json.dumps(args, indent=2, ensure_ascii=False), "json")
     return _cut(text)
 
@@ -123,7 +126,7 @@ def _cut(text: str) -> str:
 
 
 def action(agent: Agent, event: Event) -> dict[str, Any]:
-    """The ask's ``action`` (section 17)."""
+    """The ask's ``action`` (protocol section 17)."""
     return {
         "name": event.tool_name,
         "arguments": event.tool_input,

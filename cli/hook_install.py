@@ -3,6 +3,7 @@ JSON, merged without touching anything else, and Codex's snippet."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shlex
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from askd.cli.common import fail
+from askd.protocol import codec
 
 DEFAULT_TIMEOUT = 300.0
 AGENT_GRACE_SECONDS = 30  # the agent's hook timeout outlives askd's question
@@ -58,7 +60,7 @@ def _read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        data = codec.loads(path.read_text(encoding="utf-8") or "{}")
     except (ValueError, UnicodeDecodeError) as err:
         fail(f"{path} is not valid JSON ({err}); left it untouched", 1)
     if not isinstance(data, dict):
@@ -70,6 +72,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
+        # Indented: people edit this file by hand too; the codec writes it compact.
         f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
 
@@ -87,7 +90,7 @@ def _entries(data: dict[str, Any], path: Path) -> list[Any]:
 def install(path: Path, command: str, timeout: int) -> bool:
     """Merge askd's entry; True when the file changed."""
     data = _read(path)
-    before = json.dumps(data, sort_keys=True)
+    before = copy.deepcopy(data)
     entries = _entries(data, path)
     ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": timeout}]}
     spots = [i for i, e in enumerate(entries) if isinstance(e, dict) and any(_is_ours(h) for h in e.get("hooks") or [])]
@@ -97,7 +100,7 @@ def install(path: Path, command: str, timeout: int) -> bool:
             del entries[i]
     else:
         entries.append(ours)
-    if json.dumps(data, sort_keys=True) == before:
+    if data == before:
         return False
     _write(path, data)
     return True
@@ -133,7 +136,9 @@ def uninstall(path: Path) -> bool:
 
 def codex_snippet(command: str, timeout: int) -> str:
     hooks = {"hooks": {"PermissionRequest": [{"matcher": ".*", "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]}}
-    toml_command = json.dumps(command)  # a TOML basic string is JSON-compatible here
+    # A TOML basic string: with every non-ASCII character escaped, a JSON
+    # string is one; the snippet is printed for people, hence the indent.
+    toml_command = json.dumps(command)
     return (
         "# ~/.codex/hooks.json\n"
         + json.dumps(hooks, indent=2)

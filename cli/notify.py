@@ -21,7 +21,7 @@ from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 
 from askd import state
 from askd.channels import sample as notify_sample
-from askd.channels import webhook
+from askd.channels.webhook import request as webhook_request
 from askd.addresses import Sender
 from askd.cli import clients
 from askd.cli.clients import AdminUrlOption, JsonOption, TokenOption, UrlOption, command
@@ -164,7 +164,7 @@ def _show_links(answer: dict[str, Any] | None) -> None:
 
 def _show_webhook(r: dict[str, Any]) -> None:
     """What was sent and what the receiver answered (a failure: one line on stderr)."""
-    got = webhook.Attempt(r["status"], r["reason"] or "", r["body"] or "", r["error"])
+    got = webhook_request.Attempt(r["status"], r["reason"] or "", r["body"] or "", r["error"])
     if r["ok"]:
         signed = "signed" if r["signed"] else "unsigned"
         typer.echo(f"Sent a sample question ({r['format']}, {signed}) to {r['url']}")
@@ -177,6 +177,7 @@ def _show_webhook(r: dict[str, Any]) -> None:
             unsigned = "; no notify.webhook_secret (ASKD_NOTIFY__WEBHOOK_SECRET) is configured, so nothing was signed"
         eprint(f"askd: the webhook at {r['url']} {verb} {got.describe()}{unsigned}")
     typer.echo("The body it sent:")
+    # Indented for people to read, not the codec's compact form.
     typer.echo(json.dumps(r["payload"], indent=2, ensure_ascii=False))
 
 

@@ -95,7 +95,10 @@ def _private_dir() -> Path:
 def _handoff_page(link: str) -> bytes:
     """A page that sends the browser on to ``link`` (the code in its
     fragment) and keeps it out of the history it leaves behind."""
-    target = json.dumps(link).replace("<", "\\u003c")  # nothing in it can end the script
+    # A JS string in an inline script: the standard library escapes every
+    # non-ASCII character (U+2028 too), and "<" is escaped so nothing in it
+    # can end the script.
+    target = json.dumps(link).replace("<", "\\u003c")
     return (
         '<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
         f"<title>askd</title><script>location.replace({target})</script></head>"

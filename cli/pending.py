@@ -3,7 +3,6 @@ one by hand as if the user had (``approve`` and ``deny``: ``approvals``)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import typer
@@ -23,6 +22,7 @@ from askd.cli.common import (
     session_argument,
 )
 from askd.cli.output import QuestionMarkdown, ago, console, one_line, table, terminal_safe, until, warn_hidden
+from askd.protocol import codec
 
 app = typer.Typer(help="See and answer pending questions, approve or deny actions.", no_args_is_help=True)
 app.command("approve")(approvals.approve)
@@ -165,7 +165,7 @@ def answers_from_flags(pairs: list[str], questions: list[dict[str, Any]], flag: 
 
 def parse_answers_json(text: str) -> dict[str, Any]:
     try:
-        answers = json.loads(text)
+        answers = codec.loads(text)
     except ValueError as err:
         fail(f"--answers is not valid JSON: {err}", EXIT_USAGE)
     if not isinstance(answers, dict):

@@ -3,7 +3,6 @@ executor would, from the command line."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import typer
 from askd.cli.clients import CaCertOption, UrlOption, command, global_options
 from askd.cli.common import ConfigOption, fail, print_json
 from askd.client import Discovery
+from askd.protocol import codec
 from askd.receipts import ReceiptError, verify as verify_receipt
 
 JWKS_PATH = "/.well-known/jwks.json"
@@ -24,7 +24,7 @@ app = typer.Typer(help="Check askd's signed receipts of ended questions.", no_ar
 
 def _json_file(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return codec.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
         fail(f"cannot read {what} {path}: {err.strerror or err}")
     except (ValueError, UnicodeDecodeError) as err:

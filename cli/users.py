@@ -1,7 +1,8 @@
 """``askd user``: what askd knows of a user beyond their token: the e-mail
 address it mails them questions at (notify.smtp_url), the Slack user id
 it sends them direct messages at (notify.slack_bot_token), and their away,
-with delegates (spec R: ``askd user away``, ``askd user back``)."""
+with delegates (protocol section 20, Away, with delegates: ``askd user
+away``, ``askd user back``)."""
 
 from __future__ import annotations
 

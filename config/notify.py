@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import AnyHttpUrl, Field, SecretStr, ValidationInfo, field_validator
 
 from askd.addresses import Sender
-from askd.channels.mail import SmtpTarget, smtp_target
+from askd.channels.mail.smtp import SmtpTarget, smtp_target
 from askd.config.section import Section
 
 
@@ -36,7 +36,7 @@ class NotifySettings(Section):
         10.0, gt=0, le=300, description="How long one delivery attempt (a webhook POST, or one mail) may take before it counts as failed."
     )
     # A secret: the URL may hold the mail server's password, so it is never
-    # shown (repr, logs, askd notify test print askd.channels.mail.SmtpTarget.shown).
+    # shown (repr, logs, askd notify test print askd.channels.mail.smtp.SmtpTarget.shown).
     smtp_url: SecretStr | None = Field(
         default=None,
         description=(

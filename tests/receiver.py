@@ -17,7 +17,7 @@ import tornado.web
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from askd.channels import webhook
+from askd.channels.webhook import request as webhook
 
 HANG = "hang"
 

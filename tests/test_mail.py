@@ -1,4 +1,4 @@
-"""``askd.channels.mail.compose``: what one mail says, for one question with one-tap
+"""``askd.channels.mail.message.compose``: what one mail says, for one question with one-tap
 links, several questions (no one-tap links: they need the form), and a
 long title."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from askd.channels.mail import compose
+from askd.channels.mail.message import compose
 
 INBOX = "https://askd.example/?session=s1"
 LINKS = {

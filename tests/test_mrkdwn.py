@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from askd.channels.mrkdwn import to_mrkdwn
+from askd.channels.slack.mrkdwn import to_mrkdwn
 
 
 @pytest.mark.parametrize(

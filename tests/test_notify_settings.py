@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from askd.config import ConfigError, load_settings
-from askd.channels.mail import smtp_target
+from askd.channels.mail.smtp import smtp_target
 from askd.server.app import Daemon
 from askd.server.from_settings import notify_policy
 from askd.server.door.proxy import public_base

@@ -6,11 +6,17 @@
   for every channel; ``retry.py`` its one backoff; ``claims.py`` the one
   place a delivery is claimed in the store;
 - ``channel.py``: what a channel is (``Channel``, ``Notice``, ``Delivery``,
-  ``Outcome``); the channels: ``webhook_channel.py`` (body and one POST in
-  ``webhook.py``, Slack's mrkdwn in ``mrkdwn.py``) and ``mail_channel.py``
-  (the mail and one SMTP attempt in ``mail.py``);
+  ``Outcome``); ``event.py``: what a notice says as JSON, which every
+  channel's message is built from;
+- a folder per channel, each with its channel, its API and its messages:
+  ``webhook/`` (``channel.py``; ``request.py`` the body in its format, its
+  signature and one POST), ``mail/`` (``channel.py``; ``message.py`` what
+  a mail says; ``smtp.py`` the server's URL and one attempt), ``slack/``
+  (``app.py`` the Slack app; ``api.py`` one Web API call; ``message.py``
+  Block Kit; ``mrkdwn.py`` question Markdown as mrkdwn) and ``teams/``
+  (``card.py`` the Adaptive Card, sent by a ``teams`` webhook);
 - ``links.py``: answer links; ``sample.py``: ``askd notify test``'s sample;
   ``setup.py``: the channels a daemon's settings ask for.
 
-Nothing is imported here: the settings import ``mail.py`` alone.
+Nothing is imported here: the settings import ``mail/smtp.py`` alone.
 """

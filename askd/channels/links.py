@@ -31,6 +31,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from askd.protocol import codec
+
 if TYPE_CHECKING:
     from askd.core import Request
 
@@ -39,7 +41,7 @@ PURPOSE = b"askd.answer-link"  # HKDF's info: this key seals links and nothing e
 # later format can tell itself apart, and no byte of T can be changed unnoticed.
 _VERSION = b"\x02"  # 1 was the unencrypted, itsdangerous-signed form
 PATH = "a"  # links live at {public_url}/a/{T}
-# On an action to approve (section 17) a link's option names the decision it
+# On an action to approve (protocol section 17) a link's option names the decision it
 # opens with: the question it names tells an approval from a question, so the
 # claim (and T's format) stay as they are. Opening one never decides: only
 # the page's POST does, as for a one-tap answer.
@@ -69,7 +71,9 @@ def epoch_of(not_before: float) -> int:
 
 def _dumps(value: Any) -> bytes:
     """Compact JSON with every non-ASCII character escaped: an id may hold
-    any character, a lone surrogate too, and the payload must still encode."""
+    any character, a lone surrogate too, and the payload must still encode.
+    The standard library's, not the codec's: the codec writes UTF-8, and a
+    link minted from the same answer must stay the same text."""
     return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
@@ -105,7 +109,7 @@ def _open(secret: str, token: str) -> Any:
     if data[:1] != _VERSION:
         return None
     try:
-        return json.loads(_aead(secret).decrypt(data[1:], [_VERSION]))
+        return codec.loads(_aead(secret).decrypt(data[1:], [_VERSION]))
     except (InvalidTag, ValueError):
         return None
 

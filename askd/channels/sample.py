@@ -12,16 +12,19 @@ JSON of ``askd notify test --json`` and of the admin call alike.
 
 from __future__ import annotations
 
-import json
 import uuid
 from email.headerregistry import Address
 from typing import Any
 
 import httpx
 
-from askd.channels import links, mail, webhook
+from askd.channels import links
+from askd.channels.event import event, inbox_url
+from askd.channels.mail import message, smtp
+from askd.channels.webhook import request
 from askd.core import AskInput, Limits, Request
 from askd.core.registry import Registry
+from askd.protocol import codec
 
 SAMPLE_SESSION = "askd-notify-test"
 
@@ -52,7 +55,7 @@ async def run(
     ``links`` (the answer links, with ``public_url`` only)."""
     req = sample_request(user, timeout)
     description = req.describe()
-    inbox = webhook.inbox_url(link_base, SAMPLE_SESSION)
+    inbox = inbox_url(link_base, SAMPLE_SESSION)
     # Answer links only with public_url, as the daemon makes them.
     answer = links.link_set(public_url, secret, req, user) if public_url else None
     report: dict[str, Any] = {"ok": True, **dict.fromkeys(WEBHOOK_KEYS), "email": None, "links": answer}
@@ -67,13 +70,13 @@ async def run(
 
 async def _webhook(n: Any, description: dict[str, Any], inbox: str, answer: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
     target, secret = str(n.webhook_url), n.webhook_secret.get_secret_value() if n.webhook_secret else None
-    ev = {**webhook.event(description, inbox, None, answer), "test": True}
-    body = webhook.render(n.format, ev, next(iter(answer.values())) if answer else None)
+    ev = {**event(description, inbox, None, answer), "test": True}
+    body = request.render(n.format, ev, next(iter(answer.values())) if answer else None)
     async with httpx.AsyncClient(follow_redirects=False) as client:
-        got = await webhook.post(client, target, body, secret, n.timeout_seconds)
+        got = await request.post(client, target, body, secret, n.timeout_seconds)
     return {
         "ok": got.ok,
-        "url": webhook.redact_url(target),
+        "url": request.redact_url(target),
         "format": n.format,
         "signed": secret is not None,
         "status": got.status,
@@ -81,7 +84,7 @@ async def _webhook(n: Any, description: dict[str, Any], inbox: str, answer: dict
         "body": got.excerpt if got.status is not None else None,
         "error": got.error,
         "elapsedMs": round(got.elapsed * 1000),
-        "payload": json.loads(body),
+        "payload": codec.loads(body),
     }
 
 
@@ -89,7 +92,7 @@ async def _email(n: Any, description: dict[str, Any], inbox: str, answer: dict[s
     """Mail the sample to ``to`` once (None: only compose it)."""
     target = n.mail_server()
     sender = Address(n.email_from.name, addr_spec=n.email_from.email)
-    content = mail.compose(description, inbox=inbox, links=answer)
+    content = message.compose(description, inbox=inbox, links=answer)
     out: dict[str, Any] = {
         "ok": True,
         "sent": False,
@@ -102,6 +105,6 @@ async def _email(n: Any, description: dict[str, Any], inbox: str, answer: dict[s
         "elapsedMs": None,
     }
     if to is not None:
-        got = await mail.send(target, mail.message(content, sender, to), n.timeout_seconds)
+        got = await smtp.send(target, message.message(content, sender, to), n.timeout_seconds)
         out.update(ok=got.ok, sent=got.ok, error=got.error, elapsedMs=round(got.elapsed * 1000))
     return out

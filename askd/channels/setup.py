@@ -3,30 +3,32 @@ e-mail and the Slack app, on one delivery worker fed by the hub's pipeline."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from email.headerregistry import Address
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import structlog
 
-from askd.channels import links, webhook
+from askd.channels import links
 from askd.channels.claims import claim
-from askd.channels.mail_channel import MailChannel
-from askd.channels.slack_api import SlackApi
-from askd.channels.slack_channel import SlackApp
-from askd.channels.webhook_channel import WebhookChannel
+from askd.channels.mail.channel import MailChannel
+from askd.channels.slack.api import SlackApi
+from askd.channels.slack.app import SlackApp
+from askd.channels.webhook.channel import WebhookChannel
+from askd.channels.webhook.request import redact_url
 from askd.channels.worker import Worker
 from askd.store.parts import SLACK
 
 if TYPE_CHECKING:
+    from askd.config import Settings
     from askd.server.hub.hub import Hub
 
 log = structlog.get_logger("askd.daemon")
 
 
 def start(
-    settings: Any, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
+    settings: Settings, hub: Hub, secret: str, link_base: str, not_before: Callable[[], float] = lambda: 0.0
 ) -> tuple[WebhookChannel | None, MailChannel | None, SlackApp | None]:
     """The channels the ``notify`` settings ask for, fed by ``hub``.
     ``link_base`` is where the page is (its links in notifications);
@@ -56,13 +58,13 @@ def start(
     return notifier, mailer, slack
 
 
-def _slack(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> SlackApp | None:
+def _slack(settings: Settings, hub: Hub, minter: links.Minter | None, link_base: str) -> SlackApp | None:
     n = settings.notify
     if n.slack_bot_token is None:
         return None
     directory = hub.store.directory
 
-    async def slack_ids(users: Any) -> dict[str, str]:
+    async def slack_ids(users: Sequence[str]) -> dict[str, str]:
         return await directory.get(SLACK, users)
 
     app = SlackApp(
@@ -79,7 +81,7 @@ def _slack(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str)
     )
     log.info(
         "slack.enabled",
-        api=webhook.redact_url(str(n.slack_api_url)),
+        api=redact_url(str(n.slack_api_url)),
         channel=n.slack_channel,
         answerLinks=settings.public_url is not None,
         afterSeconds=n.after_seconds,
@@ -88,7 +90,7 @@ def _slack(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str)
     return app
 
 
-def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> MailChannel | None:
+def _mailer(settings: Settings, hub: Hub, minter: links.Minter | None, link_base: str) -> MailChannel | None:
     n = settings.notify
     target = n.mail_server()
     if target is None or n.email_from is None:
@@ -113,7 +115,7 @@ def _mailer(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str
     return mailer
 
 
-def _webhook(settings: Any, hub: Hub, minter: links.Minter | None, link_base: str) -> WebhookChannel | None:
+def _webhook(settings: Settings, hub: Hub, minter: links.Minter | None, link_base: str) -> WebhookChannel | None:
     n = settings.notify
     if n.webhook_url is None:
         return None

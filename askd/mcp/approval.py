@@ -62,6 +62,8 @@ class RequestApprovalArgs(BaseModel):
 
 def describe_approval(result: Result, whom: str) -> str:
     """The text block for an approval's result: whether to run, and with what."""
+    # The agent reads the arguments as text: keys sorted and spaced as it
+    # has always been told them, which the codec does not write.
     args = json.dumps(result.arguments, ensure_ascii=False, sort_keys=True) if result.arguments is not None else "{}"
     if result.status is Status.answered and result.approved:
         who = result.answered_by or "An admin"

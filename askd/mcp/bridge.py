@@ -14,7 +14,6 @@ whose retry carries the reply. The first answer anywhere wins.
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -39,9 +38,10 @@ from askd.mcp import calls
 from askd.mcp.approval import APPROVE, RequestApprovalArgs
 from askd.mcp.calls import HOST_KEY, CallFailed
 from askd.mcp.host import ApprovalForm, HostForm, build_approval_form, build_form, declares_form, input_required_era
-from askd.protocol.models import VIA_HEADER, AskFields
 from askd.mcp.keys import AskKeys
 from askd.mcp.tools import ASK, GET, GetAnswerArgs, invalid_arguments, tool_error, tool_list, tool_result
+from askd.protocol import codec
+from askd.protocol.models import VIA_HEADER, AskFields
 from askd.server.logs import get_logger
 
 log = get_logger("askd.mcp")
@@ -257,7 +257,7 @@ class Bridge:
         if form is not None and not ctx.session.can_send_request:
             # No server requests in this era: the host asks, then calls again with the reply.
             return types.InputRequiredResult(
-                input_requests={HOST_KEY: form.request()}, request_state=json.dumps({"requestId": request_id})
+                input_requests={HOST_KEY: form.request()}, request_state=codec.dumps({"requestId": request_id}).decode()
             )
         # Plain tasks, not a task group: a group would wrap the wait's own
         # errors (DaemonUnavailable, QuestionLost) in an ExceptionGroup.

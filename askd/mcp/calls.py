@@ -3,7 +3,6 @@ model reads, and reading a host's retry of an ``InputRequiredResult``."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from mcp import types
@@ -12,6 +11,7 @@ from pydantic import ValidationError
 from askd.client import Discovery
 from askd.client.errors import ApiError, AuthError, DaemonUnavailable, QuestionLost
 from askd.config import ConfigError
+from askd.protocol import codec
 
 HOST_KEY = "answer"  # the one input request of an InputRequiredResult
 
@@ -59,7 +59,7 @@ def resumed(params: types.CallToolRequestParams) -> str | None:
     if params.request_state is None:
         return None
     try:
-        state = json.loads(params.request_state)
+        state = codec.loads(params.request_state)
         return str(state["requestId"])
     except (ValueError, KeyError, TypeError):
         raise CallFailed("askd mcp cannot read the requestState of this call; call the tool again without it") from None

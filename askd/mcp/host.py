@@ -157,6 +157,7 @@ def build_approval_form(action: Mapping[str, Any]) -> ApprovalForm:
     parts = [f"Approve {action['name']}?"]
     if action.get("summary"):
         parts.append(str(action["summary"]))
+    # Indented for people to read, not the codec's compact form.
     parts.append("Arguments:\n" + json.dumps(action.get("arguments", {}), indent=2, ensure_ascii=False))
     if action.get("preview"):
         parts.append(str(action["preview"]))

@@ -38,6 +38,9 @@ class AskKeys:
         self._of_request: dict[str, AskKey] = {}  # requestId -> the key it was asked with
 
     def for_call(self, tool: str, arguments: Mapping[str, Any]) -> AskKey:
+        # Sorted keys, ASCII escapes: the same call must hash to the same key
+        # in every version of the bridge, which the codec (key order kept,
+        # UTF-8) would not give.
         canonical = json.dumps([tool, arguments], sort_keys=True, separators=(",", ":"))
         digest = hashlib.sha256(canonical.encode()).hexdigest()[:40]
         return AskKey(digest, self._round.get(digest, 0))

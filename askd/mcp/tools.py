@@ -124,7 +124,7 @@ def _value(value: Any) -> str:
 
 def describe(result: Result, user: str) -> str:
     """The text block: what a model needs to go on, in plain words."""
-    if result.approvals is not None:  # an approval (section 17): its own words
+    if result.approvals is not None:  # an approval (protocol section 17): its own words
         return describe_approval(result, user)
     if result.status is Status.answered:
         answers = result.answers or {}

@@ -12,7 +12,7 @@ This package imports neither Tornado nor askd's configuration: a client or
 an executor checks receipts without loading the daemon.
 """
 
-from askd.receipts.claims import receipt_claims
+from askd.receipts.payload import receipt_claims
 from askd.receipts.digest import approval_content, digest, questions_content
 from askd.receipts.jws import ReceiptError, sign, verify, verify_head
 from askd.receipts.keys import KeyFileError, Keyring, derive_key, key_id, keyring

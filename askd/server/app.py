@@ -24,9 +24,9 @@ import tornado.web
 
 from askd import __version__, state
 from askd.channels import setup as channels_setup
-from askd.channels.mail_channel import MailChannel
-from askd.channels.slack_channel import SlackApp
-from askd.channels.webhook_channel import WebhookChannel
+from askd.channels.mail.channel import MailChannel
+from askd.channels.slack.app import SlackApp
+from askd.channels.webhook.channel import WebhookChannel
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
 from askd.server.context import Context

@@ -8,17 +8,17 @@ and the default (English) when nothing matches.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
+from askd.protocol import codec
 from askd.web import STATIC_DIR
 
 
 @cache
 def _config() -> dict[str, Any]:
-    config: dict[str, Any] = json.loads((STATIC_DIR / "languages.json").read_text(encoding="utf-8"))
+    config: dict[str, Any] = codec.loads((STATIC_DIR / "languages.json").read_text(encoding="utf-8"))
     return config
 
 

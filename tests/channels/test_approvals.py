@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import itertools
 
-from askd.channels import links, mail, webhook
+from askd.channels import links
+from askd.channels.event import event
+from askd.channels.mail import message as mail
+from askd.channels.slack.message import slack_text
+from askd.channels.webhook import request
 from tests.registry_steps import StepRegistry
 
 ACTION = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship it"}
@@ -18,11 +22,11 @@ def test_an_action_is_described_notified_and_linked_without_questions() -> None:
     reg = StepRegistry(clock=lambda: 1_800_000_000.0, new_id=lambda: f"r{next(ids)}")
     req, _ = reg.ask("s1", "", None, to=("alice", "bob"), action=ACTION, quorum=2)
     description = req.describe()
-    body = webhook.event(description, "https://askd.example/#s1", ["alice", "bob"])
+    body = event(description, "https://askd.example/#s1", ["alice", "bob"])
     assert (body["action"], body["quorum"], body["approvals"]) == (ACTION, 2, []) and "questions" not in body
     for fmt in ("json", "slack", "text"):
-        assert webhook.render(fmt, body)
-    assert "alice" in webhook.slack_text(body)
+        assert request.render(fmt, body)
+    assert "alice" in slack_text(body)
     made = links.link_set("https://askd.example/", "secret-0123456789abcdef-0123456789", req, "alice")
     assert made["options"] == [] and made["open"].startswith("https://askd.example/")
     composed = mail.compose(description, inbox="https://askd.example/#s1", links=made)

@@ -10,10 +10,14 @@ import json
 from email.headerregistry import Address
 from typing import Any
 
-from askd.channels import mail, webhook
+from askd.channels.event import event
+from askd.channels.mail import message as mail
+from askd.channels.mail.smtp import smtp_target
+from askd.channels.slack.message import slack_blocks, slack_text
+from askd.channels.webhook import request
 from askd.channels.channel import ASKED, REMINDER, Claim, Notice
-from askd.channels.mail_channel import MailChannel
-from askd.channels.webhook_channel import WebhookChannel
+from askd.channels.mail.channel import MailChannel
+from askd.channels.webhook.channel import WebhookChannel
 from tests.registry_steps import StepRegistry
 
 QS = [{"question": "Deploy?", "header": "Release", "options": [{"label": "Yes"}, {"label": "No"}]}]
@@ -36,12 +40,12 @@ def test_each_reminder_has_claims_of_its_own() -> None:
 
 def test_bodies_and_subjects_say_reminder() -> None:
     req = asked()
-    body = webhook.event(req.describe(), "https://askd.example/?session=s1", ["alice", "bob"], reminder=2)
+    body = event(req.describe(), "https://askd.example/?session=s1", ["alice", "bob"], reminder=2)
     assert body["reminder"] == 2
-    assert "reminder" not in webhook.event(req.describe(), "https://askd.example/?session=s1", ["alice", "bob"])
-    assert webhook.slack_text(body).startswith("Reminder: An agent is waiting for *alice, bob*")
-    assert webhook.slack_blocks(body, None)["blocks"][0]["text"]["text"].startswith("Reminder: ")
-    card = json.loads(webhook.render("teams", body))["attachments"][0]["content"]
+    assert "reminder" not in event(req.describe(), "https://askd.example/?session=s1", ["alice", "bob"])
+    assert slack_text(body).startswith("Reminder: An agent is waiting for *alice, bob*")
+    assert slack_blocks(body, None)["blocks"][0]["text"]["text"].startswith("Reminder: ")
+    card = json.loads(request.render("teams", body))["attachments"][0]["content"]
     assert card["body"][0]["text"].startswith("Reminder: An agent is waiting")
     composed = mail.compose(req.describe(), inbox="https://askd.example/?session=s1")
     again = mail.reminder(composed, "en")
@@ -68,7 +72,7 @@ async def test_the_channels_make_one_delivery_of_a_reminder_for_those_it_is_abou
         return {u: f"{u}@example.com" for u in users}
 
     mailer = MailChannel(
-        target=mail.smtp_target("smtp://127.0.0.1:1"), sender=Address("askd", addr_spec="askd@example.com"),
+        target=smtp_target("smtp://127.0.0.1:1"), sender=Address("askd", addr_spec="askd@example.com"),
         timeout=1, link_base="https://askd.example/", addresses=addresses, metrics=None,  # type: ignore[arg-type]
     )
     notice = Notice(req, ["alice", "bob"], ["bob"], kind=REMINDER, reminder=3)

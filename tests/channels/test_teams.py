@@ -9,7 +9,9 @@ import itertools
 import json
 from typing import Any
 
-from askd.channels import links, webhook
+from askd.channels import links
+from askd.channels.event import event
+from askd.channels.webhook import request
 from askd.core import Request
 from tests.conftest import q
 from tests.registry_steps import StepRegistry
@@ -51,7 +53,7 @@ def texts(card: dict[str, Any]) -> str:
 def test_one_question_has_an_answer_button_per_option_and_open() -> None:
     req = asked([q("Deploy to **prod**?", "Yes", "No", header="Release")])
     channel = links.link_set(PUBLIC, KEY, req, "alice")
-    card = card_of(webhook.render("teams", webhook.event(req.describe(), INBOX, ["alice"]), channel))
+    card = card_of(request.render("teams", event(req.describe(), INBOX, ["alice"]), channel))
     assert buttons(card) == [("Yes", channel["options"][0]["url"]), ("No", channel["options"][1]["url"]), ("Open", channel["open"])]
     assert [links.read(KEY, url.rsplit("/", 1)[1]) for _, url in buttons(card)] == [
         links.LinkClaim("s1", req.request_id, "alice", 0),
@@ -66,7 +68,7 @@ def test_at_most_five_option_buttons_every_option_in_the_text() -> None:
     labels = [f"option {i}" for i in range(7)]
     req = asked([q("Which?", *labels)])
     channel = links.link_set(PUBLIC, KEY, req, None)
-    card = card_of(webhook.render("teams", webhook.event(req.describe(), INBOX, ["alice"]), channel))
+    card = card_of(request.render("teams", event(req.describe(), INBOX, ["alice"]), channel))
     assert [title for title, _ in buttons(card)] == [*labels[:5], "Open"]
     assert all(label in texts(card) for label in labels)
 
@@ -75,7 +77,7 @@ def test_several_questions_or_free_text_only_open() -> None:
     for questions in ([q("Deploy?", "Yes", "No"), q("Why?")], [q("Why?")]):
         req = asked(questions)
         channel = links.link_set(PUBLIC, KEY, req, "alice")
-        card = card_of(webhook.render("teams", webhook.event(req.describe(), INBOX, ["alice"]), channel))
+        card = card_of(request.render("teams", event(req.describe(), INBOX, ["alice"]), channel))
         assert buttons(card) == [("Open", channel["open"])]
         assert all(x["question"] in texts(card) for x in questions)
 
@@ -84,7 +86,7 @@ def test_an_action_has_approve_deny_and_open() -> None:
     action = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship it", "preview": "`make deploy`"}
     req = asked(to=("alice", "bob"), action=action, quorum=2)
     channel = links.link_set(PUBLIC, KEY, req, None)
-    card = card_of(webhook.render("teams", webhook.event(req.describe(), INBOX, ["alice", "bob"]), channel))
+    card = card_of(request.render("teams", event(req.describe(), INBOX, ["alice", "bob"]), channel))
     assert buttons(card) == [("Approve", channel["approve"]), ("Deny", channel["deny"]), ("Open", channel["open"])]
     assert [a.get("style") for a in card["actions"]] == ["positive", "destructive", None]
     shown = texts(card)
@@ -94,5 +96,5 @@ def test_an_action_has_approve_deny_and_open() -> None:
 
 def test_without_answer_links_one_button_opens_the_inbox() -> None:
     req = asked([q("Deploy?", "Yes", "No")])
-    card = card_of(webhook.render("teams", webhook.event(req.describe(), INBOX, ["alice"])))
+    card = card_of(request.render("teams", event(req.describe(), INBOX, ["alice"])))
     assert buttons(card) == [("Open the askd inbox", INBOX)]

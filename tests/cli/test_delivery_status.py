@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from askd.channels import mail
+from askd.channels.mail import message as mail
 from askd.channels.retry import Retry
 from tests.cli.test_commands import askd, local  # noqa: F401 (fixture)
 from tests.conftest import RunningDaemon, eventually, log_text, q  # noqa: F401 (fixture)

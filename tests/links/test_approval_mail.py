@@ -78,7 +78,7 @@ async def test_each_recipient_gets_approve_deny_open(daemon: RunningDaemon, mail
 
 
 def test_a_chinese_mail_says_approve_and_deny_in_chinese() -> None:
-    from askd.channels import mail
+    from askd.channels.mail import message as mail
 
     description = {
         "sessionId": "s<1>", "requestId": "r1", "expiresAt": "2026-12-02T12:00:00Z", "quorum": 1, "approvals": [],

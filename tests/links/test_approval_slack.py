@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from askd.channels import links, webhook
+from askd.channels import links
+from askd.channels.event import inbox_url
+from askd.channels.slack.message import SECTION_CHARS, slack_blocks
 from askd.channels.retry import Retry
 from askd.receipts import verify
 from tests.conftest import SECRET, RunningDaemon
@@ -54,7 +56,7 @@ def check_block_kit(body: dict[str, Any]) -> None:
     assert set(body) == {"text", "blocks"} and isinstance(body["text"], str) and body["text"]
     for block in body["blocks"]:
         if block["type"] == "section":
-            assert block["text"]["type"] == "mrkdwn" and 0 < len(block["text"]["text"]) <= webhook.SECTION_CHARS
+            assert block["text"]["type"] == "mrkdwn" and 0 < len(block["text"]["text"]) <= SECTION_CHARS
         else:
             assert block["type"] == "actions" and 0 < len(block["elements"]) <= 25
             for b in block["elements"]:
@@ -100,7 +102,7 @@ async def test_a_channel_message_fills_no_quorum_seat_and_own_links_fill_their_p
     check_block_kit(body)
     assert any("0 of 2 approvals" in b["text"]["text"] for b in body["blocks"] if b["type"] == "section")
     [button] = body["blocks"][-1]["elements"]
-    assert (button["text"]["text"], button["url"]) == ("Open the askd inbox", webhook.inbox_url(PUBLIC_URL, "s1"))
+    assert (button["text"]["text"], button["url"]) == ("Open the askd inbox", inbox_url(PUBLIC_URL, "s1"))
     shared = local(daemon, PUBLIC_URL + "a/" + links.mint(SECRET, "s1", rid, None, links.APPROVE))
     opened = await daemon.http.get(shared)  # its page offers no Approve, only the way to one's own inbox
     assert opened.status_code == 200 and "This link is shared" in opened.text
@@ -151,7 +153,7 @@ def test_long_arguments_are_cut_inside_their_code_block() -> None:
         "url": "https://askd.example/?session=s1", "quorum": 1, "approvals": [],
         "action": {"name": "deploy", "arguments": {"script": "<@U123> " + "x" * 10_000}},
     }
-    body = webhook.slack_blocks(ev, {"open": "https://a/o", "options": [], "approve": "https://a/y", "deny": "https://a/n"})
+    body = slack_blocks(ev, {"open": "https://a/o", "options": [], "approve": "https://a/y", "deny": "https://a/n"})
     check_block_kit(body)
     code = body["blocks"][2]["text"]["text"]
     assert code.startswith("```\n") and code.endswith("…\n```") and "<@U123>" not in code  # no mention either

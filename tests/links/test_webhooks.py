@@ -11,7 +11,8 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from askd.channels import links, webhook
+from askd.channels import links
+from askd.channels.webhook import request as webhook
 from askd.channels.retry import Retry
 from tests.conftest import SECRET, RunningDaemon, q
 from tests.links.conftest import PUBLIC_URL, local

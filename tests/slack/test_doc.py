@@ -1,6 +1,6 @@
 """docs/notify.md shows a Slack app's message before and after it is
 answered: the JSON there is what askd's own renderer makes
-(askd.channels.slack_blocks), so the doc stays true."""
+(askd.channels.slack.message), so the doc stays true."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from askd.channels import slack_blocks, webhook
+from askd.channels.event import event
+from askd.channels.slack import message as slack_blocks
 from askd.core import Request
 from askd.core.lifecycle import Status
 
@@ -34,7 +35,7 @@ def example() -> tuple[dict[str, Any], dict[str, Any]]:
         "createdAt": "2026-12-02T10:00:00.000Z",
         "expiresAt": "2026-12-02T10:15:00.000Z",
     }
-    ev = webhook.event(description, "https://askd.example.com/?session=deploy-42", ["alice"])
+    ev = event(description, "https://askd.example.com/?session=deploy-42", ["alice"])
     links = {"open": LINK, "options": [{"label": "PostgreSQL", "url": LINK}, {"label": "SQLite", "url": LINK}]}
     before = slack_blocks.question(ev, links)
     req = Request(

@@ -20,7 +20,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from askd.channels.webhook import _retry_after as retry_after_of  # noqa: PLC2701  (one reading of Retry-After)
+from askd.channels.retry import retry_after as retry_after_of
 
 DEFAULT_API_URL = "https://slack.com/api/"
 

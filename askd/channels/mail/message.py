@@ -1,23 +1,18 @@
-"""E-mail notifications (spec J): the mail server's URL, one mail's text and
-HTML parts, and one attempt to send it.
+"""What one notification mail says: its Subject, text and HTML parts in the
+reader's language (``compose``, ``reminder``), and the MIME message built
+from them (``message``).
 
-Shared by the daemon's mail channel (``askd.channels.mail_channel``, which
+Shared by the daemon's mail channel (``askd.channels.mail.channel``, which
 the delivery worker claims and retries) and ``askd notify test`` (one
-attempt, reported to the terminal).
-``notify.smtp_url`` may hold the server's password, so only
-:attr:`SmtpTarget.shown` of it is ever printed or logged. The settings
-import this module: what is heavy (the SMTP client, Markdown) is imported
+attempt, reported to the terminal). What is heavy (Markdown) is imported
 where it is used.
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
-import ssl
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.errors import MessageError
 from email.headerregistry import Address
@@ -25,71 +20,11 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from functools import cache
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from askd import __version__
-from askd.protocol import visible
+from askd.protocol import codec, visible
 
-DEFAULT_PORTS = {"smtp": 25, "smtps": 465}
 SUBJECT_CHARS = 80
-
-
-@dataclass(frozen=True, slots=True)
-class SmtpTarget:
-    """Where mail goes: ``smtps`` is TLS from the first byte; ``smtp``
-    upgrades with STARTTLS when the server offers it, and must when there
-    is a password to send (unless ``login_without_tls``)."""
-
-    scheme: str
-    host: str
-    port: int
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    login_without_tls: bool = False
-
-    @property
-    def start_tls(self) -> bool | None:
-        """aiosmtplib's ``start_tls``: False for ``smtps`` (TLS already),
-        True where STARTTLS is required, None for "when offered"."""
-        if self.scheme == "smtps":
-            return False
-        return True if self.username is not None and not self.login_without_tls else None
-
-    @property
-    def shown(self) -> str:
-        """The only form of the URL ever printed: no user, no password."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}:{self.port}"
-
-
-def smtp_target(url: str, *, login_without_tls: bool = False) -> SmtpTarget:
-    """Parse ``notify.smtp_url``; a ``ValueError`` names what is wrong
-    and never the password. ``login_without_tls`` is
-    ``notify.smtp_login_without_tls``."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in DEFAULT_PORTS:
-        raise ValueError("must start with smtp:// or smtps://")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError("has a port that is not a number from 1 to 65535") from None
-    if not parts.hostname:
-        raise ValueError("names no host: write smtp://[USER:PASSWORD@]HOST[:PORT]")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("must be smtp[s]://[USER:PASSWORD@]HOST[:PORT], with no path or query")
-    if parts.password is not None and not parts.username:
-        raise ValueError("has a password but no user name")
-    return SmtpTarget(
-        parts.scheme,
-        parts.hostname,
-        port or DEFAULT_PORTS[parts.scheme],
-        unquote(parts.username) if parts.username else None,
-        unquote(parts.password) if parts.password is not None else None,
-        login_without_tls,
-    )
-
-
-# ---- what a mail says ---------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +38,7 @@ class Mail:
 def _words(lang: str) -> dict[str, Any]:
     from askd.web import STATIC_DIR
 
-    words: dict[str, Any] = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    words: dict[str, Any] = codec.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
     return words
 
 
@@ -156,7 +91,7 @@ def compose(
     the inbox. Question text is Markdown: its source in the text part,
     rendered safely (askd.web.markdown) in the HTML part, and as plain text
     (its first sentence) in the Subject and the HTML's title. Both parts
-    name the session, as the Slack message does; hidden characters as marks under a warning (section 17)."""
+    name the session, as the Slack message does; hidden characters as marks under a warning (protocol section 17)."""
     from askd.web.markdown import plain, render
 
     lang = lang or default_language()
@@ -250,12 +185,12 @@ def _page_words(lang: str) -> dict[str, str]:
     mail says Approve and Deny as its page does."""
     from askd.web import STATIC_DIR
 
-    words: dict[str, str] = json.loads((STATIC_DIR.parent / "link_page" / f"{lang}.json").read_text(encoding="utf-8"))
+    words: dict[str, str] = codec.loads((STATIC_DIR.parent / "link_page" / f"{lang}.json").read_text(encoding="utf-8"))
     return words
 
 
 def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str, Any], lang: str, hidden: bool) -> Mail:
-    """One recipient's mail about an action to approve (section 17): its
+    """One recipient's mail about an action to approve (protocol section 17): its
     name, summary and preview (Markdown: source in the text part, rendered
     safely in the HTML), its arguments as JSON, the quorum's progress, and
     with answer links the buttons *Approve*, *Deny* and *Open* (each opens
@@ -281,6 +216,7 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
         if isinstance(value, str) and value:
             text += ["", value]
             parts.append(f'<div style="{STYLE["question"]}">{render(value)}</div>')
+    # Indented for people to read, not the codec's compact form.
     arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
     text += ["", f"{p['approval.arguments']}:", arguments]
     parts.append(f'<p style="{STYLE["about"]}">{e(p["approval.arguments"])}</p><pre style="{STYLE["pre"]}">{e(arguments)}</pre>')
@@ -302,7 +238,7 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
 
 
 def reminder(mail: Mail, lang: str | None = None) -> Mail:
-    """The same mail as a reminder (section 20): its Subject says so."""
+    """The same mail as a reminder (protocol section 20): its Subject says so."""
     subject = _words(lang or default_language())["mail.reminder"].replace("{subject}", mail.subject)
     return Mail(subject, mail.text, mail.html)
 
@@ -338,77 +274,3 @@ def message(mail: Mail, sender: Address, to: str) -> EmailMessage:
         where = "body" if part == "body" else f"{part} header"
         raise NotBuilt(f"the mail could not be built: its {where} was refused ({type(err).__name__})") from None
     return msg
-
-
-# ---- one attempt ----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Sent:
-    """What one attempt got: ``error`` when it failed, ``temporary`` when
-    another try could succeed (no answer, a timeout, a 4xx reply)."""
-
-    error: str | None = None
-    temporary: bool = False
-    elapsed: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-async def send(target: SmtpTarget, msg: EmailMessage, timeout: float) -> Sent:
-    """Hand ``msg`` to the mail server once; never raises for a network or
-    SMTP failure. ``timeout`` bounds the whole attempt, however slowly the
-    server answers."""
-    import aiosmtplib
-
-    started = time.monotonic()
-    try:
-        async with asyncio.timeout(timeout):
-            await aiosmtplib.send(
-                msg,
-                hostname=target.host,
-                port=target.port,
-                username=target.username,
-                password=target.password,
-                use_tls=target.scheme == "smtps",
-                start_tls=target.start_tls,
-                timeout=timeout,  # certificates checked against the default context's CAs (SSL_CERT_FILE)
-            )
-    except (aiosmtplib.SMTPException, TimeoutError, OSError) as err:
-        error, temporary = _describe(err, timeout)
-        return Sent(error, temporary, time.monotonic() - started)
-    return Sent(elapsed=time.monotonic() - started)
-
-
-def _describe(err: Exception, timeout: float) -> tuple[str, bool]:
-    import aiosmtplib
-
-    tls = _tls_error(err)
-    if isinstance(tls, ssl.SSLCertVerificationError):
-        # Final: another try meets the same certificate, and plain text is no fallback.
-        return f"the server's certificate is not trusted ({tls.verify_message})", False
-    if tls is not None:
-        return f"TLS failed ({tls.reason or type(tls).__name__})", False
-    if isinstance(err, aiosmtplib.SMTPException) and "STARTTLS extension not supported" in str(err):
-        return "the server offers no STARTTLS, and askd sends a password only over TLS (see notify.smtp_login_without_tls)", False
-    if isinstance(err, (TimeoutError, aiosmtplib.SMTPTimeoutError)):
-        return f"no answer within {timeout:g} s", True
-    if isinstance(err, aiosmtplib.SMTPRecipientsRefused):
-        codes = [r.code for r in err.recipients]
-        return f"the recipient was refused ({', '.join(str(c) for c in codes)})", all(400 <= c < 500 for c in codes)
-    if isinstance(err, aiosmtplib.SMTPResponseException):
-        return f"the server answered {err.code} {err.message}", 400 <= err.code < 500
-    if isinstance(err, (aiosmtplib.SMTPConnectError, aiosmtplib.SMTPServerDisconnected, OSError)):
-        return f"cannot connect ({type(err).__name__})", True
-    return f"the mail could not be sent ({type(err).__name__})", False
-
-
-def _tls_error(err: BaseException | None) -> ssl.SSLError | None:
-    """The TLS failure behind ``err``: aiosmtplib wraps it in its own errors."""
-    for _ in range(5):  # a short chain; never a loop
-        if err is None or isinstance(err, ssl.SSLError):
-            return err
-        err = err.__cause__ or err.__context__
-    return None

@@ -1,4 +1,4 @@
-"""The e-mail channel (spec J): one mail per recipient per question and
+"""The e-mail channel (protocol section 12): one mail per recipient per question and
 escalation step, and per reminder (its Subject starts "Reminder:").
 
 The recipients are the people a notice is about (everyone asked, or after
@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from askd.channels import mail, webhook
+from askd.channels.event import inbox_url
+from askd.channels.mail import message, smtp
 from askd.channels.channel import ASKED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 from askd.store import StoreUnavailable
@@ -53,7 +54,7 @@ class _Question:
 class _Mail:
     user: str
     address: str
-    content: mail.Mail
+    content: message.Mail
 
 
 class MailChannel(Channel):
@@ -62,7 +63,7 @@ class MailChannel(Channel):
     def __init__(
         self,
         *,
-        target: mail.SmtpTarget,
+        target: smtp.SmtpTarget,
         sender: Address,
         timeout: float,
         link_base: str,
@@ -92,7 +93,7 @@ class MailChannel(Channel):
         except StoreUnavailable as err:
             log.warning("email.skipped", reason="store unavailable", error=str(err), **self._ids(notice, q.step))
             return []
-        inbox = webhook.inbox_url(self.link_base, req.session_id)
+        inbox = inbox_url(self.link_base, req.session_id)
         return [
             Delivery(
                 req.session_id,
@@ -105,17 +106,17 @@ class MailChannel(Channel):
         ]
 
     @staticmethod
-    def _compose(q: _Question, inbox: str, user: str) -> mail.Mail:
-        content = mail.compose(q.description, inbox=inbox, links=q.links.get(user))
-        return mail.reminder(content) if q.reminder else content
+    def _compose(q: _Question, inbox: str, user: str) -> message.Mail:
+        content = message.compose(q.description, inbox=inbox, links=q.links.get(user))
+        return message.reminder(content) if q.reminder else content
 
     async def attempt(self, delivery: Delivery) -> Outcome:
         m: _Mail = delivery.payload
         try:
-            msg = mail.message(m.content, self.sender, m.address)
-        except mail.NotBuilt as err:  # final: another try builds the same mail
-            return Outcome(False, False, None, mail.Sent(str(err)), str(err))
-        got = await mail.send(self.target, msg, self.timeout)
+            msg = message.message(m.content, self.sender, m.address)
+        except message.NotBuilt as err:  # final: another try builds the same mail
+            return Outcome(False, False, None, smtp.Sent(str(err)), str(err))
+        got = await smtp.send(self.target, msg, self.timeout)
         return Outcome(got.ok, got.temporary, None, got, got.error)
 
     @staticmethod
@@ -142,7 +143,7 @@ class MailChannel(Channel):
             log.exception("email.error", userId=user, **fields, **ids)
             return
         assert got is not None
-        sent: mail.Sent = got.detail
+        sent: smtp.Sent = got.detail
         outcome = {"userId": user, "attempt": delivery.attempts, "server": self.target.shown, "elapsedMs": round(sent.elapsed * 1000), **ids}
         if event == "delivered":
             self.metrics.emails.labels("sent").inc()

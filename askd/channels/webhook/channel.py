@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import httpx
 import structlog
 
-from askd.channels import links, webhook
+from askd.channels import links
+from askd.channels.event import event, inbox_url
+from askd.channels.webhook import request
 from askd.channels.channel import ASKED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 
@@ -55,7 +57,7 @@ class WebhookChannel(Channel):
         self.metrics = metrics
         self._delivered = delivered
         self._client = httpx.AsyncClient(follow_redirects=False)
-        self.target = webhook.redact_url(url)  # the only form of the URL ever logged
+        self.target = request.redact_url(url)  # the only form of the URL ever logged
 
     def prepare(self, notice: Notice) -> list[Delivery] | None:
         if notice.kind not in (ASKED, REMINDER):
@@ -71,19 +73,19 @@ class WebhookChannel(Channel):
 
     def _body(self, notice: Notice) -> bytes:
         req, users, k = notice.req, notice.users, notice.reminder
-        url = webhook.inbox_url(self.link_base, req.session_id)
+        url = inbox_url(self.link_base, req.session_id)
         if self._answer_links is None:
-            return webhook.render(self.fmt, webhook.event(req.describe(), url, users, reminder=k))
+            return request.render(self.fmt, event(req.describe(), url, users, reminder=k))
         minter = self._answer_links
         if self.fmt in CHAT_FORMATS:
             channel = minter.channel_links(req, users)  # a shared channel's (Minter.channel_links)
-            return webhook.render(self.fmt, webhook.event(req.describe(), url, users, reminder=k), channel)
+            return request.render(self.fmt, event(req.describe(), url, users, reminder=k), channel)
         links = minter.links_for(req, notice.newcomers)
-        return webhook.render(self.fmt, webhook.event(req.describe(), url, users, links, reminder=k))
+        return request.render(self.fmt, event(req.describe(), url, users, links, reminder=k))
 
     async def attempt(self, delivery: Delivery) -> Outcome:
         body, msg_id = delivery.payload
-        got = await webhook.post(self._client, self.url, body, self._secret, self.timeout, msg_id)
+        got = await request.post(self._client, self.url, body, self._secret, self.timeout, msg_id)
         return Outcome(got.ok, got.retryable, got.retry_after, got, None if got.ok else got.describe())
 
     def report(self, event: str, delivery: Delivery | None, notice: Notice, got: Outcome | None = None, **fields: Any) -> None:
@@ -106,7 +108,7 @@ class WebhookChannel(Channel):
             log.exception("webhook.error", **fields, **ids)
             return
         assert got is not None
-        attempt: webhook.Attempt = got.detail
+        attempt: request.Attempt = got.detail
         outcome = {"attempt": delivery.attempts, "status": attempt.status, "elapsedMs": round(attempt.elapsed * 1000), **ids}
         if event == "delivered":
             self.metrics.delivered.inc()

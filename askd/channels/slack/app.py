@@ -1,4 +1,4 @@
-"""The Slack app channel (spec R): each question posted with
+"""The Slack app channel (protocol section 20, Slack as an app): each question posted with
 ``chat.postMessage``, and every message edited with ``chat.update`` when
 it ends.
 
@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import structlog
 
-from askd.channels import links, slack_blocks, webhook
+from askd.channels import links
+from askd.channels.event import event, inbox_url
+from askd.channels.slack import message as slack_message
 from askd.channels.channel import ASKED, CLAIM_SLACK_SECONDS, ENDED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
-from askd.channels.slack_api import Call, SlackApi
+from askd.channels.slack.api import Call, SlackApi
 from askd.store import StoreUnavailable
 from askd.store.parts import Post
 
@@ -62,7 +64,7 @@ class _Asked:
 class _Post:
     key: str  # <step>:# (the channel) or <step>:@<user>
     to: str  # a channel id, or a user id (a direct message)
-    message: slack_blocks.Message
+    message: slack_message.Message
     req: Request
     thread: str | None = None  # the root's ts: a reply in its thread
 
@@ -111,13 +113,13 @@ class SlackApp(Channel):
             return None
         if notice.kind == ASKED:
             step = req.escalations
-            note = slack_blocks.escalation_note(step, notice.newcomers) if step else None
+            note = slack_message.escalation_note(step, notice.newcomers) if step else None
             key = f"a{step}"
         elif notice.kind == REMINDER:
-            note, key = slack_blocks.reminder_note(notice.reminder, notice.newcomers), f"r{notice.reminder}"
+            note, key = slack_message.reminder_note(notice.reminder, notice.newcomers), f"r{notice.reminder}"
         else:
             return None
-        ev = webhook.event(req.describe(), webhook.inbox_url(self.link_base, req.session_id), notice.users)
+        ev = event(req.describe(), inbox_url(self.link_base, req.session_id), notice.users)
         m = self._minter
         # A channel is shared: Minter.channel_links says what its message may carry.
         channel_links = m.channel_links(req, notice.users) if m else None
@@ -141,12 +143,12 @@ class SlackApp(Channel):
             if a.step != "a0":
                 root = next((p for p in await self._posts.of(req.request_id) if p.key == ROOT), None)
             if root is not None:
-                out.append(_Post(f"{a.step}:#", root.channel, slack_blocks.reply(a.ev, a.channel_links, a.note or ""), req, root.ts))
+                out.append(_Post(f"{a.step}:#", root.channel, slack_message.reply(a.ev, a.channel_links, a.note or ""), req, root.ts))
             else:  # the first message (or, with no root kept, a message of its own)
-                out.append(_Post(f"{a.step}:#", self.channel, slack_blocks.question(a.ev, a.channel_links, a.note), req))
+                out.append(_Post(f"{a.step}:#", self.channel, slack_message.question(a.ev, a.channel_links, a.note), req))
         ids = await self._slack_ids(notice.newcomers) if notice.newcomers else {}
         for user in sorted(ids):
-            msg = slack_blocks.question(a.ev, a.links.get(user), a.note)
+            msg = slack_message.question(a.ev, a.links.get(user), a.note)
             out.append(_Post(f"{a.step}:@{user}", ids[user], msg, req))
         until = req.expires_at + req.max_extension + CLAIM_SLACK_SECONDS
         return [
@@ -189,7 +191,7 @@ class SlackApp(Channel):
     async def _posted(self, p: _Post, got: Call) -> None:
         req = p.req
         until = req.created_at + req.max_extension + self._keep
-        post = Post(req.session_id, req.request_id, p.key, str(got.channel), str(got.ts), slack_blocks.kept(p.message), until)
+        post = Post(req.session_id, req.request_id, p.key, str(got.channel), str(got.ts), slack_message.kept(p.message), until)
         try:
             await self._posts.keep(post)
         except StoreUnavailable as err:  # posted, but no node will edit it
@@ -202,7 +204,7 @@ class SlackApp(Channel):
                 self.submit(Notice(ended, [], [], ENDED))
 
     async def _edit(self, e: _Edit) -> Outcome:
-        got = await self.api.update(e.post.channel, e.post.ts, slack_blocks.ended(e.post.body, e.req))
+        got = await self.api.update(e.post.channel, e.post.ts, slack_message.ended(e.post.body, e.req))
         if got.ok or not got.retryable:  # edited, or never will be: either way done with it
             try:
                 await self._posts.done(e.req.request_id, e.post.key)

@@ -40,12 +40,12 @@ def _intro(ev: dict[str, Any]) -> str:
     who = str(ev.get("userId") or ", ".join(ev.get("to") or ev.get("users") or ()))
     until = str(ev["expiresAt"])[11:16]
     what = "to approve an action" if "action" in ev else "to answer"
-    reminder = "Reminder: " if ev.get("reminder") else ""  # reminder k (section 20)
+    reminder = "Reminder: " if ev.get("reminder") else ""  # reminder k (protocol section 20)
     return f"{reminder}An agent is waiting for **{who}** {what} (session {ev['sessionId']}, until {until} UTC)."
 
 
 def _action_body(ev: dict[str, Any]) -> list[dict[str, Any]]:
-    """An action to approve (section 17): its name and summary, preview,
+    """An action to approve (protocol section 17): its name and summary, preview,
     arguments (monospace) and the quorum's progress."""
     action = ev["action"]
     body = [_text(str(action.get("name", "")), weight="Bolder", size="Medium")]
@@ -53,6 +53,7 @@ def _action_body(ev: dict[str, Any]) -> list[dict[str, Any]]:
         value = action.get(key)
         if isinstance(value, str) and value:
             body.append(_text(value))
+    # Indented for people to read, not the codec's compact form.
     arguments = json.dumps(action.get("arguments"), indent=2, ensure_ascii=False)
     body.append(_text(arguments, fontType="Monospace"))
     quorum, approvals = int(ev.get("quorum") or 1), ev.get("approvals") or []

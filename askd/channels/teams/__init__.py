@@ -1,0 +1,1 @@
+"""Microsoft Teams: the Adaptive Card a ``teams`` webhook posts (``card.py``)."""
