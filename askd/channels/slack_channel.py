@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import structlog
 
 from askd.channels import links, slack_blocks, webhook
-from askd.channels.channel import ASKED, CLAIM_SLACK_SECONDS, ENDED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, CLAIM_SLACK_SECONDS, ENDED, REMINDER, Channel, OnceKey, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 from askd.channels.slack_api import Call, SlackApi
 from askd.store import StoreUnavailable
@@ -154,7 +154,7 @@ class SlackApp(Channel):
                 req.session_id,
                 req.request_id,
                 p,
-                Claim(f"slack:{req.request_id}:{p.key}", until, req, req.escalations),
+                OnceKey(f"slack:{req.request_id}:{p.key}", until, req, req.escalations),
                 recipient=_recipient(p.key, p.to),
             )
             for p in out
@@ -168,7 +168,7 @@ class SlackApp(Channel):
                 req.session_id,
                 req.request_id,
                 _Edit(post, req),
-                Claim(f"slack-edit:{req.request_id}:{post.key}", post.until, req, req.escalations) if claimed else None,
+                OnceKey(f"slack-edit:{req.request_id}:{post.key}", post.until, req, req.escalations) if claimed else None,
                 only_pending=False,
                 recipient=_recipient(post.key, post.channel),
             )

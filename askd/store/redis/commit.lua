@@ -7,7 +7,7 @@
 -- ARGV[4] each change's audit records and title (JSON: "records", one
 -- array of record bodies as JSON text per change, askd/audit/records.py;
 -- "titles", the question's title per change that asks one, else ""),
--- ARGV[5..] the changes as JSON (askd/store/redis/codec.py).
+-- ARGV[5..] the changes as JSON (askd/store/redis/change_json.py).
 -- Returns {flag per change (1 took effect, 0 did not), the stream id up to
 -- which the caller must have applied the stream (its last entry, or when
 -- none took effect the stream's newest), or ""}.

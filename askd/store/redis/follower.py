@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 from askd.core.changes import Change
 from askd.store.errors import StoreUnavailable
 from askd.store.parts import StoreListener
-from askd.store.redis.codec import from_json
+from askd.store.redis.change_json import from_json
 from askd.store.redis.keys import RETRY_SECONDS, STREAM
 
 log = logging.getLogger("askd.store.redis")

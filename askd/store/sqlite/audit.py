@@ -1,5 +1,5 @@
 """The SQLite store's audit trail (``store.audit``): one row per record in
-the ``audit`` table, written in the commit's own transaction (``log.py``).
+the ``audit`` table, written in the commit's own transaction (``store.py``).
 The chain's head is its last row; ``audit_head`` keeps it when a prune
 leaves none (written by the prune, not by every commit: one page less to
 write per commit)."""
@@ -15,7 +15,7 @@ from askd.audit.history import ENDS, HISTORY, PastQuestion, joined, titles
 from askd.audit.trail import Head, SealingTrail
 from askd.core.changes import Change
 from askd.protocol import codec
-from askd.store.sqlite.file import Database
+from askd.store.sqlite.database import Database
 
 
 class SqliteTrail(SealingTrail):

@@ -79,12 +79,12 @@ MIGRATIONS: list[list[str]] = [
     [  # 8: receipts: an ended question's digest, taken before its questions are dropped
         "ALTER TABLE requests ADD COLUMN digest TEXT",
     ],
-    [  # 9: one table of claims (store.claims: notify:, mail:, open: keys), each
+    [  # 9: one table of once keys, named claims (store.once_keys: notify:, mail:, open: keys), each
         # kept until its instant; one table of per-user settings (store.directory)
         "CREATE TABLE claims (key TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID",
         "CREATE INDEX claims_by_until ON claims (until)",
         "INSERT INTO claims SELECT key, expires_at FROM once_claims",
-        # a mail's claim is kept while its question could be pending (channels.channel.Claim.of)
+        # a mail's claim is kept while its question could be pending (channels.channel.OnceKey.of)
         "INSERT OR IGNORE INTO claims SELECT 'mail:' || c.request_id || ':' || c.step || ':' || c.user_id,"
         " r.expires_at + r.max_extension + 60 FROM mail_claims c JOIN requests r USING (request_id)",
         "DROP TABLE once_claims",

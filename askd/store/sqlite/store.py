@@ -1,7 +1,7 @@
 """``store = "sqlite"``: an embedded SQLite database, the default; this is
 its change log (``SqliteStore``), with its parts beside it: the file
-(``file.py``, ``schema.py``), each change's write (``writes.py``), claims
-(``claims.py``), users' settings (``directory.py``) and chat posts
+(``database.py``, ``schema.py``), each change's write (``writes.py``), once
+keys (``once_keys.py``), users' settings (``directory.py``) and chat posts
 (``posts.py``).
 
 Each commit is one transaction, written before anything it acknowledges
@@ -22,9 +22,9 @@ from askd.core.snapshot import Loaded, SessionRow
 from askd.store.parts import LocalCluster, StoreListener
 from askd.store.rows import request_from_row, steps_from_json
 from askd.store.sqlite.audit import SqliteTrail
-from askd.store.sqlite.claims import SqliteClaims
+from askd.store.sqlite.once_keys import SqliteOnceKeys
 from askd.store.sqlite.directory import SqliteDirectory
-from askd.store.sqlite.file import Database
+from askd.store.sqlite.database import Database
 from askd.store.sqlite.posts import SqlitePosts
 from askd.store.sqlite.writes import write
 
@@ -42,7 +42,7 @@ class SqliteStore:
         self._file = Database(path)
         self._db = self._file.db
         self._listener: StoreListener | None = None
-        self.claims = SqliteClaims(self._file, clock)
+        self.once_keys = SqliteOnceKeys(self._file, clock)
         self.directory = SqliteDirectory(self._file)
         self.posts = SqlitePosts(self._file, clock)
         self.cluster = LocalCluster(lambda: self._listener)

@@ -12,8 +12,8 @@ its link reads on from the last entry it applied (docs/decisions.md says why
 a stream and not pub/sub).
 
 This is its change log (``RedisStore``); the parts: ``commit.lua`` (the
-step), ``codec.py`` (a change as JSON), ``follower.py`` (the stream's
-reader), ``claims.py``, ``directory.py`` (users' settings), ``posts.py``
+step), ``change_json.py`` (a change as JSON), ``follower.py`` (the stream's
+reader), ``once_keys.py``, ``directory.py`` (users' settings), ``posts.py``
 (chat messages to edit), ``cluster.py``
 with ``presence.py`` (who is connected where, orders to every node),
 ``keys.py`` (the key prefix and the stream).
@@ -38,9 +38,9 @@ from askd.core.snapshot import Loaded, SessionRow
 from askd.store.errors import StoreError, StoreUnavailable
 from askd.store.parts import StoreListener
 from askd.store.redis.audit import RedisTrail
-from askd.store.redis.claims import RedisClaims
+from askd.store.redis.once_keys import RedisOnceKeys
 from askd.store.redis.cluster import RedisCluster
-from askd.store.redis.codec import to_json
+from askd.store.redis.change_json import to_json
 from askd.store.redis.directory import RedisDirectory
 from askd.store.redis.follower import Follower
 from askd.store.redis.posts import RedisPosts
@@ -85,7 +85,7 @@ class RedisStore:
         self._listener: StoreListener | None = None
         self._closed = False
         self.presence = Presence(self._redis, node_id, node_ttl)
-        self.claims = RedisClaims(self._redis, node_id, self.where, clock)
+        self.once_keys = RedisOnceKeys(self._redis, node_id, self.where, clock)
         self.directory = RedisDirectory(self._redis, self.where)
         self.posts = RedisPosts(self._redis, self.where, clock)
         self.cluster = RedisCluster(self._redis, self.where, self.presence, TIMEOUT_SECONDS)
