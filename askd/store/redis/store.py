@@ -22,7 +22,6 @@ with ``presence.py`` (who is connected where, orders to every node),
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Callable, Sequence
 from importlib.resources import files
@@ -35,6 +34,7 @@ from askd.audit.records import bodies
 from askd.core import Request
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
+from askd.protocol import codec
 from askd.store.errors import StoreError, StoreUnavailable
 from askd.store.parts import StoreListener
 from askd.store.redis.audit import RedisTrail
@@ -120,11 +120,11 @@ class RedisStore:
         newest = await r.xrevrange(STREAM, count=1)
         start = newest[0][0].decode() if newest else "0-0"  # the snapshot is from here
         for name, members in (await r.hgetall(P + "groups")).items():
-            loaded.groups[name.decode()] = json.loads(members)
+            loaded.groups[name.decode()] = codec.loads(members)
         tos = await r.hgetall(P + "away:to")
         for user, until in (await r.hgetall(P + "away:until")).items():
             if user in tos:
-                loaded.aways[user.decode()] = (float(until), json.loads(tos[user]))
+                loaded.aways[user.decode()] = (float(until), codec.loads(tos[user]))
         sids = [s.decode() for s in await r.smembers(P + "sessions")]
         pipe = r.pipeline(transaction=False)
         for sid in sids:
@@ -201,13 +201,12 @@ class RedisStore:
         for seq, change in zip(seqs, changes):
             mine[seq] = change
         at = self._clock()
-        audit = json.dumps(
+        audit = codec.dumps(
             {
-                "records": [[json.dumps(b, separators=(",", ":")) for b in bodies(c, at)] for c in changes],
+                "records": [[codec.dumps(b).decode() for b in bodies(c, at)] for c in changes],
                 "titles": [title_of_change(c) or "" for c in changes],  # the history's, not the records'
-            },
-            ensure_ascii=False,
-        )
+            }
+        ).decode()
         args = [self.node, P, STREAM_MAXLEN, audit, *(to_json(c, self.node, q) for c, q in zip(changes, seqs))]
         try:
             flags = await self._script(args=args)

@@ -11,7 +11,6 @@ leaves the daemon.
 from __future__ import annotations
 
 import gc
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
+from askd.protocol import codec
 from askd.store.parts import LocalCluster, StoreListener
 from askd.store.rows import request_from_row, steps_from_json
 from askd.store.sqlite.audit import SqliteTrail
@@ -71,9 +71,9 @@ class SqliteStore:
     def _load(self) -> Loaded:
         loaded = Loaded()
         for name, members in self._db.execute("SELECT name, members FROM groups"):
-            loaded.groups[name] = json.loads(members)
+            loaded.groups[name] = codec.loads(members)
         for user, until, delegates in self._db.execute("SELECT user_id, until, delegates FROM aways"):
-            loaded.aways[user] = (until, json.loads(delegates))
+            loaded.aways[user] = (until, codec.loads(delegates))
         sessions = self._db.execute("SELECT session_id, owner, parent_session_id, agent FROM sessions ORDER BY rowid")
         loaded.sessions = [SessionRow(*row) for row in sessions]
         rows = self._db.execute(
