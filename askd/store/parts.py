@@ -1,4 +1,5 @@
-"""A store is a change log plus four small parts (issue 31).
+"""A store is a change log plus four small parts, each an interface of
+its own so a caller names the part it uses.
 
 - :class:`ChangeLog`, the store itself: what it kept at start (``load``),
   each batch of the core's changes (``commit``), the other nodes' changes

@@ -42,7 +42,7 @@ def request_from_row(
         request_id, session_id, user_id, created_at, expires_at, idempotency_key=idempotency_key, status=Status(status), agent=agent
     )
     req.notified = notified
-    if approval is not None:  # an action to approve (section 17): its approvals, pending or ended
+    if approval is not None:  # an action to approve (protocol section 17): its approvals, pending or ended
         req.approval = Approval.from_json(approval)
     if req.pending:
         req.frame = frame

@@ -54,7 +54,7 @@ def to_json(change: Change, node: str, seq: int) -> str:
         return _text({"o": node, "q": seq, "t": "g", "g": change.group, "members": _text(change.members)})
     if isinstance(change, GroupDeleted):
         return _text({"o": node, "q": seq, "t": "gd", "g": change.group})
-    if isinstance(change, AwaySet):  # spec R: until as a repr string (exact), delegates as one JSON string
+    if isinstance(change, AwaySet):  # an away (protocol section 20): until as a repr string (exact), delegates as one JSON string
         return _text({"o": node, "q": seq, "t": "w", "u": change.user, "at": repr(change.until),
                       "to": _text(change.delegates)})
     if isinstance(change, AwayEnded):

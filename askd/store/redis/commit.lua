@@ -158,7 +158,7 @@ for i = 5, #ARGV do
   elseif c.t == 'gd' then
     ok = redis.call('HDEL', P .. 'groups', c.g)
   elseif c.t == 'w' then
-    -- a user's away (spec R): its end and delegates (a JSON list), replacing any before
+    -- a user's away (protocol section 20): its end and delegates (a JSON list), replacing any before
     redis.call('HSET', P .. 'away:until', c.u, c.at)
     redis.call('HSET', P .. 'away:to', c.u, c.to)
     ok = 1

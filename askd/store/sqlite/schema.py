@@ -104,7 +104,7 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE requests ADD COLUMN approval BLOB",
         "ALTER TABLE requests ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0",
     ],
-    [  # 11: the audit trail (protocol section P): each record as its JSON, by
+    [  # 11: the audit trail (protocol section 19): each record as its JSON, by
         # seq, written in the transaction of the change it records; the
         # chain's head apart, so pruning every record keeps the chain going
         """CREATE TABLE audit (
@@ -133,7 +133,7 @@ MIGRATIONS: list[list[str]] = [
         WHERE json_extract(e.record, '$.event') IN ('answered', 'declined', 'timeout', 'cancelled', 'withdrawn')
         AND json_extract(a.record, '$.event') IN ('asked', 'escalated')""",
     ],
-    [  # 13: away, with delegates (spec R): each away user's end and delegates
+    [  # 13: away, with delegates (protocol section 20): each away user's end and delegates
         # (a JSON list), and the away user a delegate answered for
         "CREATE TABLE aways (user_id TEXT PRIMARY KEY, until REAL NOT NULL, delegates TEXT NOT NULL)",
         "ALTER TABLE requests ADD COLUMN on_behalf_of TEXT",

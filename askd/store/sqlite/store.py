@@ -59,7 +59,7 @@ class SqliteStore:
         # The load makes several objects per question and keeps them all,
         # with no cycle among them: the cyclic collector would only walk the
         # growing heap again and again (a third of the load's time with
-        # 100,000 questions, docs/performance.md, B5).
+        # 100,000 questions, measured by the load benchmark in docs/performance.md).
         collecting = gc.isenabled()
         gc.disable()
         try:

@@ -124,7 +124,7 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
         return True
     if isinstance(change, GroupDeleted):
         return db.execute("DELETE FROM groups WHERE name = ?", (change.group,)).rowcount == 1
-    if isinstance(change, AwaySet):  # spec R: the last stored wins, as a group's
+    if isinstance(change, AwaySet):  # an away (protocol section 20): the last stored wins, as a group's
         db.execute(
             "INSERT INTO aways VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET until = excluded.until,"
             " delegates = excluded.delegates",
