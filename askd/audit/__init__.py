@@ -1,4 +1,4 @@
-"""The audit trail (protocol section P): every question's life as records,
+"""The audit trail (protocol section 19): every question's life as records,
 each hashed over RFC 8785 canonical JSON and chained to the one before.
 
 ``chain.py`` seals and checks records (no askd import: ``askd audit

@@ -1,4 +1,4 @@
-"""Which change yields which audit records (protocol section P).
+"""Which change yields which audit records (protocol section 19).
 
 A store calls :func:`bodies` for each change that took effect, in the same
 transaction (or script) that wrote it, and seals what it returns with the

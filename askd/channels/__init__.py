@@ -3,8 +3,8 @@
 - ``pipeline.py``: the questions the core reports as due, the
   ``only_offline`` decision, handed to the delivery worker as ``Notice``s;
 - ``worker.py``: the one delivery worker (claim, attempt, retry, bound, stop)
-  for every channel; ``retry.py`` its one backoff; ``claims.py`` the one
-  place a delivery is claimed in the store;
+  for every channel; ``retry.py`` its one backoff; ``once.py`` the one
+  place a delivery takes its once key in the store;
 - ``channel.py``: what a channel is (``Channel``, ``Notice``, ``Delivery``,
   ``Outcome``); ``event.py``: what a notice says as JSON, which every
   channel's message is built from;

@@ -48,12 +48,12 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
-class Claim:
-    """What a delivery claims in the store before its first attempt, so one
-    node sends it, once (askd.channels.claims). ``key`` is
+class OnceKey:
+    """The once key a delivery takes in the store before its first attempt,
+    so one node sends it, once (askd.channels.once). ``key`` is
     ``notify:<rid>:<step>`` (a webhook) or ``mail:<rid>:<step>:<user>``,
     with ``r<k>`` for ``<step>`` for reminder k (its webhook's is
-    ``remind:<rid>:r<k>``); ``until`` is when the claim may be forgotten
+    ``remind:<rid>:r<k>``); ``until`` is when the key may be forgotten
     (epoch seconds)."""
 
     key: str
@@ -63,7 +63,7 @@ class Claim:
     user: str | None = None
 
     @classmethod
-    def of(cls, kind: str, req: Request, step: int, user: str | None = None, *, reminder: int = 0) -> Claim:
+    def of(cls, kind: str, req: Request, step: int, user: str | None = None, *, reminder: int = 0) -> OnceKey:
         key = f"{kind}:{req.request_id}:{f'r{reminder}' if reminder else step}" + (f":{user}" if user is not None else "")
         return cls(key, req.expires_at + req.max_extension + CLAIM_SLACK_SECONDS, req, step, user)
 
@@ -89,7 +89,7 @@ class Delivery:
     session_id: str
     request_id: str
     payload: Any  # the channel's: a body to POST, a mail to send
-    claim: Claim | None = None  # None: nothing to claim
+    claim: OnceKey | None = None  # None: nothing to claim
     attempts: int = 0
     # Attempted only while its question is pending (an edit after the end is not).
     only_pending: bool = True

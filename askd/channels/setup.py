@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from askd.channels import links
-from askd.channels.claims import claim
+from askd.channels.once import take
 from askd.channels.mail.channel import MailChannel
 from askd.channels.slack.api import SlackApi
 from askd.channels.slack.app import SlackApp
@@ -39,7 +39,7 @@ def start(
         else None
     )
     pipeline = hub.webhooks
-    worker = Worker(claim=partial(claim, hub.store), still_pending=pipeline.still_pending, book=pipeline.deliveries)
+    worker = Worker(claim=partial(take, hub.store), still_pending=pipeline.still_pending, book=pipeline.deliveries)
     notifier = _webhook(settings, hub, minter, link_base)
     mailer = _mailer(settings, hub, minter, link_base)
     slack = _slack(settings, hub, minter, link_base)

@@ -3,7 +3,7 @@ and retried the same way.
 
 The pipeline hands each notice to every channel (``notify``, which never
 blocks and never raises). A channel makes its deliveries of it; each one
-is claimed in the store once, before its first attempt (askd.channels.claims:
+is claimed in the store once, before its first attempt (askd.channels.once:
 the node whose claim wins sends it), is checked to be still pending before
 every attempt (unless it is about the question's end), and after a failure another try may fix is tried again after
 the channel's ``Retry`` backoff, a loop timer rather than a sleeping task,
@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from askd.channels.channel import ENDED, Channel, Claim, Delivery, Notice
+from askd.channels.channel import ENDED, Channel, OnceKey, Delivery, Notice
 from askd.channels.status import FAILED, RETRYING, SENT, DeliveryBook, State
 from askd.store import StoreUnavailable
 
@@ -51,7 +51,7 @@ class Worker:
     def __init__(
         self,
         *,
-        claim: Callable[[Claim], Awaitable[bool]],
+        claim: Callable[[OnceKey], Awaitable[bool]],
         still_pending: Callable[[str, str], bool],
         book: DeliveryBook | None = None,
     ) -> None:

@@ -21,7 +21,7 @@ DB_FILE = "askd.db"
 def open_store(
     url: str, state_dir: Path, node_id: str = "local", node_ttl: float = 30.0, clock: Callable[[], float] = time.time
 ) -> Store:
-    """The store the ``store`` setting names, its claims on ``clock``.
+    """The store the ``store`` setting names, its once keys and posts on ``clock``.
     Raises :class:`StoreError` (one line naming the file) for a file that
     cannot be askd's."""
     if url == "memory":

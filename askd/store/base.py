@@ -3,7 +3,7 @@
 A store makes the core's changes durable and reports which took effect; it
 never touches the registry (only the core restores what it loaded, only the
 hub applies). It is a change log (``parts.ChangeLog``) with four small
-parts: ``claims``, ``directory``, ``posts`` and ``cluster`` (``parts.py``). Two
+parts: ``once_keys``, ``directory``, ``posts`` and ``cluster`` (``parts.py``). Two
 capabilities say what it is: ``durable`` (it survives the process) and
 ``shared`` (several daemons use it as one askd).
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from askd.store.errors import StoreError, StoreUnavailable
-from askd.store.parts import ChangeLog, Claims, Cluster, Directory, Posts, StoreListener
+from askd.store.parts import ChangeLog, Cluster, Directory, OnceKeys, Posts, StoreListener
 
 __all__ = ["Store", "StoreError", "StoreListener", "StoreUnavailable"]
 
 
 class Store(ChangeLog, Protocol):
-    claims: Claims
+    once_keys: OnceKeys
     directory: Directory
     posts: Posts
     cluster: Cluster

@@ -20,15 +20,15 @@ from askd.core.snapshot import Loaded
 from askd.store.parts import LocalCluster, Post, StoreListener, check_setting
 
 
-class MemoryClaims:
-    """Claims in a dict, each dropped once its instant has passed."""
+class MemoryOnceKeys:
+    """Once keys in a dict, each dropped once its instant has passed."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._now = clock
         self._until: dict[str, float] = {}
         self._ends: list[tuple[float, str]] = []  # (until, key), soonest first
 
-    async def claim(self, key: str, until: float) -> bool:
+    async def take(self, key: str, until: float) -> bool:
         # No await before the check and the keep: one step on the loop.
         now, ends, held = self._now(), self._ends, self._until
         while ends and ends[0][0] <= now:
@@ -106,7 +106,7 @@ class MemoryStore:
         self._kept: dict[str, dict[str, Any]] = {"get": self._rows, "group": self._groups, "away": {}}
         self._not_before = 0.0
         self._listener: StoreListener | None = None
-        self.claims = MemoryClaims(clock)
+        self.once_keys = MemoryOnceKeys(clock)
         self.directory = MemoryDirectory()
         self.posts = MemoryPosts(clock)
         self.cluster = LocalCluster(lambda: self._listener)

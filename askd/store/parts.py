@@ -1,10 +1,11 @@
-"""A store is a change log plus four small parts (issue 31).
+"""A store is a change log plus four small parts, each an interface of
+its own so a caller names the part it uses.
 
 - :class:`ChangeLog`, the store itself: what it kept at start (``load``),
   each batch of the core's changes (``commit``), the other nodes' changes
   (``catch_up``), its health (``probe``) and the revocation instant.
-- :class:`Claims` (``store.claims``): the first to claim a key wins, until a
-  given instant. Keys are named by their kind: :func:`notify_key`,
+- :class:`OnceKeys` (``store.once_keys``): the first to take a key wins,
+  until a given instant. Keys are named by their kind: :func:`notify_key`,
   :func:`mail_key`, :func:`open_key`.
 - :class:`Directory` (``store.directory``): per-user settings, by name
   (:data:`SETTINGS`; a new one is a name there, not a new member).
@@ -36,17 +37,17 @@ SETTINGS = (EMAIL, SLACK)
 
 
 def notify_key(request_id: str, step: int) -> str:
-    """The claim of a question's webhook at escalation ``step``: one node sends it."""
+    """The once key of a question's webhook at escalation ``step``: one node sends it."""
     return f"notify:{request_id}:{step}"
 
 
 def mail_key(request_id: str, step: int, user: str) -> str:
-    """The claim of the mail to ``user`` about a question at escalation ``step``."""
+    """The once key of the mail to ``user`` about a question at escalation ``step``."""
     return f"mail:{request_id}:{step}:{user}"
 
 
 def open_key(jti: str) -> str:
-    """The claim of a once-only code's use (``askd open``'s, by its id)."""
+    """The once key of a once-only code's use (``askd open``'s, by its id)."""
     return f"open:{jti}"
 
 
@@ -128,15 +129,15 @@ class ChangeLog(Protocol):
         ...
 
 
-class Claims(Protocol):
-    async def claim(self, key: str, until: float) -> bool:
-        """Whether this call is the first to claim ``key``, checked and kept
+class OnceKeys(Protocol):
+    async def take(self, key: str, until: float) -> bool:
+        """Whether this call is the first to take ``key``, checked and kept
         in one atomic step, durably on a durable store and for every node of
-        a shared one. The claim is kept until ``until`` (epoch seconds on
+        a shared one. The key is kept until ``until`` (epoch seconds on
         the store's clock, the one it was made with), then the key is free
         again: whatever it guards must be over by then (a question no
         longer pending, a code expired). Raises :class:`StoreUnavailable`,
-        having claimed nothing."""
+        having taken nothing."""
         ...
 
 

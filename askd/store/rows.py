@@ -3,8 +3,6 @@ every store that keeps rows (SQLite's columns, Redis's hash fields)."""
 
 from __future__ import annotations
 
-import json
-
 from askd.core import Request, Status
 from askd.core.approvals import Approval
 from askd.protocol import codec
@@ -44,7 +42,7 @@ def request_from_row(
         request_id, session_id, user_id, created_at, expires_at, idempotency_key=idempotency_key, status=Status(status), agent=agent
     )
     req.notified = notified
-    if approval is not None:  # an action to approve (section 17): its approvals, pending or ended
+    if approval is not None:  # an action to approve (protocol section 17): its approvals, pending or ended
         req.approval = Approval.from_json(approval)
     if req.pending:
         req.frame = frame
@@ -60,22 +58,22 @@ def request_from_row(
 
 def steps_to_json(steps: tuple[Step, ...]) -> str | None:
     """A question's escalation steps as kept (None: it has none)."""
-    return json.dumps([[after, list(entries)] for after, entries in steps]) if steps else None
+    return codec.dumps([[after, list(entries)] for after, entries in steps]).decode() if steps else None
 
 
 def steps_from_json(text: str | bytes | None) -> tuple[Step, ...]:
     if not text:
         return ()
-    return tuple((float(after), tuple(entries)) for after, entries in json.loads(text))
+    return tuple((float(after), tuple(entries)) for after, entries in codec.loads(text))
 
 
 def remind_to_json(remind: Remind | None) -> str | None:
     """A question's reminders as kept (None: none): ``[everySeconds, times]``."""
-    return json.dumps(list(remind)) if remind is not None else None
+    return codec.dumps(list(remind)).decode() if remind is not None else None
 
 
 def remind_from_json(text: str | bytes | None) -> Remind | None:
     if not text:
         return None
-    every, times = json.loads(text)
+    every, times = codec.loads(text)
     return float(every), int(times)

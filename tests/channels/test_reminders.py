@@ -15,7 +15,7 @@ from askd.channels.mail import message as mail
 from askd.channels.mail.smtp import smtp_target
 from askd.channels.slack.message import slack_blocks, slack_text
 from askd.channels.webhook import request
-from askd.channels.channel import ASKED, REMINDER, Claim, Notice
+from askd.channels.channel import ASKED, REMINDER, OnceKey, Notice
 from askd.channels.mail.channel import MailChannel
 from askd.channels.webhook.channel import WebhookChannel
 from tests.registry_steps import StepRegistry
@@ -32,10 +32,10 @@ def asked() -> Any:
 
 def test_each_reminder_has_claims_of_its_own() -> None:
     req = asked()
-    assert Claim.of("notify", req, 0).key == "notify:r1:0"
-    assert Claim.of("remind", req, 0, reminder=2).key == "remind:r1:r2"
-    assert Claim.of("mail", req, 0, "bob", reminder=2).key == "mail:r1:r2:bob"
-    assert Claim.of("mail", req, 0, "bob").key == "mail:r1:0:bob"
+    assert OnceKey.of("notify", req, 0).key == "notify:r1:0"
+    assert OnceKey.of("remind", req, 0, reminder=2).key == "remind:r1:r2"
+    assert OnceKey.of("mail", req, 0, "bob", reminder=2).key == "mail:r1:r2:bob"
+    assert OnceKey.of("mail", req, 0, "bob").key == "mail:r1:0:bob"
 
 
 def test_bodies_and_subjects_say_reminder() -> None:

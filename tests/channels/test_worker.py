@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from askd.channels.channel import ASKED, ENDED, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, ENDED, Channel, OnceKey, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 from askd.channels.sample import sample_request
 from askd.channels.worker import Worker
@@ -32,7 +32,7 @@ class Fake(Channel):
         if notice.kind != ASKED:
             return None
         req = notice.req
-        return [Delivery(req.session_id, req.request_id, who, Claim.of("fake", req, 0, who)) for who in ("a", "b")]
+        return [Delivery(req.session_id, req.request_id, who, OnceKey.of("fake", req, 0, who)) for who in ("a", "b")]
 
     async def attempt(self, delivery: Delivery) -> Outcome:
         self.attempted.append(delivery.payload)
@@ -54,7 +54,7 @@ class Claims:
         self.keys: list[str] = []
         self.lost = lost
 
-    async def __call__(self, c: Claim) -> bool:
+    async def __call__(self, c: OnceKey) -> bool:
         self.keys.append(c.key)
         return c.user not in self.lost
 
@@ -114,7 +114,7 @@ class Ender(Fake):
         if notice.kind != ENDED:
             return None
         req = notice.req
-        return [Delivery(req.session_id, req.request_id, "edit", Claim.of("edit", req, 0), only_pending=False)]
+        return [Delivery(req.session_id, req.request_id, "edit", OnceKey.of("edit", req, 0), only_pending=False)]
 
 
 async def test_a_delivery_about_the_end_is_attempted_though_nothing_is_pending() -> None:
@@ -138,7 +138,7 @@ class Loud(Fake):
 
     def prepare(self, notice: Notice) -> list[Delivery] | None:
         req = notice.req
-        return [Delivery(req.session_id, req.request_id, who, Claim.of("loud", req, 0, who), recipient=who) for who in self.scripts]
+        return [Delivery(req.session_id, req.request_id, who, OnceKey.of("loud", req, 0, who), recipient=who) for who in self.scripts]
 
     async def attempt(self, delivery: Delivery) -> Outcome:
         answer = self.scripts[delivery.payload].pop(0)

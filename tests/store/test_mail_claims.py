@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from askd.channels.channel import Claim
-from askd.channels.claims import claim
+from askd.channels.channel import OnceKey
+from askd.channels.once import take
 from askd.core import Request
 from askd.core.registry import Registry
 from askd.core.snapshot import restore
@@ -43,8 +43,8 @@ def req(rid: str = "r1") -> Request:
 async def claim_mails(store: Store, r: Request, step: int, users: list[str]) -> list[str]:
     """Of ``users``, in order, those whose mail about ``r`` at ``step`` this
     call claims first: one claim per delivery, as the delivery worker makes
-    it (``askd.channels.claims.claim``)."""
-    return [u for u in users if await claim(store, Claim.of("mail", r, step, u))]
+    it (``askd.channels.once.take``)."""
+    return [u for u in users if await take(store, OnceKey.of("mail", r, step, u))]
 
 
 async def user_emails(store: Store, users: list[str]) -> dict[str, str]:
@@ -127,7 +127,7 @@ async def test_a_questions_claims_are_kept_while_it_could_be_pending_then_go(kin
         if isinstance(store, SqliteStore):
             assert store._db.execute("SELECT key FROM claims").fetchall() == [("mail:r2:0:bob",)]
         if isinstance(store, MemoryStore):
-            assert list(store.claims._until) == ["mail:r2:0:bob"]  # noqa: SLF001
+            assert list(store.once_keys._until) == ["mail:r2:0:bob"]  # noqa: SLF001
         assert await claim_mails(store, r, 0, ["alice"]) == ["alice"]  # free again
 
 
@@ -138,13 +138,13 @@ async def test_claims_are_one_kind_of_key(kind: str, tmp_path: Path) -> None:
     r = req()
     async with loaded(kind, tmp_path) as store:
         later = time.time() + 60
-        assert await store.claims.claim(mail_key(r.request_id, 0, "alice"), later)
+        assert await store.once_keys.take(mail_key(r.request_id, 0, "alice"), later)
         assert await claim_mails(store, r, 0, ["alice"]) == []  # the same key
-        assert await store.claims.claim(notify_key(r.request_id, 0), later)
-        assert not await store.claims.claim(notify_key(r.request_id, 0), later)
-        assert await store.claims.claim(notify_key(r.request_id, 1), later)
-        assert await store.claims.claim(open_key("j1"), later)
-        assert not await store.claims.claim(open_key("j1"), later)
+        assert await store.once_keys.take(notify_key(r.request_id, 0), later)
+        assert not await store.once_keys.take(notify_key(r.request_id, 0), later)
+        assert await store.once_keys.take(notify_key(r.request_id, 1), later)
+        assert await store.once_keys.take(open_key("j1"), later)
+        assert not await store.once_keys.take(open_key("j1"), later)
 
 
 async def test_the_directory_keeps_settings_by_name(store: Store) -> None:
@@ -168,7 +168,7 @@ async def test_a_webhooks_claim_is_the_clusters_only(store: Store) -> None:
     owns, so a webhook not delivered before a restart is sent after it; on a
     shared store the first node's claim wins, per escalation step."""
     r = req()
-    first = await claim(store, Claim.of("notify", r, 0))
-    again = await claim(store, Claim.of("notify", r, 0))
+    first = await take(store, OnceKey.of("notify", r, 0))
+    again = await take(store, OnceKey.of("notify", r, 0))
     assert first and again == (not store.shared)
-    assert await claim(store, Claim.of("notify", r, 1))
+    assert await take(store, OnceKey.of("notify", r, 1))

@@ -29,23 +29,23 @@ async def each(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
 
 
 async def test_the_first_claim_of_a_key_wins(each: Store) -> None:
-    assert await each.claims.claim("open:a", LATER)
-    assert not await each.claims.claim("open:a", LATER)
-    assert await each.claims.claim("open:b", LATER)
+    assert await each.once_keys.take("open:a", LATER)
+    assert not await each.once_keys.take("open:a", LATER)
+    assert await each.once_keys.take("open:b", LATER)
 
 
 async def test_of_racing_claims_one_wins(each: Store) -> None:
-    won = await asyncio.gather(*(each.claims.claim("open:raced", LATER) for _ in range(20)))
+    won = await asyncio.gather(*(each.once_keys.take("open:raced", LATER) for _ in range(20)))
     assert sorted(won) == [False] * 19 + [True]
 
 
 async def test_an_expired_claim_is_dropped(each: Store) -> None:
     soon = time.time() + 0.5  # room for three calls on a loaded machine
-    assert await each.claims.claim("open:a", soon)
-    assert await each.claims.claim("open:b", soon)
-    assert not await each.claims.claim("open:a", LATER)  # still kept
+    assert await each.once_keys.take("open:a", soon)
+    assert await each.once_keys.take("open:b", soon)
+    assert not await each.once_keys.take("open:a", LATER)  # still kept
     await asyncio.sleep(max(0.0, soon - time.time()) + 0.05)
-    assert await each.claims.claim("open:a", LATER)  # free again
+    assert await each.once_keys.take("open:a", LATER)  # free again
     if isinstance(each, SqliteStore):
         assert each._db.execute("SELECT key FROM claims").fetchall() == [("open:a",)]
 

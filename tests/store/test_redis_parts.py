@@ -31,11 +31,11 @@ async def test_two_nodes_share_claims_and_settings(tmp_path: Path) -> None:
             restore(await node.load(), Registry())
         a, b = nodes
         key = notify_key("r1", 0)
-        won = await asyncio.gather(a.claims.claim(key, NOW + 0.5), b.claims.claim(key, NOW + 0.5))
+        won = await asyncio.gather(a.once_keys.take(key, NOW + 0.5), b.once_keys.take(key, NOW + 0.5))
         assert sorted(won) == [False, True]
         await asyncio.sleep(0.6)  # half a second on the nodes' clock, whatever Redis's says
-        assert await b.claims.claim(key, NOW + 60)
-        assert not await a.claims.claim(key, NOW + 60)
+        assert await b.once_keys.take(key, NOW + 60)
+        assert not await a.once_keys.take(key, NOW + 60)
         await a.directory.set("email", "alice", "alice@example.com")
         assert await b.directory.get("email", ["alice"]) == {"alice": "alice@example.com"}
     finally:

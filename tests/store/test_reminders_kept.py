@@ -14,7 +14,7 @@ from askd.core import AskInput, Limits, NotifyPolicy
 from askd.core.registry import Registry
 from askd.core.snapshot import restore
 from askd.store import Store
-from askd.store.redis import RedisStore, codec
+from askd.store.redis import RedisStore, change_json
 from askd.store.sqlite import SqliteStore
 from tests.redis_server import RedisServer
 from tests.store.test_approvals_kept import Listening
@@ -68,6 +68,6 @@ def test_the_stream_carries_the_reminders_with_the_ask() -> None:
     for remind in ((60.0, 10), None):
         _, asked = reg.prepare_ask(AskInput("s1", "alice", QS, remind=remind))
         assert asked is not None
-        back = codec.from_json(json.loads(codec.to_json(asked, "node0", 1)))
+        back = change_json.from_json(json.loads(change_json.to_json(asked, "node0", 1)))
         assert back.request.remind == remind  # type: ignore[union-attr]
         reg.release(asked)

@@ -85,6 +85,6 @@ async def test_a_claim_already_over_still_loses_to_a_live_one(store: Store) -> N
     """Redis answered "won" for a claim whose instant had passed, without
     asking Redis, even of a key another held."""
     now = time.time()
-    assert await store.claims.claim("open:a", now + 60)
-    assert not await store.claims.claim("open:a", now - 1)
-    assert await store.claims.claim("open:b", now - 1)
+    assert await store.once_keys.take("open:a", now + 60)
+    assert not await store.once_keys.take("open:a", now - 1)
+    assert await store.once_keys.take("open:b", now - 1)

@@ -22,7 +22,7 @@ import structlog
 
 from askd.channels.event import inbox_url
 from askd.channels.mail import message, smtp
-from askd.channels.channel import ASKED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, REMINDER, Channel, OnceKey, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 from askd.store import StoreUnavailable
 
@@ -99,7 +99,7 @@ class MailChannel(Channel):
                 req.session_id,
                 req.request_id,
                 _Mail(user, addresses[user], self._compose(q, inbox, user)),
-                Claim.of("mail", req, q.step, user, reminder=q.reminder),
+                OnceKey.of("mail", req, q.step, user, reminder=q.reminder),
                 recipient=user,
             )
             for user in sorted(addresses)

@@ -31,7 +31,7 @@ import structlog
 from askd.channels import links
 from askd.channels.event import event, inbox_url
 from askd.channels.slack import message as slack_message
-from askd.channels.channel import ASKED, CLAIM_SLACK_SECONDS, ENDED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, CLAIM_SLACK_SECONDS, ENDED, REMINDER, Channel, OnceKey, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 from askd.channels.slack.api import Call, SlackApi
 from askd.store import StoreUnavailable
@@ -156,7 +156,7 @@ class SlackApp(Channel):
                 req.session_id,
                 req.request_id,
                 p,
-                Claim(f"slack:{req.request_id}:{p.key}", until, req, req.escalations),
+                OnceKey(f"slack:{req.request_id}:{p.key}", until, req, req.escalations),
                 recipient=_recipient(p.key, p.to),
             )
             for p in out
@@ -170,7 +170,7 @@ class SlackApp(Channel):
                 req.session_id,
                 req.request_id,
                 _Edit(post, req),
-                Claim(f"slack-edit:{req.request_id}:{post.key}", post.until, req, req.escalations) if claimed else None,
+                OnceKey(f"slack-edit:{req.request_id}:{post.key}", post.until, req, req.escalations) if claimed else None,
                 only_pending=False,
                 recipient=_recipient(post.key, post.channel),
             )

@@ -19,7 +19,7 @@ import structlog
 from askd.channels import links
 from askd.channels.event import event, inbox_url
 from askd.channels.webhook import request
-from askd.channels.channel import ASKED, REMINDER, Channel, Claim, Delivery, Notice, Outcome
+from askd.channels.channel import ASKED, REMINDER, Channel, OnceKey, Delivery, Notice, Outcome
 from askd.channels.retry import Retry
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class WebhookChannel(Channel):
         msg_id = f"msg_{req.request_id}_{f'r{k}' if k else req.escalations}"
         # A reminder's claim is kept by every store (a restart does not send it
         # again); a question's own is the cluster's (its record is ``Notified``).
-        claim = Claim.of("remind" if k else "notify", req, req.escalations, reminder=k)
+        claim = OnceKey.of("remind" if k else "notify", req, req.escalations, reminder=k)
         return [Delivery(req.session_id, req.request_id, (body, msg_id), claim)]
 
     def _body(self, notice: Notice) -> bytes:

@@ -341,8 +341,8 @@ class Hub:
 
     async def claim_once(self, key: str, expires_at: float) -> bool:
         """Whether this is a once-only credential's first use: ``key`` is
-        ``open:<jti>``, claimed until the credential expires (``store.claims``)."""
-        return await self.store.claims.claim(key, expires_at)
+        ``open:<jti>``, claimed until the credential expires (``store.once_keys``)."""
+        return await self.store.once_keys.take(key, expires_at)
 
     # ---- the admin's ----------------------------------------------------
 

@@ -12,7 +12,6 @@ from its start more than once per node.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -20,6 +19,7 @@ from redis.exceptions import RedisError
 
 from askd.audit.chain import ZERO, seal
 from askd.audit.history import ENDS, HISTORY, PastQuestion
+from askd.protocol import codec
 from askd.store.redis.keys import P, failed
 
 RECORDS = P + "audit"
@@ -54,7 +54,7 @@ def _anchor(raw: bytes | None) -> tuple[int, str, str | None]:
 
 def _parse(raw: bytes) -> dict[str, Any]:
     seq, body = raw.decode().split(" ", 1)
-    return {"seq": int(seq), **json.loads(body)}
+    return {"seq": int(seq), **codec.loads(body)}
 
 
 class RedisTrail:

@@ -4,7 +4,6 @@ and orders every node carries out, sent on the stream of changes."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable
 from typing import Any
 
@@ -12,6 +11,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from askd.core import Connection
+from askd.protocol import codec
 from askd.store.redis.keys import STREAM, STREAM_MAXLEN, failed
 from askd.store.redis.presence import Presence
 
@@ -36,7 +36,7 @@ class RedisCluster:
     async def command(self, command: dict[str, Any]) -> None:
         """Send an order every node carries out on its own connections."""
         try:
-            await self._redis.xadd(STREAM, {"cmd": json.dumps(command)}, maxlen=STREAM_MAXLEN, approximate=True)
+            await self._redis.xadd(STREAM, {"cmd": codec.dumps(command)}, maxlen=STREAM_MAXLEN, approximate=True)
         except (RedisError, OSError) as err:
             raise await failed(self._redis, self._where, "refused a write", err) from None
 

@@ -7,7 +7,7 @@
 -- ARGV[4] each change's audit records and title (JSON: "records", one
 -- array of record bodies as JSON text per change, askd/audit/records.py;
 -- "titles", the question's title per change that asks one, else ""),
--- ARGV[5..] the changes as JSON (askd/store/redis/codec.py).
+-- ARGV[5..] the changes as JSON (askd/store/redis/change_json.py).
 -- Returns {flag per change (1 took effect, 0 did not), the stream id up to
 -- which the caller must have applied the stream (its last entry, or when
 -- none took effect the stream's newest), or ""}.
@@ -158,7 +158,7 @@ for i = 5, #ARGV do
   elseif c.t == 'gd' then
     ok = redis.call('HDEL', P .. 'groups', c.g)
   elseif c.t == 'w' then
-    -- a user's away (spec R): its end and delegates (a JSON list), replacing any before
+    -- a user's away (protocol section 20): its end and delegates (a JSON list), replacing any before
     redis.call('HSET', P .. 'away:until', c.u, c.at)
     redis.call('HSET', P .. 'away:to', c.u, c.to)
     ok = 1

@@ -10,7 +10,6 @@ commit waits (``reached``) until the follower has applied its entry.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 
@@ -18,9 +17,10 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from askd.core.changes import Change
+from askd.protocol import codec
 from askd.store.errors import StoreUnavailable
 from askd.store.parts import StoreListener
-from askd.store.redis.codec import from_json
+from askd.store.redis.change_json import from_json
 from askd.store.redis.keys import RETRY_SECONDS, STREAM
 
 log = logging.getLogger("askd.store.redis")
@@ -78,9 +78,9 @@ class Follower:
                 if b"cmd" in fields:  # an admin's order to every node
                     to.on_changes(batch)
                     batch = []
-                    to.on_command(json.loads(fields[b"cmd"]))
+                    to.on_command(codec.loads(fields[b"cmd"]))
                     continue
-                data = json.loads(fields[b"c"])
+                data = codec.loads(fields[b"c"])
                 own = self.mine.pop(data["q"], None) if data["o"] == self._node else None
                 batch.append(own if own is not None else from_json(data))
             to.on_changes(batch)

@@ -14,9 +14,10 @@ STREAM = P + "events"
 #: The revocation instant (askd token revoke-all); each node reads it at
 #: start and hears of a new one through a command on the stream.
 NOT_BEFORE = P + "not_before"
-#: Claims (``store.claims``): ``CLAIMS + key``, each set NX with its expiry.
-#: (The name once-only claims had, so a code used before an upgrade stays used.)
-CLAIMS = P + "once:"
+#: Once keys (``store.once_keys``): ``ONCE_KEYS + key``, each set NX with its
+#: expiry. The prefix is the one they always had (``once:``), so a key taken
+#: before an upgrade stays taken.
+ONCE_KEYS = P + "once:"
 #: Users' e-mail addresses (a hash: user id -> address), read when mailing;
 #: every other user setting has its own hash (``user_setting``).
 USER_EMAILS = P + "user_emails"

@@ -4,19 +4,19 @@ the questions that have posts (by that instant), for a start's sweep."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from askd.protocol import codec
 from askd.store.parts import Post
 from askd.store.redis.keys import POSTS, POSTED, failed
 
 
 def _post(raw: bytes) -> Post:
-    return Post(**json.loads(raw))
+    return Post(**codec.loads(raw))
 
 
 class RedisPosts:
@@ -25,7 +25,7 @@ class RedisPosts:
 
     async def keep(self, post: Post) -> None:
         key = POSTS + post.request_id
-        value = json.dumps(
+        value = codec.dumps(
             {"session_id": post.session_id, "request_id": post.request_id, "key": post.key, "channel": post.channel,
              "ts": post.ts, "body": post.body, "until": post.until}
         )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from askd.protocol import codec
 from askd.store.redis.keys import P, RETRY_SECONDS, drop_idle
 
 
@@ -67,7 +67,7 @@ class Presence:
     def put(self, conn_id: str, description: dict[str, Any] | None) -> None:
         """Record a connection as it is now (None: it left). Written in
         order, in batches, off the hot path."""
-        desc = json.dumps(description) if description is not None else None
+        desc = codec.dumps(description).decode() if description is not None else None
         if desc is None:
             self._current.pop(conn_id, None)
         else:
@@ -155,7 +155,7 @@ class Presence:
             if not alive:  # its heartbeat ran out: forget its connections
                 await self._forget_script(keys=[f"{P}node:{node}", f"{P}conns:{node}", f"{P}nodes"], args=[node])
                 continue
-            out.extend(dict(json.loads(v), node=node) for v in conns.values())
+            out.extend(dict(codec.loads(v), node=node) for v in conns.values())
         return out
 
     async def stop(self) -> None:

@@ -1,12 +1,11 @@
 """The SQLite store's audit trail (``store.audit``): one row per record in
-the ``audit`` table, written in the commit's own transaction (``log.py``).
+the ``audit`` table, written in the commit's own transaction (``store.py``).
 The chain's head is its last row; ``audit_head`` keeps it when a prune
 leaves none (written by the prune, not by every commit: one page less to
 write per commit)."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +14,7 @@ from askd.audit.history import ENDS, HISTORY, PastQuestion, joined, titles
 from askd.audit.trail import Head, SealingTrail
 from askd.core.changes import Change
 from askd.protocol import codec
-from askd.store.sqlite.file import Database
+from askd.store.sqlite.database import Database
 
 
 class SqliteTrail(SealingTrail):
@@ -93,7 +92,7 @@ class SqliteTrail(SealingTrail):
 
     async def page(self, after_seq: int, limit: int) -> list[dict[str, Any]]:
         rows = self._file.db.execute("SELECT record FROM audit WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit))
-        return [json.loads(r) for (r,) in rows]
+        return [codec.loads(r) for (r,) in rows]
 
     async def history(self, user: str) -> list[PastQuestion]:
         """The last ends of questions asked of ``user`` (records, titles), newest first."""
@@ -102,7 +101,7 @@ class SqliteTrail(SealingTrail):
             " WHERE h.user_id = ? ORDER BY h.seq DESC LIMIT ?",
             (user, HISTORY),
         )
-        return [PastQuestion(json.loads(r), title) for (r, title) in rows]
+        return [PastQuestion(codec.loads(r), title) for (r, title) in rows]
 
     async def prune(self, before: str) -> int:
         # From the front: up to the newest record older than ``before``, so

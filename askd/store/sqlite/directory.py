@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from askd.store.parts import check_setting
-from askd.store.sqlite.file import Database
+from askd.store.sqlite.database import Database
 
 # Under SQLite's limit of bound parameters per statement.
 CHUNK = 500

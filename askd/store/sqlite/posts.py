@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from askd.store.parts import Post
-from askd.store.sqlite.file import Database
+from askd.store.sqlite.database import Database
 
 _COLUMNS = "session_id, request_id, key, channel, ts, body, until"
 

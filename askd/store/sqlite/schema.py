@@ -79,12 +79,12 @@ MIGRATIONS: list[list[str]] = [
     [  # 8: receipts: an ended question's digest, taken before its questions are dropped
         "ALTER TABLE requests ADD COLUMN digest TEXT",
     ],
-    [  # 9: one table of claims (store.claims: notify:, mail:, open: keys), each
+    [  # 9: one table of once keys, named claims (store.once_keys: notify:, mail:, open: keys), each
         # kept until its instant; one table of per-user settings (store.directory)
         "CREATE TABLE claims (key TEXT PRIMARY KEY, until REAL NOT NULL) WITHOUT ROWID",
         "CREATE INDEX claims_by_until ON claims (until)",
         "INSERT INTO claims SELECT key, expires_at FROM once_claims",
-        # a mail's claim is kept while its question could be pending (channels.channel.Claim.of)
+        # a mail's claim is kept while its question could be pending (channels.channel.OnceKey.of)
         "INSERT OR IGNORE INTO claims SELECT 'mail:' || c.request_id || ':' || c.step || ':' || c.user_id,"
         " r.expires_at + r.max_extension + 60 FROM mail_claims c JOIN requests r USING (request_id)",
         "DROP TABLE once_claims",
@@ -104,7 +104,7 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE requests ADD COLUMN approval BLOB",
         "ALTER TABLE requests ADD COLUMN approvals INTEGER NOT NULL DEFAULT 0",
     ],
-    [  # 11: the audit trail (protocol section P): each record as its JSON, by
+    [  # 11: the audit trail (protocol section 19): each record as its JSON, by
         # seq, written in the transaction of the change it records; the
         # chain's head apart, so pruning every record keeps the chain going
         """CREATE TABLE audit (
@@ -133,7 +133,7 @@ MIGRATIONS: list[list[str]] = [
         WHERE json_extract(e.record, '$.event') IN ('answered', 'declined', 'timeout', 'cancelled', 'withdrawn')
         AND json_extract(a.record, '$.event') IN ('asked', 'escalated')""",
     ],
-    [  # 13: away, with delegates (spec R): each away user's end and delegates
+    [  # 13: away, with delegates (protocol section 20): each away user's end and delegates
         # (a JSON list), and the away user a delegate answered for
         "CREATE TABLE aways (user_id TEXT PRIMARY KEY, until REAL NOT NULL, delegates TEXT NOT NULL)",
         "ALTER TABLE requests ADD COLUMN on_behalf_of TEXT",

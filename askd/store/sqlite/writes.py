@@ -3,11 +3,11 @@ against the status the file holds, in the commit's one transaction."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
-from askd.core.events import encode
+from askd.core.rules import UnknownChange
+from askd.protocol import codec
 from askd.store.rows import steps_to_json
 
 
@@ -33,7 +33,7 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
                 req.frame,
                 req.agent,
                 req.max_extension,
-                None if req.on_timeout is None else encode(req.on_timeout),
+                None if req.on_timeout is None else codec.dumps(req.on_timeout),
                 steps_to_json(req.escalate),
                 None if req.approval is None else req.approval.to_json(),
                 *(req.remind or (None, None)),
@@ -81,7 +81,7 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
             " WHERE request_id = ? AND status = 'pending'",
             (
                 change.status.value,
-                None if change.answers is None else encode(change.answers),  # lone surrogates escaped
+                None if change.answers is None else codec.dumps(change.answers),  # lone surrogates escaped
                 change.error,
                 change.ended_at,
                 change.answered_by,
@@ -119,16 +119,16 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
     if isinstance(change, GroupSet):
         db.execute(
             "INSERT INTO groups VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET members = excluded.members",
-            (change.group, json.dumps(change.members)),
+            (change.group, _text(change.members)),
         )
         return True
     if isinstance(change, GroupDeleted):
         return db.execute("DELETE FROM groups WHERE name = ?", (change.group,)).rowcount == 1
-    if isinstance(change, AwaySet):  # spec R: the last stored wins, as a group's
+    if isinstance(change, AwaySet):  # an away (protocol section 20): the last stored wins, as a group's
         db.execute(
             "INSERT INTO aways VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET until = excluded.until,"
             " delegates = excluded.delegates",
-            (change.user, change.until, json.dumps(change.delegates)),
+            (change.user, change.until, _text(change.delegates)),
         )
         return True
     if isinstance(change, AwayEnded):  # only an away held; its deadline's only at its until
@@ -140,12 +140,22 @@ def write(db: sqlite3.Connection, change: Change) -> bool:
             "UPDATE requests SET notified = 1 WHERE request_id = ? AND status = 'pending'", (change.request_id,)
         )
         return cur.rowcount == 1
-    assert isinstance(change, Forgot)
+    if not isinstance(change, Forgot):
+        # A kind the rules know and this file does not: never a silent no-op.
+        raise UnknownChange(f"the SQLite store has no write for a change of kind {type(change).__name__}")
     cur = db.execute("DELETE FROM requests WHERE request_id = ? AND status != 'pending'", (change.request_id,))
     if cur.rowcount != 1:
         return False
     collect(db, change.session_id)
     return True
+
+
+def _text(value: object) -> str:
+    """A list kept in a TEXT column: the codec's JSON as text (bytes would
+    be kept as a BLOB). Rows written before with ``json.dumps``'s spaced,
+    ASCII-escaped form read the same (tests/store/test_stored_json.py)."""
+    return codec.dumps(value).decode()
+
 
 def collect(db: sqlite3.Connection, session_id: str | None) -> None:
     """Forget sessions that hold nothing, walking up to their parents, as

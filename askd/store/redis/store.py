@@ -12,8 +12,8 @@ its link reads on from the last entry it applied (docs/decisions.md says why
 a stream and not pub/sub).
 
 This is its change log (``RedisStore``); the parts: ``commit.lua`` (the
-step), ``codec.py`` (a change as JSON), ``follower.py`` (the stream's
-reader), ``claims.py``, ``directory.py`` (users' settings), ``posts.py``
+step), ``change_json.py`` (a change as JSON), ``follower.py`` (the stream's
+reader), ``once_keys.py``, ``directory.py`` (users' settings), ``posts.py``
 (chat messages to edit), ``cluster.py``
 with ``presence.py`` (who is connected where, orders to every node),
 ``keys.py`` (the key prefix and the stream).
@@ -22,7 +22,6 @@ with ``presence.py`` (who is connected where, orders to every node),
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Callable, Sequence
 from importlib.resources import files
@@ -35,12 +34,13 @@ from askd.audit.records import bodies
 from askd.core import Request
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
+from askd.protocol import codec
 from askd.store.errors import StoreError, StoreUnavailable
 from askd.store.parts import StoreListener
 from askd.store.redis.audit import RedisTrail
-from askd.store.redis.claims import RedisClaims
+from askd.store.redis.once_keys import RedisOnceKeys
 from askd.store.redis.cluster import RedisCluster
-from askd.store.redis.codec import to_json
+from askd.store.redis.change_json import to_json
 from askd.store.redis.directory import RedisDirectory
 from askd.store.redis.follower import Follower
 from askd.store.redis.posts import RedisPosts
@@ -85,7 +85,7 @@ class RedisStore:
         self._listener: StoreListener | None = None
         self._closed = False
         self.presence = Presence(self._redis, node_id, node_ttl)
-        self.claims = RedisClaims(self._redis, node_id, self.where, clock)
+        self.once_keys = RedisOnceKeys(self._redis, node_id, self.where, clock)
         self.directory = RedisDirectory(self._redis, self.where)
         self.posts = RedisPosts(self._redis, self.where, clock)
         self.cluster = RedisCluster(self._redis, self.where, self.presence, TIMEOUT_SECONDS)
@@ -120,11 +120,11 @@ class RedisStore:
         newest = await r.xrevrange(STREAM, count=1)
         start = newest[0][0].decode() if newest else "0-0"  # the snapshot is from here
         for name, members in (await r.hgetall(P + "groups")).items():
-            loaded.groups[name.decode()] = json.loads(members)
+            loaded.groups[name.decode()] = codec.loads(members)
         tos = await r.hgetall(P + "away:to")
         for user, until in (await r.hgetall(P + "away:until")).items():
             if user in tos:
-                loaded.aways[user.decode()] = (float(until), json.loads(tos[user]))
+                loaded.aways[user.decode()] = (float(until), codec.loads(tos[user]))
         sids = [s.decode() for s in await r.smembers(P + "sessions")]
         pipe = r.pipeline(transaction=False)
         for sid in sids:
@@ -201,13 +201,12 @@ class RedisStore:
         for seq, change in zip(seqs, changes):
             mine[seq] = change
         at = self._clock()
-        audit = json.dumps(
+        audit = codec.dumps(
             {
-                "records": [[json.dumps(b, separators=(",", ":")) for b in bodies(c, at)] for c in changes],
+                "records": [[codec.dumps(b).decode() for b in bodies(c, at)] for c in changes],
                 "titles": [title_of_change(c) or "" for c in changes],  # the history's, not the records'
-            },
-            ensure_ascii=False,
-        )
+            }
+        ).decode()
         args = [self.node, P, STREAM_MAXLEN, audit, *(to_json(c, self.node, q) for c, q in zip(changes, seqs))]
         try:
             flags = await self._script(args=args)

@@ -1,7 +1,7 @@
 """``store = "sqlite"``: an embedded SQLite database, the default; this is
 its change log (``SqliteStore``), with its parts beside it: the file
-(``file.py``, ``schema.py``), each change's write (``writes.py``), claims
-(``claims.py``), users' settings (``directory.py``) and chat posts
+(``database.py``, ``schema.py``), each change's write (``writes.py``), once
+keys (``once_keys.py``), users' settings (``directory.py``) and chat posts
 (``posts.py``).
 
 Each commit is one transaction, written before anything it acknowledges
@@ -11,7 +11,6 @@ leaves the daemon.
 from __future__ import annotations
 
 import gc
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -19,12 +18,13 @@ from pathlib import Path
 
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded, SessionRow
+from askd.protocol import codec
 from askd.store.parts import LocalCluster, StoreListener
 from askd.store.rows import request_from_row, steps_from_json
 from askd.store.sqlite.audit import SqliteTrail
-from askd.store.sqlite.claims import SqliteClaims
+from askd.store.sqlite.once_keys import SqliteOnceKeys
 from askd.store.sqlite.directory import SqliteDirectory
-from askd.store.sqlite.file import Database
+from askd.store.sqlite.database import Database
 from askd.store.sqlite.posts import SqlitePosts
 from askd.store.sqlite.writes import write
 
@@ -42,7 +42,7 @@ class SqliteStore:
         self._file = Database(path)
         self._db = self._file.db
         self._listener: StoreListener | None = None
-        self.claims = SqliteClaims(self._file, clock)
+        self.once_keys = SqliteOnceKeys(self._file, clock)
         self.directory = SqliteDirectory(self._file)
         self.posts = SqlitePosts(self._file, clock)
         self.cluster = LocalCluster(lambda: self._listener)
@@ -59,7 +59,7 @@ class SqliteStore:
         # The load makes several objects per question and keeps them all,
         # with no cycle among them: the cyclic collector would only walk the
         # growing heap again and again (a third of the load's time with
-        # 100,000 questions, docs/performance.md, B5).
+        # 100,000 questions, measured by the load benchmark in docs/performance.md).
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -71,9 +71,9 @@ class SqliteStore:
     def _load(self) -> Loaded:
         loaded = Loaded()
         for name, members in self._db.execute("SELECT name, members FROM groups"):
-            loaded.groups[name] = json.loads(members)
+            loaded.groups[name] = codec.loads(members)
         for user, until, delegates in self._db.execute("SELECT user_id, until, delegates FROM aways"):
-            loaded.aways[user] = (until, json.loads(delegates))
+            loaded.aways[user] = (until, codec.loads(delegates))
         sessions = self._db.execute("SELECT session_id, owner, parent_session_id, agent FROM sessions ORDER BY rowid")
         loaded.sessions = [SessionRow(*row) for row in sessions]
         rows = self._db.execute(
