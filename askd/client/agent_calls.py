@@ -51,7 +51,26 @@ def ask_body(
     )
 
 
-class ApprovalOptions(TypedDict, total=False):
+class _SharedOptions(TypedDict, total=False):
+    """The keywords an ask of questions and an approval share (``ask_body``'s
+    and ``approval_body``'s parameters say what each means)."""
+
+    to: Sequence[str] | None
+    max_extension: float | None
+    escalate: Sequence[tuple[float, Sequence[str]]] | None
+    remind: tuple[float, int] | None
+    host_key: str | None
+
+
+class AskOptions(_SharedOptions, total=False):
+    """``ask``'s and ``submit``'s keywords past the positional ones and
+    ``idempotency_key``: what ``ask_body`` takes after ``parent_session``,
+    written once for the blocking and the asyncio agent."""
+
+    on_timeout: Mapping[str, Any] | None
+
+
+class ApprovalOptions(_SharedOptions, total=False):
     """``request_approval``'s keywords past ``name`` and ``arguments``: what
     ``approval_body`` takes (its parameters say what each means)."""
 
@@ -62,15 +81,10 @@ class ApprovalOptions(TypedDict, total=False):
     allow_always: bool
     quorum: int | None
     user: str | None
-    to: Sequence[str] | None
     metadata: Mapping[str, Any] | None
     timeout: float | None
     require_online: bool
     parent_session: str | None
-    max_extension: float | None
-    escalate: Sequence[tuple[float, Sequence[str]]] | None
-    remind: tuple[float, int] | None
-    host_key: str | None
 
 
 def approval_body(
