@@ -234,7 +234,8 @@ class AgentFlows:
 
     def pending(self, session: str) -> Flow[list[dict[str, Any]]]:
         response = yield from self._send(Call("GET", f"/v1/sessions/{seg(session)}/questions"))
-        return json_or_raise(response)["pending"]  # type: ignore[no-any-return]
+        listed: list[dict[str, Any]] = json_or_raise(response)["pending"]  # protocol section 5's listing
+        return listed
 
     def withdraw(self, session: str, request_id: str) -> Flow[Result]:
         call = Call("DELETE", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}")
@@ -288,7 +289,8 @@ class AgentFlows:
 
     def cancel_session(self, session: str) -> Flow[int]:
         response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
-        return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
+        cancelled: int = json_or_raise(response)["cancelled"]  # protocol section 5: {"cancelled": N}
+        return cancelled
 
 
 def _relayed(user: str, via: str, host_key: str | None) -> dict[str, Any]:

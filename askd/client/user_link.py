@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
@@ -45,12 +46,15 @@ class UserLink(UserFrames):
 
     async def _connect_once(self) -> None:
         headers = {"Authorization": f"Bearer {resolve_token(self._token)}"}
+        # ssl only for wss://: websockets refuses an ssl argument for ws://, and
+        # ssl=None on wss:// would turn TLS off rather than use the default.
+        tls: dict[str, Any] = {"ssl": self._ssl} if self._ssl is not None else {}
         async with connect(
             self.url,
             additional_headers=headers,
             open_timeout=self._open_timeout,
             ping_interval=self._ping_interval,
-            **({"ssl": self._ssl} if self._ssl is not None else {}),
+            **tls,
         ) as ws:
             self._ws, self._gen = ws, self._gen + 1
             try:

@@ -280,6 +280,8 @@ class AskBody(AskFields):
     approve (section 17). Validate with a context giving ``max_questions``
     and ``max_timeout``."""
 
+    # Optional here (an approval asks an action instead), required in AskFields:
+    # a narrowing mypy cannot accept in a subclass; a validator requires exactly one of the two.
     questions: list[Question] | None = Field(  # type: ignore[assignment]
         default=None, description="The questions, asked together; each needs a unique 'question' text. Or action."
     )
