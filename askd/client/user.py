@@ -5,8 +5,9 @@ and on any drop reconnects by itself (capped exponential backoff, full
 jitter) and subscribes again, which makes askd re-push every pending
 question. It hands the application each question once (by ``requestId``),
 and an answer is kept and resent after every reconnect until askd
-acknowledges it (the seed's ``sendReliable``); askd answers a resend of
-something already answered with ``not_pending``, so resending is harmless.
+acknowledges it, so an answer given while the link was down is not lost;
+askd answers a resend of something already answered with ``not_pending``,
+so resending is harmless.
 
 This module is the application's API; the client's state is in
 ``user_state``, what askd's frames do to it in ``user_frames``, and the
