@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -12,6 +11,7 @@ import httpx
 from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import ApiError
 from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, drive_sync, health, json_or_raise, send, seg
+from askd.protocol import codec
 
 
 class AdminClient:
@@ -215,4 +215,4 @@ class AdminClient:
             first = False
             if got < page or last is None:
                 return
-            after = int(last.split(",", 1)[0]) if fmt == "csv" else int(json.loads(last)["seq"])
+            after = int(last.split(",", 1)[0]) if fmt == "csv" else int(codec.loads(last)["seq"])

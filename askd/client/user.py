@@ -17,7 +17,6 @@ connection and its reconnects in ``user_link``.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
@@ -29,6 +28,7 @@ from askd.client.errors import ClientClosed, InvalidAnswer
 from askd.client.events import Event, QuestionEvent
 from askd.client.user_link import UserLink
 from askd.client.user_state import Callback, Outgoing
+from askd.protocol import codec
 from askd.protocol.ids import ALL_SESSIONS
 from askd.protocol.models import check_answers
 
@@ -220,7 +220,7 @@ class UserClient(UserLink):
     async def _request(self, frame: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         """Send a frame that askd acks, kept until it replies; the ack's payload."""
         frame_id = f"{frame['type'][:3]}-{uuid.uuid4().hex}"
-        entry = Outgoing(json.dumps({**frame, "id": frame_id}), asyncio.get_running_loop().create_future())
+        entry = Outgoing(codec.dumps({**frame, "id": frame_id}).decode(), asyncio.get_running_loop().create_future())
         self._outbox[frame_id] = entry
         try:
             await self._send_outgoing(entry)

@@ -5,7 +5,6 @@ until the application closes the client or askd refuses its token."""
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 from typing import Any
 
@@ -16,6 +15,7 @@ from askd.client.discovery import resolve_token
 from askd.client.errors import AuthError, ClientClosed, UntrustedCertificate
 from askd.client.user_frames import UserFrames
 from askd.client.user_state import Outgoing, log
+from askd.protocol import codec
 
 
 class UserLink(UserFrames):
@@ -75,7 +75,7 @@ class UserLink(UserFrames):
         self._replayed = set()
         self._subs_waiting = {f"sub-{self._gen}-{i}": s for i, s in enumerate(self._sessions)}
         for frame_id, session in list(self._subs_waiting.items()):
-            await ws.send(json.dumps({"type": "subscribe", "sessionId": session, "id": frame_id}))
+            await ws.send(codec.dumps({"type": "subscribe", "sessionId": session, "id": frame_id}).decode())  # a text frame
         for entry in list(self._outbox.values()):
             await self._send_outgoing(entry)
 
