@@ -46,8 +46,20 @@ install: $(STAMP)
 serve: $(SERVE_STAMP)  ## run the daemon (ARGS="--port 9000 --admin-port 9001"; ASKD_STATE_DIR=... for another state directory)
 	$(BIN)/askd serve $(ARGS)
 
-test: $(STAMP) test-js  ## run the whole test suite (PYTEST_WORKERS=4 in parallel, PYTEST_ARGS for pytest)
+test: $(STAMP) typecheck test-js  ## run the whole test suite: mypy, the JS client's tests, then pytest (PYTEST_WORKERS=4 in parallel, PYTEST_ARGS for pytest)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+# mypy --strict on the folders [tool.mypy] in pyproject.toml lists. askd.config
+# is the config/ folder (package-dir), which mypy cannot find through the
+# editable install's import hook: a link in mypy_path gives it the package's
+# real name. The path is pyproject's mypy_path, whatever VENV is.
+MYPY_LINKS = .venv/mypy-path
+
+.PHONY: typecheck
+
+typecheck: $(STAMP)  ## mypy --strict on askd/protocol, askd/client and askd.config (a few seconds once cached)
+	@mkdir -p $(MYPY_LINKS)/askd && ln -sfn $(CURDIR)/config $(MYPY_LINKS)/askd/config
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis

@@ -1,4 +1,4 @@
-"""``[audit]``: how long the audit trail keeps its records (protocol section P)."""
+"""``[audit]``: how long the audit trail keeps its records (protocol section 19)."""
 
 from __future__ import annotations
 

@@ -137,6 +137,8 @@ def check_environment(model: type[BaseModel], environ: Mapping[str, str] | None 
             continue  # comma-separated: split by the source below
         if as_list or _section(field.annotation) is not None:
             try:
+                # The standard library's reader: its error (line and column) is
+                # the one the message below quotes to whoever wrote the variable.
                 json.loads(value)
             except ValueError as err:
                 form = LIST_FORM if as_list else f"a JSON object of the {setting} section's settings"

@@ -13,7 +13,7 @@ from askd.config.section import Section
 
 
 class NotifySettings(Section):
-    """Webhooks and e-mail for people away from every tab (spec E, J)."""
+    """Webhooks and e-mail for people away from every tab (protocol section 12)."""
 
     webhook_url: AnyHttpUrl | None = Field(default=None, description="URL each new question is POSTed to; unset: no webhooks.")
     format: Literal["json", "slack", "teams"] = Field(

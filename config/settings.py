@@ -1,4 +1,4 @@
-"""askd's one settings model (spec section 8).
+"""askd's one settings model (protocol section 8).
 
 Sources, highest first: command-line flags (passed as init values), the
 environment (``ASKD_`` prefix, ``__`` between nested names), the TOML file

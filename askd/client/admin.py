@@ -1,8 +1,7 @@
-"""A small blocking client for the admin API (spec section 6), used by the CLI."""
+"""A small blocking client for the admin API (protocol section 6), used by the CLI."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -12,6 +11,7 @@ import httpx
 from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import ApiError
 from askd.client.http import NO_RETRY, BearerAuth, Call, RetryPolicy, drive_sync, health, json_or_raise, send, seg
+from askd.protocol import codec
 
 
 class AdminClient:
@@ -53,23 +53,31 @@ class AdminClient:
             self._auth = BearerAuth(self._found.admin_token())
         return self._auth
 
-    def _call(self, method: str, path: str, *, auth: bool = True, **kw: Any) -> Any:
+    def _call(self, method: str, path: str, *, auth: bool = True, **kw: Any) -> dict[str, Any]:
         http = self._http
-        http.auth = self._bearer() if auth else None
+        # httpx takes None (no auth) at run time; its setter's annotation leaves None out.
+        http.auth = self._bearer() if auth else None  # type: ignore[assignment]
         response = drive_sync(http, send(Call(method, path, **kw), self._retry, self.url))
-        return json_or_raise(response)
+        # Every admin reply is a JSON object (protocol section 6), read as it came.
+        body: dict[str, Any] = json_or_raise(response)
+        return body
+
+    def _listed(self, key: str, method: str, path: str, **kw: Any) -> list[Any]:
+        """The list an admin reply holds under ``key``, as it came."""
+        listed: list[Any] = self._call(method, path, **kw)[key]
+        return listed
 
     def health(self) -> dict[str, Any]:
         """``GET /healthz``: needs no token (see ``http.health``)."""
-        self._http.auth = None
+        self._http.auth = None  # type: ignore[assignment]  # no auth: see _call
         return drive_sync(self._http, health(self.url))
 
     def stats(self) -> dict[str, Any]:
-        return self._call("GET", "/admin/v1/stats")  # type: ignore[no-any-return]
+        return self._call("GET", "/admin/v1/stats")
 
     def pending(self, session: str | None = None, user: str | None = None) -> list[dict[str, Any]]:
         params = {k: v for k, v in (("sessionId", session), ("userId", user)) if v is not None}
-        return self._call("GET", "/admin/v1/pending", params=params or None)["pending"]  # type: ignore[no-any-return]
+        return self._listed("pending", "GET", "/admin/v1/pending", params=params or None)
 
     def question(self, session: str, request_id: str) -> dict[str, Any]:
         """One pending question; ``ApiError`` 404 when it is not pending."""
@@ -100,11 +108,11 @@ class AdminClient:
         if scope is not None:
             body["scope"] = scope
         path = f"/admin/v1/sessions/{seg(session)}/questions/{seg(request_id)}/approve"
-        return self._call("POST", path, json=body)  # type: ignore[no-any-return]
+        return self._call("POST", path, json=body)
 
     def connections(self, user: str | None = None) -> list[dict[str, Any]]:
         params = {"userId": user} if user is not None else None
-        return self._call("GET", "/admin/v1/connections", params=params)["connections"]  # type: ignore[no-any-return]
+        return self._listed("connections", "GET", "/admin/v1/connections", params=params)
 
     def disconnect(
         self,
@@ -132,11 +140,11 @@ class AdminClient:
 
     def groups(self) -> list[dict[str, Any]]:
         """Every group, ``{"group", "members"}``, sorted by name."""
-        return self._call("GET", "/admin/v1/groups")["groups"]  # type: ignore[no-any-return]
+        return self._listed("groups", "GET", "/admin/v1/groups")
 
     def set_group(self, group: str, members: list[str]) -> list[str]:
         """Make ``group`` or replace its members; returns them as stored (sorted)."""
-        return self._call("PUT", f"/admin/v1/groups/{seg(group)}", json={"members": members})["members"]  # type: ignore[no-any-return]
+        return self._listed("members", "PUT", f"/admin/v1/groups/{seg(group)}", json={"members": members})
 
     def delete_group(self, group: str) -> bool:
         """Delete ``group``; ``ApiError`` 404 when there is none."""
@@ -146,27 +154,27 @@ class AdminClient:
         """``{"user", "email", "slack"}``: the address askd mails ``user`` at
         and the Slack user id it sends direct messages to (None: none) and,
         while they are away, ``"away"``: ``{"user", "until", "delegates"}``."""
-        return self._call("GET", f"/admin/v1/users/{seg(user)}")  # type: ignore[no-any-return]
+        return self._call("GET", f"/admin/v1/users/{seg(user)}")
 
     def set_user(self, user: str, **settings: str | None) -> dict[str, Any]:
         """Keep the given settings of ``user`` (``email``, ``slack``; None
         forgets one; those not given stay); returns the user as stored."""
-        return self._call("PUT", f"/admin/v1/users/{seg(user)}", json=settings)  # type: ignore[no-any-return]
+        return self._call("PUT", f"/admin/v1/users/{seg(user)}", json=settings)
 
     def set_user_email(self, user: str, email: str | None) -> dict[str, Any]:
         """Keep ``user``'s address (None forgets it); returns it as stored (normalized)."""
-        return self._call("PUT", f"/admin/v1/users/{seg(user)}", json={"email": email})  # type: ignore[no-any-return]
+        return self._call("PUT", f"/admin/v1/users/{seg(user)}", json={"email": email})
 
     def set_away(self, user: str, until: str, delegates: list[str]) -> dict[str, Any]:
         """``user`` is away until ``until`` (RFC 3339), their questions also
         going to ``delegates`` (user ids, ``group:G``); returns ``{"user",
-        "until", "delegates"}`` as stored (spec R, askd 1.3)."""
+        "until", "delegates"}`` as stored (protocol section 20, Away; askd 1.3)."""
         body = {"until": until, "delegates": delegates}
-        return self._call("PUT", f"/admin/v1/users/{seg(user)}/away", json=body)  # type: ignore[no-any-return]
+        return self._call("PUT", f"/admin/v1/users/{seg(user)}/away", json=body)
 
     def end_away(self, user: str) -> dict[str, Any]:
         """End ``user``'s away; ``ApiError`` 404 when they are not away."""
-        return self._call("DELETE", f"/admin/v1/users/{seg(user)}/away")  # type: ignore[no-any-return]
+        return self._call("DELETE", f"/admin/v1/users/{seg(user)}/away")
 
     def notify_test(self, *, user: str = "you", email: str | None = None) -> dict[str, Any]:
         """Have the daemon send a sample question through each of its own
@@ -175,11 +183,11 @@ class AdminClient:
         body: dict[str, Any] = {"user": user}
         if email is not None:
             body["email"] = email
-        return self._call("POST", "/admin/v1/notify/test", json=body)  # type: ignore[no-any-return]
+        return self._call("POST", "/admin/v1/notify/test", json=body)
 
     def audit_head(self) -> dict[str, Any]:
         """``GET /admin/v1/audit/head``: the chain's last seq and hash, signed."""
-        return self._call("GET", "/admin/v1/audit/head")  # type: ignore[no-any-return]
+        return self._call("GET", "/admin/v1/audit/head")
 
     def audit(self, *, fmt: str = "jsonl", page: int = 100_000, **filters: str | None) -> Iterator[str]:
         """Every audit record matching ``filters`` (``since``, ``until``,
@@ -207,4 +215,4 @@ class AdminClient:
             first = False
             if got < page or last is None:
                 return
-            after = int(last.split(",", 1)[0]) if fmt == "csv" else int(json.loads(last)["seq"])
+            after = int(last.split(",", 1)[0]) if fmt == "csv" else int(codec.loads(last)["seq"])

@@ -9,7 +9,7 @@ it after a lost response returns the same question instead of a second one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -23,6 +23,7 @@ from askd.client.agent_calls import (
     MAX_POLL_SECONDS,
     READ_GRACE_SECONDS,
     ApprovalOptions,
+    AskOptions,
     approval_body,
     ask_body,
     new_key,
@@ -84,12 +85,7 @@ class AgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
-        max_extension: float | None = None,
-        on_timeout: Mapping[str, Any] | None = None,
-        to: Sequence[str] | None = None,
-        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
-        remind: tuple[float, int] | None = None,
-        host_key: str | None = None,
+        **options: Unpack[AskOptions],
     ) -> Result:
         """Ask and block until the question is answered, times out or is
         cancelled. ``timeout`` is the question's own (``timeoutSeconds``);
@@ -98,10 +94,7 @@ class AgentClient:
         process's secret (32 to 128 base64url characters) letting its own host
         answer for the person (``answer_for`` with the same key; protocol
         section 5); without it no agent token may."""
-        body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind, host_key=host_key,
-        )
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, **options)
         return drive_sync(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     def request_approval(
@@ -137,18 +130,10 @@ class AgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
-        max_extension: float | None = None,
-        on_timeout: Mapping[str, Any] | None = None,
-        to: Sequence[str] | None = None,
-        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
-        remind: tuple[float, int] | None = None,
-        host_key: str | None = None,
+        **options: Unpack[AskOptions],
     ) -> Result:
         """Ask without waiting; the result has the ``request_id`` to wait on."""
-        body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind, host_key=host_key,
-        )
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, **options)
         return drive_sync(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     def result(self, session: str, request_id: str) -> Result:

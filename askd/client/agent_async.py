@@ -3,13 +3,13 @@ same flows (``agent_calls``) with an ``httpx.AsyncClient``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
 import httpx
 
-from askd.client.agent_calls import DEFAULT_POLL_SECONDS, ApprovalOptions, ask_body, new_key, setup
+from askd.client.agent_calls import DEFAULT_POLL_SECONDS, ApprovalOptions, AskOptions, ask_body, new_key, setup
 from askd.client.discovery import TokenSource
 from askd.client.http import RetryPolicy, drive_async
 from askd.client.results import QuestionLike, Result
@@ -52,17 +52,9 @@ class AsyncAgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
-        max_extension: float | None = None,
-        on_timeout: Mapping[str, Any] | None = None,
-        to: Sequence[str] | None = None,
-        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
-        remind: tuple[float, int] | None = None,
-        host_key: str | None = None,
+        **options: Unpack[AskOptions],
     ) -> Result:
-        body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind, host_key=host_key,
-        )
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, **options)
         return await drive_async(self._http, self._flows.ask(session, body, idempotency_key or new_key()))
 
     async def request_approval(
@@ -89,17 +81,9 @@ class AsyncAgentClient:
         parent_session: str | None = None,
         *,
         idempotency_key: str | None = None,
-        max_extension: float | None = None,
-        on_timeout: Mapping[str, Any] | None = None,
-        to: Sequence[str] | None = None,
-        escalate: Sequence[tuple[float, Sequence[str]]] | None = None,
-        remind: tuple[float, int] | None = None,
-        host_key: str | None = None,
+        **options: Unpack[AskOptions],
     ) -> Result:
-        body = ask_body(
-            user, questions, metadata, timeout, require_online, parent_session, max_extension, on_timeout, to, escalate,
-            remind=remind, host_key=host_key,
-        )
+        body = ask_body(user, questions, metadata, timeout, require_online, parent_session, **options)
         return await drive_async(self._http, self._flows.submit(session, body, idempotency_key or new_key(), 0.0))
 
     async def result(self, session: str, request_id: str) -> Result:

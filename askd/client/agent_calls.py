@@ -51,7 +51,26 @@ def ask_body(
     )
 
 
-class ApprovalOptions(TypedDict, total=False):
+class _SharedOptions(TypedDict, total=False):
+    """The keywords an ask of questions and an approval share (``ask_body``'s
+    and ``approval_body``'s parameters say what each means)."""
+
+    to: Sequence[str] | None
+    max_extension: float | None
+    escalate: Sequence[tuple[float, Sequence[str]]] | None
+    remind: tuple[float, int] | None
+    host_key: str | None
+
+
+class AskOptions(_SharedOptions, total=False):
+    """``ask``'s and ``submit``'s keywords past the positional ones and
+    ``idempotency_key``: what ``ask_body`` takes after ``parent_session``,
+    written once for the blocking and the asyncio agent."""
+
+    on_timeout: Mapping[str, Any] | None
+
+
+class ApprovalOptions(_SharedOptions, total=False):
     """``request_approval``'s keywords past ``name`` and ``arguments``: what
     ``approval_body`` takes (its parameters say what each means)."""
 
@@ -62,15 +81,10 @@ class ApprovalOptions(TypedDict, total=False):
     allow_always: bool
     quorum: int | None
     user: str | None
-    to: Sequence[str] | None
     metadata: Mapping[str, Any] | None
     timeout: float | None
     require_online: bool
     parent_session: str | None
-    max_extension: float | None
-    escalate: Sequence[tuple[float, Sequence[str]]] | None
-    remind: tuple[float, int] | None
-    host_key: str | None
 
 
 def approval_body(
@@ -220,7 +234,8 @@ class AgentFlows:
 
     def pending(self, session: str) -> Flow[list[dict[str, Any]]]:
         response = yield from self._send(Call("GET", f"/v1/sessions/{seg(session)}/questions"))
-        return json_or_raise(response)["pending"]  # type: ignore[no-any-return]
+        listed: list[dict[str, Any]] = json_or_raise(response)["pending"]  # protocol section 5's listing
+        return listed
 
     def withdraw(self, session: str, request_id: str) -> Flow[Result]:
         call = Call("DELETE", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}")
@@ -274,7 +289,8 @@ class AgentFlows:
 
     def cancel_session(self, session: str) -> Flow[int]:
         response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
-        return json_or_raise(response)["cancelled"]  # type: ignore[no-any-return]
+        cancelled: int = json_or_raise(response)["cancelled"]  # protocol section 5: {"cancelled": N}
+        return cancelled
 
 
 def _relayed(user: str, via: str, host_key: str | None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ class Backoff:
         self.attempt = 0
 
     def next(self) -> float:
-        ceiling = min(self.cap, self.base * 2 ** min(self.attempt, 32))
+        ceiling = min(self.cap, self.base * 2.0 ** min(self.attempt, 32))
         self.attempt += 1
         return self._rand() * ceiling
 

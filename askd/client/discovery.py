@@ -1,4 +1,4 @@
-"""Finding the daemon and a token without flags (spec section 7).
+"""Finding the daemon and a token without flags (protocol section 7).
 
 URLs: the explicit value, else the environment (``ASKD_URL``,
 ``ASKD_ADMIN_URL``), else the scheme and ports ``askd serve`` wrote into

@@ -32,7 +32,7 @@ class UntrustedCertificate(AskdClientError):
 
 class ApiError(AskdClientError):
     """askd refused the call: ``status`` is the HTTP status, ``code`` the
-    error code of its ``{"error": {...}}`` body (spec section 5)."""
+    error code of its ``{"error": {...}}`` body (protocol section 5)."""
 
     def __init__(self, status: int, code: str, message: str, details: Any = None) -> None:
         super().__init__(f"{message} ({status} {code})")

@@ -4,13 +4,13 @@ from frames parsed against the wire's one definition
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
+from askd.protocol import codec
 from askd.protocol.events import EVENT_TYPES, AskedEvent
 from askd.protocol.models import Question
 from askd.protocol.parse import parse
@@ -112,7 +112,7 @@ def read_frame(text: str | bytes) -> tuple[dict[str, Any], Any] | None:
     None, and nothing to do, for a type this client does not know (a newer
     daemon's) or a frame that does not fit (logged)."""
     try:
-        frame = json.loads(text)
+        frame = codec.loads(text)
         shape = EVENT_TYPES.get(frame.get("type"))
     except (ValueError, AttributeError, TypeError):
         log.warning("askd sent a frame that is not a JSON object; ignored")

@@ -5,8 +5,9 @@ and on any drop reconnects by itself (capped exponential backoff, full
 jitter) and subscribes again, which makes askd re-push every pending
 question. It hands the application each question once (by ``requestId``),
 and an answer is kept and resent after every reconnect until askd
-acknowledges it (the seed's ``sendReliable``); askd answers a resend of
-something already answered with ``not_pending``, so resending is harmless.
+acknowledges it, so an answer given while the link was down is not lost;
+askd answers a resend of something already answered with ``not_pending``,
+so resending is harmless.
 
 This module is the application's API; the client's state is in
 ``user_state``, what askd's frames do to it in ``user_frames``, and the
@@ -16,7 +17,6 @@ connection and its reconnects in ``user_link``.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
@@ -28,6 +28,7 @@ from askd.client.errors import ClientClosed, InvalidAnswer
 from askd.client.events import Event, QuestionEvent
 from askd.client.user_link import UserLink
 from askd.client.user_state import Callback, Outgoing
+from askd.protocol import codec
 from askd.protocol.ids import ALL_SESSIONS
 from askd.protocol.models import check_answers
 
@@ -219,7 +220,7 @@ class UserClient(UserLink):
     async def _request(self, frame: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         """Send a frame that askd acks, kept until it replies; the ack's payload."""
         frame_id = f"{frame['type'][:3]}-{uuid.uuid4().hex}"
-        entry = Outgoing(json.dumps({**frame, "id": frame_id}), asyncio.get_running_loop().create_future())
+        entry = Outgoing(codec.dumps({**frame, "id": frame_id}).decode(), asyncio.get_running_loop().create_future())
         self._outbox[frame_id] = entry
         try:
             await self._send_outgoing(entry)

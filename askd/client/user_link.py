@@ -5,8 +5,8 @@ until the application closes the client or askd refuses its token."""
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
+from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
@@ -15,6 +15,7 @@ from askd.client.discovery import resolve_token
 from askd.client.errors import AuthError, ClientClosed, UntrustedCertificate
 from askd.client.user_frames import UserFrames
 from askd.client.user_state import Outgoing, log
+from askd.protocol import codec
 
 
 class UserLink(UserFrames):
@@ -45,12 +46,15 @@ class UserLink(UserFrames):
 
     async def _connect_once(self) -> None:
         headers = {"Authorization": f"Bearer {resolve_token(self._token)}"}
+        # ssl only for wss://: websockets refuses an ssl argument for ws://, and
+        # ssl=None on wss:// would turn TLS off rather than use the default.
+        tls: dict[str, Any] = {"ssl": self._ssl} if self._ssl is not None else {}
         async with connect(
             self.url,
             additional_headers=headers,
             open_timeout=self._open_timeout,
             ping_interval=self._ping_interval,
-            **({"ssl": self._ssl} if self._ssl is not None else {}),
+            **tls,
         ) as ws:
             self._ws, self._gen = ws, self._gen + 1
             try:
@@ -71,7 +75,7 @@ class UserLink(UserFrames):
         self._replayed = set()
         self._subs_waiting = {f"sub-{self._gen}-{i}": s for i, s in enumerate(self._sessions)}
         for frame_id, session in list(self._subs_waiting.items()):
-            await ws.send(json.dumps({"type": "subscribe", "sessionId": session, "id": frame_id}))
+            await ws.send(codec.dumps({"type": "subscribe", "sessionId": session, "id": frame_id}).decode())  # a text frame
         for entry in list(self._outbox.values()):
             await self._send_outgoing(entry)
 

@@ -124,8 +124,9 @@ def _loads(data: bytes | str, raw: bytes, long_run: bool) -> Any:
         return _json_loads(data)
 
 
-# Deepest nesting taken in a body or frame (spec M): deeper is refused as
-# invalid_request before anything recursive (validation, encoding) sees it.
+# Deepest nesting taken in a body or frame (protocol section 14, JSON depth):
+# deeper is refused as invalid_request before anything recursive (validation,
+# encoding) sees it, so no body can exhaust the stack.
 MAX_DEPTH = 64
 
 

@@ -1,4 +1,4 @@
-"""The frames the daemon sends on ``/ws`` (spec section 3), one
+"""The frames the daemon sends on ``/ws`` (protocol section 3), one
 ``TypedDict`` each, with their type names.
 
 The core builds them as plain dicts of these shapes (``askd.core.events``,
@@ -106,7 +106,7 @@ class CancelledPayload(TypedDict):
     ]
     via: NotRequired[Annotated[StrictStr | None, Field(default=None, description="How: ws, link, mcp or admin (answered, declined).")]]
     onBehalfOf: NotRequired[
-        Annotated[StrictStr, Field(description="A delegate answered or declined for this away user (spec R).")]
+        Annotated[StrictStr, Field(description="A delegate answered or declined for this away user (protocol section 20).")]
     ]
     declineReason: NotRequired[
         Annotated[StrictStr | None, Field(default=None, description="The reason given with a decline, if any.")]

@@ -1,4 +1,4 @@
-"""Client frames of the WebSocket protocol (spec section 3), parsed and
+"""Client frames of the WebSocket protocol (protocol section 3), parsed and
 checked in the spec's order: JSON (``bad_json``), then an object with a known
 ``type`` (``unknown_type``), then the fields of that type
 (``invalid_request``). Ownership, state and answer content are the
@@ -126,6 +126,7 @@ def parse_frame(text: str | bytes) -> Frame:
     if beyond:
         raise FrameError("invalid_request", f"invalid {kind} frame: {', '.join(d['loc'] for d in beyond)}", frame_id, beyond)
     try:
+        # FRAME_TYPES holds only Frame's members, but a dict cannot say so to mypy.
         return model.model_validate(data)  # type: ignore[return-value]
     except ValidationError as err:
         details = validation_details(err)

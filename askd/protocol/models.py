@@ -1,4 +1,4 @@
-"""Wire models of questions, asks and answers (spec sections 4 and 5): what
+"""Wire models of questions, asks and answers (protocol sections 4 and 5): what
 peers send the daemon.
 
 One definition, used by the daemon to validate and by ``askd.client`` to
@@ -159,7 +159,9 @@ class OnTimeout(BaseModel):
     answers: dict[str, Any] = Field(description="Checked against the questions like an answer.")
 
 
-#: ``to`` holds 1 to this many entries (spec G); ``escalate`` 1 to 5 steps (spec H).
+#: ``to`` holds 1 to this many entries; ``escalate`` 1 to 5 steps (protocol
+#: section 5, Asking a team and Escalation): a question's audience stays small
+#: enough to notify at once.
 MAX_TO = 20
 MAX_STEPS = 5
 
@@ -183,7 +185,7 @@ To = Annotated[
 
 
 class AwayBody(BaseModel):
-    """``PUT /admin/v1/users/{U}/away`` (spec R): until when (RFC 3339, in
+    """``PUT /admin/v1/users/{U}/away`` (protocol section 20, Away): until when (RFC 3339, in
     the future) and to whom the user's questions also go meanwhile (user
     ids and ``group:G``; at least one, not the user themself)."""
 
@@ -280,6 +282,8 @@ class AskBody(AskFields):
     approve (section 17). Validate with a context giving ``max_questions``
     and ``max_timeout``."""
 
+    # Optional here (an approval asks an action instead), required in AskFields:
+    # a narrowing mypy cannot accept in a subclass; a validator requires exactly one of the two.
     questions: list[Question] | None = Field(  # type: ignore[assignment]
         default=None, description="The questions, asked together; each needs a unique 'question' text. Or action."
     )

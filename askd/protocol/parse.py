@@ -4,18 +4,22 @@ built on first use and kept: building one costs far more than a parse."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
 
 T = TypeVar("T")
 
+# One adapter per shape, for the life of the process (the shapes are few and fixed).
+_ADAPTERS: dict[object, TypeAdapter[Any]] = {}
 
-@cache
+
 def adapter(shape: type[T]) -> TypeAdapter[T]:
     """The kept ``TypeAdapter`` of a shape (a ``TypedDict``, a model)."""
-    return TypeAdapter(shape)
+    kept = _ADAPTERS.get(shape)
+    if kept is None:
+        kept = _ADAPTERS[shape] = TypeAdapter(shape)
+    return kept
 
 
 def parse(shape: type[T], data: Any) -> T:

@@ -1,4 +1,4 @@
-"""What the agent and admin APIs answer (spec section 5): a question's
+"""What the agent and admin APIs answer (protocol section 5): a question's
 result, the reply to an ask, a pending question as listings show it, and
 the error envelope.
 
@@ -54,7 +54,7 @@ class QuestionResult(TypedDict):
     ]
     via: NotRequired[Annotated[Via | None, Field(default=None, description="Answered or declined: how.")]]
     onBehalfOf: NotRequired[
-        Annotated[StrictStr, Field(description="Answered or declined by a delegate of this away user (spec R).")]
+        Annotated[StrictStr, Field(description="Answered or declined by a delegate of this away user (protocol section 20).")]
     ]
     reason: NotRequired[Annotated[StrictStr | None, Field(default=None, description="Declined: the reason the person gave, if any.")]]
     escalations: NotRequired[

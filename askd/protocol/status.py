@@ -26,7 +26,7 @@ class Status(str, Enum):
     declined: ClassVar[Status]
 
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)
 
 
 for _status in Status:

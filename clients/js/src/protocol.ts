@@ -717,7 +717,7 @@ export interface CancelledPayload {
    */
   defaulted?: boolean | null;
   /**
-   * A delegate answered or declined for this away user (spec R).
+   * A delegate answered or declined for this away user (protocol section 20).
    */
   onBehalfOf?: string;
   /**
@@ -1055,7 +1055,7 @@ export interface QuestionResult {
    */
   expiresAt?: string | null;
   /**
-   * Answered or declined by a delegate of this away user (spec R).
+   * Answered or declined by a delegate of this away user (protocol section 20).
    */
   onBehalfOf?: string;
   /**
