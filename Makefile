@@ -6,9 +6,10 @@ STAMP   = $(VENV)/.installed
 PYTEST_ARGS ?=
 # pytest's workers (pytest-xdist). The tests mostly wait on sockets and child
 # processes, so more workers than the two cores CI has pays; each worker has
-# its own daemons (port 0), tmp_path and state directories. Tests that share
-# an expensive fixture or build in the tree are grouped onto one worker
-# (xdist_group; pyproject's --dist loadgroup). PYTEST_WORKERS=0 runs serially.
+# its own daemons (port 0), tmp_path and state directories. Each test file
+# runs whole on one worker (pyproject's --dist loadfile), so a module's
+# fixtures are made once; the slow files start first. PYTEST_WORKERS=0 runs
+# serially.
 PYTEST_WORKERS ?= 4
 
 .PHONY: serve test install clean
