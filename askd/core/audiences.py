@@ -128,7 +128,7 @@ class Audiences:
         """For a webhook: the audience (sorted), and those whose presence
         ``only_offline`` looks at: the audience, or after an escalation step
         the users that step added (so a step reaches them even while an
-        earlier member has a tab open). An away user is left out (their
+        earlier member has a connection open). An away user is left out (their
         delegates are in)."""
         users = self.of(req)
         if self.aways:
@@ -184,7 +184,7 @@ class Audiences:
     def set_group(self, group: str, members: tuple[str, ...] | None) -> list[tuple[Request, set[str], set[str]]]:
         """A group's members are now ``members`` (None: it is gone). Returns,
         for each pending question asked of it, the users it gained (who get
-        it now) and those it lost (whose tabs are told ``reassigned``)."""
+        it now) and those it lost (whose connections are told ``reassigned``)."""
         entry = GROUP_PREFIX + group
         if any(entry in away.delegates for away in self.aways.values()):  # a delegate group: any may follow
             naming = list(self.team.values())

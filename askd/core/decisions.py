@@ -6,7 +6,7 @@ returns the change as data, changing nothing: the front end has its store
 take it, then applies it (``rules.py`` says whether it still takes effect).
 It owns no state; it reads the session book and the audiences. (An ask's
 decision is ``Reservations.prepare_ask``: it reserves what it takes; the
-clock's are the deadline kinds', ``Agenda.due``.)
+clock's are the deadline kinds', ``Deadlines.due``.)
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any
 
 from askd.core import events as ev
 from askd.core.audiences import Audiences
-from askd.core.book import SessionBook
+from askd.core.sessions import SessionBook
 from askd.core.approvals import Vote
 from askd.core.changes import Approved, AwayEnded, AwaySet, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.errors import AlreadyVoted, Forbidden, InvalidAnswer, InvalidRequest, NoSeat, NotAllowed, NotFound, NotPending
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
-from askd.core.receipted import approval_digest, ended_digest, same_content
+from askd.core.digests import approval_digest, ended_digest, same_content
 from askd.protocol.action import arguments_problem
 from askd.core.records import GROUP_PREFIX, Limits, Request
 from askd.core.reservations import Reservations

@@ -345,7 +345,7 @@ class Connection:
     user_id: str
     connected_at: float
     remote: str = ""
-    # A set (values None): most tabs subscribe to one thing, and an empty set costs 216 B.
+    # A set (values None): most connections subscribe to one thing, and an empty set costs 216 B.
     subscriptions: SmallMap[str, None] = field(default_factory=SmallMap)
 
     def describe(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from askd.core import events as ev
 from askd.core.approvals import Approval
 from askd.core.audiences import Audiences
-from askd.core.book import SessionBook
+from askd.core.sessions import SessionBook
 from askd.core.budgets import Tally, check_bytes, check_count
 from askd.core.changes import Asked
 from askd.core.errors import AskInFlight, InvalidRequest, NotFound, SessionOwnerMismatch, TooManyPending, UserOffline
@@ -51,7 +51,7 @@ class Reservations:
         self._limits = limits
         self._clock = clock
         self._new_id = new_id
-        self._online = online  # whether a user has a tab open
+        self._online = online  # whether a user has a connection open
 
     @property
     def in_flight(self) -> int:

@@ -30,9 +30,9 @@ from askd.channels.webhook_channel import WebhookChannel
 from askd.config import ConfigError
 from askd.receipts import KeyFileError, keyring
 from askd.server.context import Context
-from askd.server.door import tls
-from askd.server.door.door import CappedHTTPServer, ConnectionCaps, HostRule
-from askd.server.door.proxy import Application, origin_of, parse_ip, public_base
+from askd.server.front_door import tls
+from askd.server.front_door.door import CappedHTTPServer, ConnectionCaps, HostRule
+from askd.server.front_door.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.from_settings import limits_from, next_steps, notify_policy
 from askd.server.gc_tuning import settle_gc
 from askd.server.http import admin_api, agent_api, audit_api, link_page, web

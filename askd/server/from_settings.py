@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from askd.core import Limits, NotifyPolicy
-from askd.server.door.proxy import public_base
+from askd.server.front_door.proxy import public_base
 
 
 def limits_from(settings: Any) -> Limits:

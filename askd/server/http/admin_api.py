@@ -14,7 +14,7 @@ from askd.core import Request
 from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id
 from askd.protocol.models import AnswerBody, AwayBody, DeclineBody, GroupBody, UserBody
-from askd.server.door.proxy import public_base
+from askd.server.front_door.proxy import public_base
 from askd.server.http.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
 

@@ -23,7 +23,7 @@ from askd.protocol.models import (
 )
 from askd.protocol.relay import host_key_hash
 from askd.server.context import Context
-from askd.server.door.auth import revoked
+from askd.server.front_door.auth import revoked
 from askd.server.http.base import ApiError, ApiHandler
 from askd.server.hub.hub import ShuttingDown
 from askd.server.hub.waiters import Revoked

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from askd import tokens
 from askd.web import STATIC_DIR
 from askd.server.context import Context
-from askd.server.door.revocation import not_before_now
+from askd.server.front_door.revocation import not_before_now
 from askd.server.http.base import ApiError, ApiHandler, house_headers
 from askd.store import StoreUnavailable
 

@@ -2,7 +2,7 @@
 
 The parts, each made with those below it that it calls: the flush
 (``flush.py``), the commit path (``commits.py``), the deadline timer and
-clock (``timer.py``, ``clock.py``), the connections, the waiting agents, the
+clock (``deadlines.py``), the connections, the waiting agents, the
 notification pipeline (``askd/channels/pipeline.py``) and the admin's changes
 (``admin_ops.py``), a session's cancel (``cancels.py``). For an event that
 changes a question the registry decides the change and the commit path
@@ -33,12 +33,11 @@ from askd.core.snapshot import restore
 from askd.protocol.action import MAX_QUORUM
 from askd.server.hub.admin_ops import AdminOps
 from askd.server.hub.cancels import Cancels
-from askd.server.hub.clock import DeadlineClock
+from askd.server.hub.deadlines import DeadlineClock, DeadlineTimer
 from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections, Peer
 from askd.server.hub.flush import Flush
 from askd.server.hub.tasks import Tasks
-from askd.server.hub.timer import DeadlineTimer
 from askd.server.hub.waiters import ShuttingDown, Waiters
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics

@@ -26,9 +26,9 @@ from askd.protocol.frames import (
     parse_frame,
 )
 from askd.server.context import Context
-from askd.server.door import door
-from askd.server.door.auth import authenticate
-from askd.server.door.proxy import origin_of
+from askd.server.front_door import door
+from askd.server.front_door.auth import authenticate
+from askd.server.front_door.proxy import origin_of
 from askd.server.http.base import ApiError, JsonErrors, house_headers
 from askd.server.logs import get_logger
 from askd.server.ws.ws_peer import PeerSocket

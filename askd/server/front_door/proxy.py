@@ -19,7 +19,7 @@ import tornado.web
 from tornado.httputil import HTTPServerRequest, split_host_and_port
 
 from askd.client.discovery import connect_host
-from askd.server.door.door import HostRule
+from askd.server.front_door.door import HostRule
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
