@@ -224,7 +224,7 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
         lambda reg, stepped: reg.notify_policy is not None and reg.notify_policy.after > 0,
     ),
     # The next escalation step's time, ``createdAt + afterSeconds``: the
-    # escalation steps of protocol.md's ask.
+    # ask's ``escalate`` steps (protocol section 5).
     DeadlineKind(
         "escalate",
         False,

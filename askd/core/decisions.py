@@ -109,14 +109,9 @@ class Decisions:
             raise InvalidAnswer(problem)
         by = user_id if answered_by is None else answered_by
         ended = self._ending(req, _ANSWER, answers=answers, answered_by=by, via=via)
-        if self._audiences.aways:  # a delegate answers for an away user (spec R)
+        if self._audiences.aways:  # a delegate answers for an away user
             ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
         return ended
-
-    @staticmethod
-    def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
-        """What is wrong with ``answers`` to these questions, or None."""
-        return check_answers(answers, {q["question"]: bool(q.get("multiSelect", False)) for q in questions})
 
     def _pending_for(self, session_id: str, request_id: str, user_id: str | None, relay: Relay | None = None) -> Request:
         """The pending question ``user_id`` (None: an admin) may act on,
@@ -294,7 +289,7 @@ class Decisions:
             raise NotFound(f"no group {group}")
         return GroupDeleted(group)
 
-    # ---- aways (spec R) -----------------------------------------------
+    # ---- aways: a user away, their questions also go to delegates ----
 
     def prepare_away(self, user: str, until: float, delegates: Iterable[str]) -> AwaySet:
         """A user away until ``until`` (in the future), with delegates: user

@@ -119,7 +119,7 @@ class Apply:
     def escalate(self, req: Request, change: Escalated) -> None:
         """Steps up to ``change.step`` are taken: their entries join the
         audience, who get the question now; those who had it hear whom it
-        is asked of now; notifications go out again (spec H)."""
+        is asked of now; notifications go out again."""
         before = self._audiences.of(req)
         req.escalations = change.step
         now = self._audiences.of(req)
@@ -148,5 +148,5 @@ class Apply:
             self._connections.send_to_users(lost, gone)
 
     def set_away(self, row: Away | None, change: AwaySet | AwayEnded) -> None:
-        """A user's away starts, changes or ends (spec R): ``away.set_away``."""
+        """A user's away starts, changes or ends: ``away.set_away``."""
         set_away(self._audiences, self._connections, self._deadlines, self._book, change)

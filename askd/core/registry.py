@@ -114,7 +114,8 @@ class Registry:
         return self._connections.connect(conn_id, user_id, remote)
 
     def disconnect(self, conn_id: str) -> None:
-        """A connection went away. This never ends a question (seed D1)."""
+        """A connection went away. This never ends a question: a
+        person may close the page and answer later."""
         self._connections.disconnect(conn_id)
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
@@ -208,11 +209,6 @@ class Registry:
     def prepare_back(self, user: str) -> AwayEnded:
         """End a user's away; raises ``NotFound`` when they are not away."""
         return self._decisions.prepare_back(user)
-
-    @staticmethod
-    def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
-        """What is wrong with ``answers`` to these questions, or None."""
-        return Decisions.check_answers(questions, answers)
 
     # ---- applying: rules.py -------------------------------------------
 

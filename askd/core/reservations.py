@@ -60,7 +60,8 @@ class Reservations:
     def prepare_ask(self, ask: AskInput) -> tuple[Request, Asked | None]:
         """Check an ask (already valid against the wire model, see
         ``models.AskBody``) and build its request. Applying the ``Asked``
-        pushes it to every connection of the user (seed D5). Every limit is
+        pushes it to every connection of the user, subscribed or not (a
+        person sees a new question without asking for it). Every limit is
         checked here, once.
 
         The ask **reserves** what it takes (its session's owner, its
@@ -72,7 +73,7 @@ class Reservations:
         being committed."""
         session_id, parent_session_id = ask.session_id, ask.parent_session_id
         # A question's (and its session's) owner is its audience's key: a
-        # lone user's id, as in v1, else the set of entries (spec G).
+        # lone user's id, as in v1, else the set of entries (users and groups).
         user_id = audience_key(ask.to) if ask.to else ask.user_id
         idempotency_key, timeout, agent = ask.idempotency_key, ask.timeout, ask.agent
         limits = self._limits

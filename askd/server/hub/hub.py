@@ -4,11 +4,13 @@ The parts, each made with those below it that it calls: the flush
 (``flush.py``), the commit path (``commits.py``), the deadline timer and
 clock (``deadlines.py``), the connections, the waiting agents, the
 notification pipeline (``askd/channels/pipeline.py``) and the admin's changes
-(``admin_ops.py``), a session's cancel (``cancels.py``). For an event that
+(``admin_ops.py``, which the admin handlers hold: the hub forwards them
+nothing), a session's cancel (``cancels.py``). For an event that
 changes a question the registry decides the change and the commit path
 stores, applies and flushes it. Handlers call the methods below, never a
-part (tests may). It never asks which store it has. All of it runs on the
-event loop thread: no locks.
+part (tests may), except the admin's part, which is the admin's door. It
+never asks which store it has. All of it runs on the event loop thread: no
+locks.
 """
 
 from __future__ import annotations
@@ -159,7 +161,8 @@ class Hub:
         out = self.flush()
         if pushed:
             # One line per subscribe, not per question: a log line costs more
-            # than re-pushing a question (docs/performance.md, B1).
+            # than re-pushing a question (docs/performance.md, the reconnect
+            # storm of 5,000 users).
             rids = [s.event.request_id for s in out.sends if s.event.type == ev.ASK]
             log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
         return pushed
@@ -343,35 +346,11 @@ class Hub:
         ``open:<jti>``, claimed until the credential expires (``store.claims``)."""
         return await self.store.claims.claim(key, expires_at)
 
-    # ---- the admin's ----------------------------------------------------
-
-    async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
-        return await self.connections.listing(user_id)
-
-    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
-        return await self.admin.disconnect_matching(selector, mode)
-
-    async def revoke_before(self, at: float) -> None:
-        await self.admin.revoke_before(at)
-
-    async def not_before(self) -> float:
-        """The revocation instant the store keeps now (every node's latest)."""
-        return await self.admin.not_before()
-
-    async def groups(self) -> dict[str, tuple[str, ...]]:
-        return await self.admin.groups()
-
-    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
-        return await self.admin.set_group(group, members)
-
-    async def delete_group(self, group: str) -> None:
-        await self.admin.delete_group(group)
+    # ---- the admin's: its handlers call ``self.admin`` (admin_ops.py) --
 
     async def emails(self, users: Sequence[str]) -> dict[str, str]:
+        """The e-mail addresses kept for ``users`` (the notification channels')."""
         return await self.admin.emails(users)
-
-    async def set_email(self, user: str, email: str | None) -> None:
-        await self.admin.set_email(user, email)
 
     def waiting(self) -> int:
         """Agents waiting on a question now."""
