@@ -4,7 +4,8 @@ Each ``prepare_*`` checks everything that can be refused (who may act,
 answers against the questions, the time allowance, the lifecycle) and
 returns the change as data, changing nothing: the front end has its store
 take it, then applies it (``rules.py`` says whether it still takes effect).
-It owns no state; it reads the session book and the audiences. (An ask's
+It owns no state: the methods are the registry's own (``Registry``
+inherits them), reading its session book and audiences. (An ask's
 decision is ``Reservations.prepare_ask``: it reserves what it takes; the
 clock's are the deadline kinds', ``Deadlines.due``.)
 """
@@ -68,19 +69,18 @@ def check_relay(req: Request, relay: Relay, by: str | None) -> None:
 
 
 class Decisions:
-    def __init__(
-        self,
-        book: SessionBook,
-        audiences: Audiences,
-        reservations: Reservations,
-        limits: Limits,
-        clock: Callable[[], float],
-    ) -> None:
-        self._book = book
-        self._audiences = audiences
-        self._reservations = reservations  # which sessions an agent reaches
-        self._limits = limits
-        self._clock = clock
+    """The registry's decisions, written here and mixed into
+    :class:`~askd.core.registry.Registry` (``class Registry(Decisions)``):
+    a caller's ``registry.prepare_answer(...)`` runs this code with no
+    forwarding call between. They read the registry's session book,
+    audiences, reservations (which sessions an agent reaches), limits and
+    clock, declared below; they own no state of their own."""
+
+    _book: SessionBook
+    audiences: Audiences
+    _reservations: Reservations
+    limits: Limits
+    _clock: Callable[[], float]
 
     def prepare_answer(
         self,
@@ -109,15 +109,15 @@ class Decisions:
             raise InvalidAnswer(problem)
         by = user_id if answered_by is None else answered_by
         ended = self._ending(req, _ANSWER, answers=answers, answered_by=by, via=via)
-        if self._audiences.aways:  # a delegate answers for an away user
-            ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
+        if self.audiences.aways:  # a delegate answers for an away user
+            ended.on_behalf_of = self.audiences.on_behalf(user_id, req)
         return ended
 
     def _pending_for(self, session_id: str, request_id: str, user_id: str | None, relay: Relay | None = None) -> Request:
         """The pending question ``user_id`` (None: an admin) may act on,
         through ``relay`` when an agent passes it on (:func:`check_relay`)."""
         req = self._book.get(session_id, request_id)
-        if req is None or not req.pending or (user_id is not None and not self._audiences.holds(user_id, req)):
+        if req is None or not req.pending or (user_id is not None and not self.audiences.holds(user_id, req)):
             raise NotPending(f"question {request_id} is not pending")
         if relay is not None:
             check_relay(req, relay, user_id)
@@ -139,7 +139,7 @@ class Decisions:
         req = self._pending_for(session_id, request_id, user_id, relay)
         by = user_id if answered_by is None else answered_by
         ended = self._ending(req, Trigger.DECLINE, answered_by=by, via=via, reason=reason)
-        ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
+        ended.on_behalf_of = self.audiences.on_behalf(user_id, req)
         return ended
 
     def prepare_approve(
@@ -195,7 +195,7 @@ class Decisions:
         done = approval.approved(vote, final, edited)
         ended = self._ending(req, _ANSWER, answered_by=by, via=via)
         ended.counted, ended.approval, ended.digest = counted, done, approval_digest(req, final, done.scope)
-        ended.on_behalf_of = self._audiences.on_behalf(user_id, req)
+        ended.on_behalf_of = self.audiences.on_behalf(user_id, req)
         return ended
 
     def prepare_extend(
@@ -218,7 +218,7 @@ class Decisions:
             seconds = min(seconds, left)
             extended += seconds
         expires_at = req.expires_at + seconds
-        max_timeout = self._limits.max_timeout
+        max_timeout = self.limits.max_timeout
         if user_id is None and expires_at > req.created_at + max_timeout + req.max_extension:
             raise NotAllowed(
                 f"question {request_id} may live at most max_timeout_seconds ({max_timeout:g}) "
@@ -285,7 +285,7 @@ class Decisions:
 
     def prepare_group_delete(self, group: str) -> GroupDeleted:
         """Delete a group; raises :class:`NotFound` when there is none."""
-        if group not in self._audiences.groups:
+        if group not in self.audiences.groups:
             raise NotFound(f"no group {group}")
         return GroupDeleted(group)
 
@@ -303,13 +303,13 @@ class Decisions:
         for i, entry in enumerate(named):
             if entry == user:
                 raise _refused(f"delegates.{i}", "a user cannot be their own delegate")
-            if entry.startswith(GROUP_PREFIX) and entry[len(GROUP_PREFIX) :] not in self._audiences.groups:
+            if entry.startswith(GROUP_PREFIX) and entry[len(GROUP_PREFIX) :] not in self.audiences.groups:
                 raise _refused(f"delegates.{i}", f"no group {entry[len(GROUP_PREFIX):]!r}")
         return AwaySet(user, until, named)
 
     def prepare_back(self, user: str) -> AwayEnded:
         """End a user's away; raises :class:`NotFound` when they are not away."""
-        if user not in self._audiences.aways:
+        if user not in self.audiences.aways:
             raise NotFound(f"{user} is not away")
         return AwayEnded(user)
 

@@ -15,8 +15,10 @@ This is a thin front over parts, each owning its state: the session book
 (``sessions.py``: the session tree, keys, counts and bytes held), the
 connections (``connections.py``: who is connected, subscriptions, replay),
 the reservations (``reservations.py``: ask admission, asks in flight), the
-deadlines (``deadlines.py``: the one schedule of deadlines, webhooks due), the decisions
-(``decisions.py``: the other ``prepare_*``) and the effects (``effects.py``).
+deadlines (``deadlines.py``: the one schedule of deadlines, webhooks due)
+and the effects (``effects.py``). The decisions (``decisions.py``: the other
+``prepare_*``) are the registry's own methods, inherited from ``Decisions``,
+not a part it forwards to.
 What can change when is one table, ``rules.py``: ``apply`` and ``taking``
 both run it. Who each question is for is ``audiences.py``.
 """
@@ -32,10 +34,10 @@ from typing import Any
 from askd.core import rules
 from askd.core.audiences import Audiences
 from askd.core.away import Away
-from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Extended, GroupDeleted, GroupSet
+from askd.core.changes import Asked, Change
 from askd.core.connections import Connections
 from askd.core.deadlines import DeadlineFailure, Deadlines
-from askd.core.decisions import Decisions, Relay
+from askd.core.decisions import Decisions
 from askd.core.effects import Apply
 from askd.core.records import (
     ALL_SESSIONS,
@@ -50,7 +52,6 @@ from askd.core.records import (
 )
 from askd.core.reservations import Reservations
 from askd.core.sessions import SessionBook
-from askd.protocol.models import Answers
 
 __all__ = [
     "ALL_SESSIONS",
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 
-class Registry:
+class Registry(Decisions):
     def __init__(
         self,
         limits: Limits | None = None,
@@ -88,7 +89,6 @@ class Registry:
         self._deadlines = deadlines = Deadlines(limits, notify, clock, book.get, audiences, online, box)
         self.schedule = deadlines.schedule
         self._reservations = reservations = Reservations(book, audiences, limits, clock, new_id, online)
-        self._decisions = Decisions(book, audiences, reservations, limits, clock)
         self._effects = effects = Apply(book, connections, reservations, deadlines, audiences, counters, box)
         # The rule table bound to these parts: apply's one lookup per change.
         self._rules = rules.bind(effects, rules.View(book.get, audiences.groups.get, audiences.aways.get))
@@ -147,68 +147,11 @@ class Registry:
         reserved is free again. Applying it releases it too."""
         self._reservations.release(change)
 
-    def prepare_answer(
-        self, session_id: str, request_id: str, answers: Answers, *, user_id: str | None = None, via: str = "ws",
-        answered_by: str | None = None, relay: Relay | None = None,
-    ) -> Ended:
-        """An ``Ended`` answering a pending question (``Decisions.prepare_answer``)."""
-        return self._decisions.prepare_answer(
-            session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by, relay=relay
-        )
-
-    def prepare_decline(
-        self, session_id: str, request_id: str, reason: str | None = None, *, user_id: str | None = None,
-        via: str = "ws", answered_by: str | None = None, relay: Relay | None = None,
-    ) -> Ended:
-        """An ``Ended`` declining a pending question (``Decisions.prepare_decline``)."""
-        return self._decisions.prepare_decline(
-            session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by, relay=relay
-        )
-
-    def prepare_approve(
-        self, session_id: str, request_id: str, arguments: dict[str, Any] | None = None, scope: str | None = None, *,
-        user_id: str | None = None, via: str = "ws", answered_by: str | None = None, relay: Relay | None = None,
-    ) -> Approved | Ended:
-        """An approval of a pending action: ``Approved``, or the ``Ended``
-        completing its quorum (``Decisions.prepare_approve``)."""
-        return self._decisions.prepare_approve(
-            session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by, relay=relay
-        )
-
-    def prepare_extend(
-        self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None,
-        agent: str | None = None, via: str | None = None,
-    ) -> Extended:
-        """An ``Extended`` moving a pending question's deadline (``Decisions.prepare_extend``)."""
-        return self._decisions.prepare_extend(session_id, request_id, seconds, user_id=user_id, agent=agent, via=via)
-
-    def prepare_withdraw(
-        self, session_id: str, request_id: str, agent: str | None = None
-    ) -> tuple[Request | None, Ended | None]:
-        """The agent takes one question back (``Decisions.prepare_withdraw``)."""
-        return self._decisions.prepare_withdraw(session_id, request_id, agent)
-
-    def prepare_cancel(self, session_id: str, agent: str | None = None) -> list[Ended]:
-        """An ``Ended`` for every pending question of the session's tree
-        (``Decisions.prepare_cancel``)."""
-        return self._decisions.prepare_cancel(session_id, agent)
-
-    def prepare_group_set(self, group: str, members: Iterable[str]) -> GroupSet:
-        """Replace a group's members (sorted, de-duplicated)."""
-        return self._decisions.prepare_group_set(group, members)
-
-    def prepare_group_delete(self, group: str) -> GroupDeleted:
-        """Delete a group; raises ``NotFound`` when there is none."""
-        return self._decisions.prepare_group_delete(group)
-
-    def prepare_away(self, user: str, until: float, delegates: Iterable[str]) -> AwaySet:
-        """A user away until ``until``, their questions also going to
-        ``delegates`` (``Decisions.prepare_away``)."""
-        return self._decisions.prepare_away(user, until, delegates)
-
-    def prepare_back(self, user: str) -> AwayEnded:
-        """End a user's away; raises ``NotFound`` when they are not away."""
-        return self._decisions.prepare_back(user)
+    # ``prepare_answer``, ``prepare_decline``, ``prepare_approve``,
+    # ``prepare_extend``, ``prepare_withdraw``, ``prepare_cancel``,
+    # ``prepare_group_set``, ``prepare_group_delete``, ``prepare_away`` and
+    # ``prepare_back`` are the registry's own, written in decisions.py
+    # (``Decisions``, which this class inherits).
 
     # ---- applying: rules.py -------------------------------------------
 
