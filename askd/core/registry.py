@@ -14,11 +14,11 @@ The clock is injected; tests move it.
 This is a thin front over parts, each owning its state: the session book
 (``sessions.py``: the session tree, keys, counts and bytes held), the
 connections (``connections.py``: who is connected, subscriptions, replay),
-the reservations (``reservations.py``: ask admission, asks in flight), the
+the reservations (``reservations.py``: the asks in flight), the
 deadlines (``deadlines.py``: the one schedule of deadlines, webhooks due)
-and the effects (``effects.py``). The decisions (``decisions.py``: the other
-``prepare_*``) are the registry's own methods, inherited from ``Decisions``,
-not a part it forwards to.
+and the effects (``effects.py``). The decisions (``decisions.py``: every
+``prepare_*``, the ask's too) are the registry's own methods, inherited
+from ``Decisions``, not a part it forwards to.
 What can change when is one table, ``rules.py``: ``apply`` and ``taking``
 both run it. Who each question is for is ``audiences.py``.
 """
@@ -88,7 +88,8 @@ class Registry(Decisions):
         online = connections.user_conns.__contains__  # whether a user has a connection open
         self._deadlines = deadlines = Deadlines(limits, notify, clock, book.get, audiences, online, box)
         self.schedule = deadlines.schedule
-        self._reservations = reservations = Reservations(book, audiences, limits, clock, new_id, online)
+        self._reservations = reservations = Reservations(book)
+        self._new_id, self._online = new_id, online  # what an ask's decision reads (decisions.py)
         self._effects = effects = Apply(book, connections, reservations, deadlines, audiences, counters, box)
         # The rule table bound to these parts: apply's one lookup per change.
         self._rules = rules.bind(effects, rules.View(book.get, audiences.groups.get, audiences.aways.get))
@@ -128,11 +129,6 @@ class Registry(Decisions):
 
     # ---- decisions: nothing changes until ``apply`` ---------------------
 
-    def prepare_ask(self, ask: AskInput) -> tuple[Request, Asked | None]:
-        """Check an ask and build its request, reserving what it takes until
-        it is applied or released (``Reservations.prepare_ask``)."""
-        return self._reservations.prepare_ask(ask)
-
     def reaches(self, session_id: str, agent: str | None) -> bool:
         """Whether an agent token with this ``sub`` may act on the session
         (``Reservations.reaches``)."""
@@ -147,7 +143,7 @@ class Registry(Decisions):
         reserved is free again. Applying it releases it too."""
         self._reservations.release(change)
 
-    # ``prepare_answer``, ``prepare_decline``, ``prepare_approve``,
+    # ``prepare_ask``, ``prepare_answer``, ``prepare_decline``, ``prepare_approve``,
     # ``prepare_extend``, ``prepare_withdraw``, ``prepare_cancel``,
     # ``prepare_group_set``, ``prepare_group_delete``, ``prepare_away`` and
     # ``prepare_back`` are the registry's own, written in decisions.py
