@@ -137,7 +137,7 @@ class Hub:
     def local_connections(self) -> list[Connection]:
         return self.registry.connections()
 
-    # ---- tabs -----------------------------------------------------------
+    # ---- connections ----------------------------------------------------
 
     def connect(self, peer: Peer, user_id: str, remote: str) -> str:
         return self.connections.connect(peer, user_id, remote)
@@ -153,7 +153,7 @@ class Hub:
         return self.registry.connection(conn_id).subscriptions
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
-        """Subscribe a tab and re-push its pending questions; returns how many.
+        """Subscribe a connection and re-push its pending questions; returns how many.
         The re-push goes out through the one flush, which also hands on what
         else the registry holds (webhooks the clock found due before its
         write, waiters to wake): a subscribe drops none of it."""
@@ -280,7 +280,7 @@ class Hub:
         """Move a pending question's deadline (``Registry.prepare_extend``:
         a person's with ``user_id``, the agent's without). Raises
         :class:`NotPending`, :class:`NotAllowed` or :class:`StoreUnavailable`,
-        changing nothing. ``before_flush`` runs before the tabs hear of it."""
+        changing nothing. ``before_flush`` runs before the connections hear of it."""
         await self.lookup(session_id, request_id)
         prepare = partial(self.registry.prepare_extend, session_id, request_id, seconds, user_id=user_id, agent=agent)
         return await self._retried(prepare, before_flush, ASK_ATTEMPTS, "extension")
