@@ -24,7 +24,7 @@ import structlog
 
 from askd import tokens
 from askd.audit.trail import Head
-from askd.core.receipted import ended_digest
+from askd.core.digests import ended_digest
 from askd.protocol import codec
 from askd.protocol.frames import parse_frame
 from askd.protocol.models import AskBody

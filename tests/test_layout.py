@@ -120,8 +120,8 @@ def _one_circle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
 def test_the_graph_sees_every_kind_of_import() -> None:
     graph = import_graph()
     # Absolute, ``from package import submodule``, a TYPE_CHECKING one, cli/ as askd.cli.
-    assert "askd.server.http.errors" in graph["askd.server.door.auth"]
-    assert {"askd.server.door.door", "askd.server.logs"} <= graph["askd.server.http.base"]
+    assert "askd.server.http.errors" in graph["askd.server.front_door.auth"]
+    assert {"askd.server.front_door.door", "askd.server.logs"} <= graph["askd.server.http.base"]
     assert "askd.core" in graph["askd.channels.links"]  # under ``if TYPE_CHECKING:``
     assert "askd.cli.main" in graph and "askd.config.settings" in graph
 

@@ -11,7 +11,7 @@ from askd.config import ConfigError, load_settings
 from askd.channels.mail.smtp import smtp_target
 from askd.server.app import Daemon
 from askd.server.from_settings import notify_policy
-from askd.server.door.proxy import public_base
+from askd.server.front_door.proxy import public_base
 
 
 def test_defaults_are_off() -> None:

@@ -4,9 +4,9 @@ Nothing here imports Tornado or touches a socket, a file or the real clock
 unless one is injected. The records are in ``records.py``, the changes a
 store makes durable in ``changes.py``, what can change when (each change's
 guard and effect) in ``rules.py``, the engine in ``registry.py`` (a front
-over ``book.py``, ``tabs.py``, ``reservations.py``, ``agenda.py``,
-``decisions.py`` and ``effects.py``), its deadlines in ``schedule.py``
-(their kinds in ``deadlines.py``), who a question is for in
+over ``sessions.py``, ``connections.py``, ``reservations.py``,
+``deadlines.py``, ``decisions.py`` and ``effects.py``), its deadlines and
+their kinds in ``deadlines.py``, who a question is for in
 ``audiences.py``. The daemon (``askd.server``) drives it
 and the stores (``askd.store``) keep its changes. The wire's shapes are
 ``askd.protocol``'s, shared with the clients, the CLI and the MCP bridge.

@@ -1,4 +1,5 @@
-"""Audiences (spec G, H): whom a question is asked of, resolved live.
+"""Audiences: whom a question is asked of (users, groups and escalation
+steps), resolved live.
 
 A question's owner is its audience's key (``records.audience_key``): a lone
 user's id, or the entries of a team (users and ``group:G``). The groups and
@@ -8,7 +9,8 @@ and the pending questions whose audience is more than their one user (the
 "team" questions). The registry asks it and sends what it answers; it sends
 nothing itself.
 
-It holds the away users too (spec R, ``away.py``): an audience that holds
+It holds the away users too (``away.py``: their questions also go to
+delegates): an audience that holds
 one of them holds their delegates as well (groups resolved now, one level:
 a delegate's own away does not pass it on), and a one-user question of an
 away user is a "team" one while the away lasts. With nobody away, none of
@@ -33,7 +35,7 @@ class Audiences:
         # Pending questions asked of more than one user or a group, or with
         # escalation steps: their audience is resolved from the groups live.
         self.team: dict[str, Request] = {}
-        self.aways: dict[str, Away] = {}  # user -> their away (spec R)
+        self.aways: dict[str, Away] = {}  # user -> their away
 
     # ---- who ------------------------------------------------------------
 
@@ -128,7 +130,7 @@ class Audiences:
         """For a webhook: the audience (sorted), and those whose presence
         ``only_offline`` looks at: the audience, or after an escalation step
         the users that step added (so a step reaches them even while an
-        earlier member has a tab open). An away user is left out (their
+        earlier member has a connection open). An away user is left out (their
         delegates are in)."""
         users = self.of(req)
         if self.aways:
@@ -184,7 +186,7 @@ class Audiences:
     def set_group(self, group: str, members: tuple[str, ...] | None) -> list[tuple[Request, set[str], set[str]]]:
         """A group's members are now ``members`` (None: it is gone). Returns,
         for each pending question asked of it, the users it gained (who get
-        it now) and those it lost (whose tabs are told ``reassigned``)."""
+        it now) and those it lost (whose connections are told ``reassigned``)."""
         entry = GROUP_PREFIX + group
         if any(entry in away.delegates for away in self.aways.values()):  # a delegate group: any may follow
             naming = list(self.team.values())

@@ -6,7 +6,8 @@ its user (``max_pending_bytes_per_user``: the audience key, a team's own),
 its agent (``max_pending_per_agent``, ``max_pending_bytes_per_agent``: the
 asking token's ``sub``, every token without one counting as one agent) and
 that agent's share of the user's bytes (``max_user_share_per_agent``), so
-no agent token fills askd, or a person's inbox, alone (issue 29).
+no agent token fills askd, or a person's inbox, alone
+(docs/decisions.md, "Budgets per agent").
 
 The registry keeps one :class:`Tally`: what pending questions hold, and what
 asks being committed reserve (an ask is counted when it is prepared, taken

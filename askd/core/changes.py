@@ -51,7 +51,7 @@ class Ended:
     answers: Answers | None
     error: str | None
     ended_at: float
-    # Who ended it and how (an answer or a decline; section I of the protocol).
+    # Who ended it and how (an answer or a decline; protocol section 4).
     answered_by: str | None = None
     via: str | None = None
     reason: str | None = None  # a decline's reason
@@ -69,7 +69,7 @@ class Ended:
     # P): the agent's sub and ``agent``, or the admin token's sub and ``admin``.
     actor: str | None = field(default=None, compare=False)
     actor_via: str | None = field(default=None, compare=False)
-    # The away user a delegate answered for (spec R): None when the one who
+    # The away user a delegate answered for: None when the one who
     # ended it is in the audience on their own (or is no delegate).
     on_behalf_of: str | None = None
 
@@ -112,7 +112,7 @@ class Extended:
     expires_at: float
     extended: float
     frame: bytes
-    # Who asked for it and how (the audit trail, section P): the person
+    # Who asked for it and how (the audit trail, protocol section 19): the person
     # (``ws`` or ``link``), or the agent's sub (``agent``).
     by: str | None = field(default=None, compare=False)
     via: str | None = field(default=None, compare=False)
@@ -146,7 +146,7 @@ class Escalated:
     request_id: str
     step: int
     # The users the step added (its groups resolved then; none already in the
-    # audience), for the audit trail (section P).
+    # audience), for the audit trail (protocol section 19).
     added: tuple[str, ...] = field(default=(), compare=False)
 
 

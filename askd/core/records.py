@@ -115,7 +115,7 @@ class Limits:
 
 @dataclass(slots=True, frozen=True)
 class NotifyPolicy:
-    """When a pending question is reported in ``Outbox.notify`` (spec E):
+    """When a pending question is reported in ``Outbox.notify`` (for a webhook):
     ``after`` seconds from its creation, and with ``only_offline`` only if
     its user has no open connection at that moment."""
 
@@ -154,12 +154,12 @@ class Request:
     via: str | None = None  # ws, link, mcp or admin
     reason: str | None = None  # a decline's reason
     defaulted: bool = False  # timed out with on_timeout as its answers
-    escalate: tuple[Step, ...] = ()  # escalation steps (spec H), in time order
+    escalate: tuple[Step, ...] = ()  # escalation steps (the ask's `escalate`, protocol section 5), in time order
     escalations: int = 0  # steps taken so far (an Escalated change each)
     digest: str | None = None  # once ended: its receipt's digest (None: ended before askd kept one)
     approval: Approval | None = None  # an action's approvals (section 17); None: questions
     remind: tuple[float, int] | None = None  # (everySeconds, times): askd.core.reminders
-    on_behalf_of: str | None = None  # the away user a delegate answered for (spec R)
+    on_behalf_of: str | None = None  # the away user a delegate answered for
     away: bool = False  # asked of one user, now away: it goes to their delegates too (Audiences)
     host_key_hash: str | None = None  # the SHA-256 (hex) of the ask's hostKey; None: no agent may relay
     # The order the registry learned of it (asked, applied from a shared
@@ -345,7 +345,7 @@ class Connection:
     user_id: str
     connected_at: float
     remote: str = ""
-    # A set (values None): most tabs subscribe to one thing, and an empty set costs 216 B.
+    # A set (values None): most connections subscribe to one thing, and an empty set costs 216 B.
     subscriptions: SmallMap[str, None] = field(default_factory=SmallMap)
 
     def describe(self) -> dict[str, Any]:

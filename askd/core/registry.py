@@ -12,11 +12,13 @@ that agents waiting on them can be woken), questions due for a webhook.
 The clock is injected; tests move it.
 
 This is a thin front over parts, each owning its state: the session book
-(``book.py``: the session tree, keys, counts and bytes held), the tabs
-(``tabs.py``: connections, subscriptions, replay), the reservations
-(``reservations.py``: ask admission, asks in flight), the agenda
-(``agenda.py``: the one schedule of deadlines, webhooks due), the decisions
-(``decisions.py``: the other ``prepare_*``) and the effects (``effects.py``).
+(``sessions.py``: the session tree, keys, counts and bytes held), the
+connections (``connections.py``: who is connected, subscriptions, replay),
+the reservations (``reservations.py``: the asks in flight), the
+deadlines (``deadlines.py``: the one schedule of deadlines, webhooks due)
+and the effects (``effects.py``). The decisions (``decisions.py``: every
+``prepare_*``, the ask's too) are the registry's own methods, inherited
+from ``Decisions``, not a part it forwards to.
 What can change when is one table, ``rules.py``: ``apply`` and ``taking``
 both run it. Who each question is for is ``audiences.py``.
 """
@@ -30,13 +32,12 @@ from functools import partial
 from typing import Any
 
 from askd.core import rules
-from askd.core.agenda import Agenda
 from askd.core.audiences import Audiences
-from askd.core.book import SessionBook
 from askd.core.away import Away
-from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Extended, GroupDeleted, GroupSet
-from askd.core.deadlines import DeadlineFailure
-from askd.core.decisions import Decisions, Relay
+from askd.core.changes import Asked, Change
+from askd.core.connections import Connections
+from askd.core.deadlines import DeadlineFailure, Deadlines
+from askd.core.decisions import Decisions
 from askd.core.effects import Apply
 from askd.core.records import (
     ALL_SESSIONS,
@@ -50,8 +51,7 @@ from askd.core.records import (
     Session,
 )
 from askd.core.reservations import Reservations
-from askd.core.tabs import Tabs
-from askd.protocol.models import Answers
+from askd.core.sessions import SessionBook
 
 __all__ = [
     "ALL_SESSIONS",
@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-class Registry:
+class Registry(Decisions):
     def __init__(
         self,
         limits: Limits | None = None,
@@ -84,13 +84,13 @@ class Registry:
         self.audiences = audiences = Audiences()  # the groups, and who each question is for now
         self._box = box = Outbox([], [], [])  # what the parts queue for the next drain
         self._book = book = SessionBook(audiences)
-        self._tabs = tabs = Tabs(book, audiences, counters, clock, box)
-        online = tabs.user_conns.__contains__  # whether a user has a tab open
-        self._agenda = agenda = Agenda(limits, notify, clock, book.get, audiences, online, box)
-        self.schedule = agenda.schedule
-        self._reservations = reservations = Reservations(book, audiences, limits, clock, new_id, online)
-        self._decisions = Decisions(book, audiences, reservations, limits, clock)
-        self._effects = effects = Apply(book, tabs, reservations, agenda, audiences, counters, box)
+        self._connections = connections = Connections(book, audiences, counters, clock, box)
+        online = connections.user_conns.__contains__  # whether a user has a connection open
+        self._deadlines = deadlines = Deadlines(limits, notify, clock, book.get, audiences, online, box)
+        self.schedule = deadlines.schedule
+        self._reservations = reservations = Reservations(book)
+        self._new_id, self._online = new_id, online  # what an ask's decision reads (decisions.py)
+        self._effects = effects = Apply(book, connections, reservations, deadlines, audiences, counters, box)
         # The rule table bound to these parts: apply's one lookup per change.
         self._rules = rules.bind(effects, rules.View(book.get, audiences.groups.get, audiences.aways.get))
 
@@ -105,33 +105,29 @@ class Registry:
 
     def drain_reminders(self) -> list[tuple[Request, int, list[str], list[str]]]:
         """Take the reminders due (askd.core.reminders): (question, k from 1,
-        its audience, those of it with no tab here)."""
-        out, self._agenda.reminders = self._agenda.reminders, []
+        its audience, those of it with no connection here)."""
+        out, self._deadlines.reminders = self._deadlines.reminders, []
         return out
 
-    # ---- connections (tabs.py) ----------------------------------------
+    # ---- connections (connections.py) ----------------------------------
 
     def connect(self, conn_id: str, user_id: str, remote: str = "") -> Connection:
-        return self._tabs.connect(conn_id, user_id, remote)
+        return self._connections.connect(conn_id, user_id, remote)
 
     def disconnect(self, conn_id: str) -> None:
-        """A connection went away. This never ends a question (seed D1)."""
-        self._tabs.disconnect(conn_id)
+        """A connection went away. This never ends a question: a
+        person may close the page and answer later."""
+        self._connections.disconnect(conn_id)
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
-        """Subscribe and re-push the pending questions (``Tabs.subscribe``);
+        """Subscribe and re-push the pending questions (``Connections.subscribe``);
         returns the number of questions re-pushed."""
-        return self._tabs.subscribe(conn_id, session_id, reply_id)
+        return self._connections.subscribe(conn_id, session_id, reply_id)
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:
-        self._tabs.unsubscribe(conn_id, session_id)
+        self._connections.unsubscribe(conn_id, session_id)
 
     # ---- decisions: nothing changes until ``apply`` ---------------------
-
-    def prepare_ask(self, ask: AskInput) -> tuple[Request, Asked | None]:
-        """Check an ask and build its request, reserving what it takes until
-        it is applied or released (``Reservations.prepare_ask``)."""
-        return self._reservations.prepare_ask(ask)
 
     def reaches(self, session_id: str, agent: str | None) -> bool:
         """Whether an agent token with this ``sub`` may act on the session
@@ -147,73 +143,11 @@ class Registry:
         reserved is free again. Applying it releases it too."""
         self._reservations.release(change)
 
-    def prepare_answer(
-        self, session_id: str, request_id: str, answers: Answers, *, user_id: str | None = None, via: str = "ws",
-        answered_by: str | None = None, relay: Relay | None = None,
-    ) -> Ended:
-        """An ``Ended`` answering a pending question (``Decisions.prepare_answer``)."""
-        return self._decisions.prepare_answer(
-            session_id, request_id, answers, user_id=user_id, via=via, answered_by=answered_by, relay=relay
-        )
-
-    def prepare_decline(
-        self, session_id: str, request_id: str, reason: str | None = None, *, user_id: str | None = None,
-        via: str = "ws", answered_by: str | None = None, relay: Relay | None = None,
-    ) -> Ended:
-        """An ``Ended`` declining a pending question (``Decisions.prepare_decline``)."""
-        return self._decisions.prepare_decline(
-            session_id, request_id, reason, user_id=user_id, via=via, answered_by=answered_by, relay=relay
-        )
-
-    def prepare_approve(
-        self, session_id: str, request_id: str, arguments: dict[str, Any] | None = None, scope: str | None = None, *,
-        user_id: str | None = None, via: str = "ws", answered_by: str | None = None, relay: Relay | None = None,
-    ) -> Approved | Ended:
-        """An approval of a pending action: ``Approved``, or the ``Ended``
-        completing its quorum (``Decisions.prepare_approve``)."""
-        return self._decisions.prepare_approve(
-            session_id, request_id, arguments, scope, user_id=user_id, via=via, answered_by=answered_by, relay=relay
-        )
-
-    def prepare_extend(
-        self, session_id: str, request_id: str, seconds: float, *, user_id: str | None = None,
-        agent: str | None = None, via: str | None = None,
-    ) -> Extended:
-        """An ``Extended`` moving a pending question's deadline (``Decisions.prepare_extend``)."""
-        return self._decisions.prepare_extend(session_id, request_id, seconds, user_id=user_id, agent=agent, via=via)
-
-    def prepare_withdraw(
-        self, session_id: str, request_id: str, agent: str | None = None
-    ) -> tuple[Request | None, Ended | None]:
-        """The agent takes one question back (``Decisions.prepare_withdraw``)."""
-        return self._decisions.prepare_withdraw(session_id, request_id, agent)
-
-    def prepare_cancel(self, session_id: str, agent: str | None = None) -> list[Ended]:
-        """An ``Ended`` for every pending question of the session's tree
-        (``Decisions.prepare_cancel``)."""
-        return self._decisions.prepare_cancel(session_id, agent)
-
-    def prepare_group_set(self, group: str, members: Iterable[str]) -> GroupSet:
-        """Replace a group's members (sorted, de-duplicated)."""
-        return self._decisions.prepare_group_set(group, members)
-
-    def prepare_group_delete(self, group: str) -> GroupDeleted:
-        """Delete a group; raises ``NotFound`` when there is none."""
-        return self._decisions.prepare_group_delete(group)
-
-    def prepare_away(self, user: str, until: float, delegates: Iterable[str]) -> AwaySet:
-        """A user away until ``until``, their questions also going to
-        ``delegates`` (``Decisions.prepare_away``)."""
-        return self._decisions.prepare_away(user, until, delegates)
-
-    def prepare_back(self, user: str) -> AwayEnded:
-        """End a user's away; raises ``NotFound`` when they are not away."""
-        return self._decisions.prepare_back(user)
-
-    @staticmethod
-    def check_answers(questions: list[dict[str, Any]], answers: Answers) -> str | None:
-        """What is wrong with ``answers`` to these questions, or None."""
-        return Decisions.check_answers(questions, answers)
+    # ``prepare_ask``, ``prepare_answer``, ``prepare_decline``, ``prepare_approve``,
+    # ``prepare_extend``, ``prepare_withdraw``, ``prepare_cancel``,
+    # ``prepare_group_set``, ``prepare_group_delete``, ``prepare_away`` and
+    # ``prepare_back`` are the registry's own, written in decisions.py
+    # (``Decisions``, which this class inherits).
 
     # ---- applying: rules.py -------------------------------------------
 
@@ -257,7 +191,7 @@ class Registry:
         questions). One whose ``until`` passed while no daemon ran ends at
         the next ``due``."""
         self.audiences.aways[user] = Away(until, tuple(delegates))
-        self._agenda.away_planned(user, until)
+        self._deadlines.away_planned(user, until)
 
     def restore_group(self, group: str, members: Iterable[str]) -> None:
         """Load a group kept by a store (before its questions)."""
@@ -280,31 +214,31 @@ class Registry:
         self._effects.register(req, None)
         self.counters.count(req.status)
 
-    # ---- time (agenda.py) ----------------------------------------------
+    # ---- time (deadlines.py) -------------------------------------------
 
     def next_deadline(self) -> float | None:
         """When ``due()`` next has work to do, in the clock's seconds."""
-        return self._agenda.next_deadline()
+        return self._deadlines.next_deadline()
 
     def due(self) -> list[Change]:
-        """What the clock has made due by now, changing nothing (``Agenda.due``).
+        """What the clock has made due by now, changing nothing (``Deadlines.due``).
         A deadline whose kind raises is left out and retried later
         (``drain_deadline_failures``, ``failing_deadlines``)."""
-        return self._agenda.due()
+        return self._deadlines.due()
 
     def drain_deadline_failures(self) -> list[DeadlineFailure]:
         """Take the deadline failures since the last drain (one per failed
         try), for the front end's log."""
-        out, self._agenda.failures = self._agenda.failures, []
+        out, self._deadlines.failures = self._deadlines.failures, []
         return out
 
     def failing_deadlines(self) -> list[DeadlineFailure]:
-        """The deadlines that failed and are still to be retried (``Agenda.failing``)."""
-        return self._agenda.failing()
+        """The deadlines that failed and are still to be retried (``Deadlines.failing``)."""
+        return self._deadlines.failing()
 
     def notify_due(self, req: Request, *, again: bool = False) -> None:
-        """Report a webhook due (``Agenda.notify_due``)."""
-        self._agenda.notify_due(req, again=again)
+        """Report a webhook due (``Deadlines.notify_due``)."""
+        self._deadlines.notify_due(req, again=again)
 
     # ---- queries ------------------------------------------------------
 
@@ -324,20 +258,20 @@ class Registry:
         return self._book.session_users(session_id)
 
     def connection(self, conn_id: str) -> Connection:
-        return self._tabs.conns[conn_id]
+        return self._connections.conns[conn_id]
 
     def connections(self, user_id: str | None = None) -> list[Connection]:
-        return self._tabs.connections(user_id)
+        return self._connections.connections(user_id)
 
     def connections_for_session(self, session_id: str) -> list[Connection]:
         """Connections that get this session's events on subscribe."""
-        return self._tabs.connections_for_session(session_id)
+        return self._connections.connections_for_session(session_id)
 
     def stats(self) -> dict[str, int]:
         c = self.counters
         return {
-            "connections": len(self._tabs.conns),
-            "users": len(self._tabs.user_conns),
+            "connections": len(self._connections.conns),
+            "users": len(self._connections.user_conns),
             "sessions": len(self._book.sessions),
             "pending": self._book.held.n - self._reservations.in_flight,
             "asked": c.asked,

@@ -6,13 +6,13 @@ question is pending and before its ``expiresAt`` (the end comes first: an
 extension lets a later one come, never more than ``times``). It is one
 deadline kind of the one schedule (``deadlines.DEADLINE_KINDS``, ``remind``):
 one entry per question at a time, the next added when one fires. Firing
-decides no change: the agenda reports ``(req, k, audience, offline)``
-(``Agenda.reminders``, drained by ``Registry.drain_reminders``), and the
+decides no change: the registry's deadlines report ``(req, k, audience, offline)``
+(``Deadlines.reminders``, drained by ``Registry.drain_reminders``), and the
 front end sends it; each reminder's deliveries are claimed in the store
 (``remind:<rid>:r<k>``, ``mail:<rid>:r<k>:<user>``), so every node may find
 it due and one sends it.
 
-How many reminders came is this node's own count (the agenda's, by
+How many reminders came is this node's own count (the deadlines part's, by
 request), not kept by the stores: a node that learns of a question (its ask,
 another node's, or a restart's restore) counts from the clock the reminders
 whose time has passed, and takes only the latest of them as still due

@@ -177,7 +177,7 @@ RULES: dict[type, Rule] = {
         Rule(GroupSet, _group, "group", lambda c, row: True, lambda c, row: c.members, "set_group"),
         # ... a delete only of a group held (of two nodes deleting it, one answers 404).
         Rule(GroupDeleted, _group, "group", lambda c, row: row is not None, lambda c, row: None, "set_group"),
-        # A user's away (spec R): a set always takes (the last stored wins) ...
+        # A user's away: a set always takes (the last stored wins) ...
         Rule(AwaySet, _user, "away", lambda c, row: True, lambda c, row: Away(c.until, c.delegates), "set_away"),
         # ... an end only of an away held, and its deadline's only at the
         # ``until`` it was scheduled for (an away set again since goes on).

@@ -16,9 +16,9 @@ class SmallMap(MutableMapping[K, V], Generic[K, V]):
     """An insertion-ordered mapping that keeps a single entry in two slots
     and moves to a dict when a second one comes.
 
-    Most sessions hold one question, most users one session and one tab;
+    Most sessions hold one question, most users one session and one connection;
     a dict with one entry costs 184 bytes, this 48 (docs/performance.md,
-    B3). With two entries or more it is a dict behind a method call."""
+    the memory per pending question and per connection). With two entries or more it is a dict behind a method call."""
 
     __slots__ = ("_key", "_value")
 

@@ -2,7 +2,7 @@
 place that restores it into a registry (``restore``).
 
 A store reads; only the core restores: no store module touches the
-registry (issue 31). The registry is typed here only for the reader, not
+registry (so the way in is one place, and stores stay below the core). The registry is typed here only for the reader, not
 imported at run time, so a store may import this module without loading the
 engine.
 """
@@ -50,7 +50,8 @@ def restore(loaded: Loaded, registry: Registry) -> int:
     how many questions it holds."""
     # The restore makes objects and keeps them all, with no cycle among
     # them: the cyclic collector would only walk the growing heap again and
-    # again (docs/performance.md, B5), so it waits, as during the store's read.
+    # again (docs/performance.md, the start
+    # with 100,000 questions in the store), so it waits, as during the store's read.
     collecting = gc.isenabled()
     gc.disable()
     try:

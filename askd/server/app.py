@@ -27,12 +27,12 @@ from askd.channels import setup as channels_setup
 from askd.channels.mail.channel import MailChannel
 from askd.channels.slack.app import SlackApp
 from askd.channels.webhook.channel import WebhookChannel
-from askd.config import ConfigError
+from askd.config import ConfigError, Settings
 from askd.receipts import KeyFileError, keyring
 from askd.server.context import Context
-from askd.server.door import tls
-from askd.server.door.door import CappedHTTPServer, ConnectionCaps, HostRule
-from askd.server.door.proxy import Application, origin_of, parse_ip, public_base
+from askd.server.front_door import tls
+from askd.server.front_door.door import CappedHTTPServer, ConnectionCaps, HostRule
+from askd.server.front_door.proxy import Application, origin_of, parse_ip, public_base
 from askd.server.from_settings import limits_from, next_steps, notify_policy
 from askd.server.gc_tuning import settle_gc
 from askd.server.http import admin_api, agent_api, audit_api, link_page, web
@@ -76,7 +76,7 @@ def _trusted_peer(networks: Any) -> Callable[[str], bool]:
 
 
 class Daemon:
-    def __init__(self, settings: Any, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
         """``clock``: the core's (its deadlines'); tests move it."""
         self.settings = settings
         self.ssl = tls.server_context(settings.tls)  # ConfigError before anything is touched
@@ -99,12 +99,12 @@ class Daemon:
         self.notifier: WebhookChannel | None = None
         self.mailer: MailChannel | None = None
         self.slack: SlackApp | None = None
-        self.audit_retention = AuditRetention(getattr(self.store, "audit", None), settings.audit.retention_days)
-        if getattr(self.store, "audit", None) is not None:
+        self.audit_retention = AuditRetention(self.store.audit, settings.audit.retention_days)
+        if self.store.audit is not None:
             self.hub.metrics.prom.register(AuditCollector(self.store.audit))
         public_origin = origin_of(str(settings.public_url)) if settings.public_url else None
         # One timer pings every WebSocket, not Tornado's task per connection
-        # (websocket_ping_interval): docs/performance.md, B3.
+        # (websocket_ping_interval): docs/performance.md, the memory per idle connection.
         pinger = Pinger(settings.ws.ping_interval_seconds, min(settings.ws.ping_timeout_seconds, settings.ws.ping_interval_seconds))
         self.ctx = Context(
             hub=self.hub,
@@ -272,7 +272,7 @@ class Daemon:
         log.info("stopped")
 
 
-async def serve(settings: Any) -> None:
+async def serve(settings: Settings) -> None:
     """Run until SIGTERM or SIGINT, then stop gracefully."""
     daemon = Daemon(settings)
     await daemon.start()

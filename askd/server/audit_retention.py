@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
 
 from askd.core.events import isotime
 from askd.server.logs import get_logger
+from askd.store.parts import AuditTrail
 
 log = get_logger("askd.audit")
 
@@ -23,7 +23,7 @@ DAY = 86400.0
 
 
 class AuditRetention:
-    def __init__(self, trail: Any, days: float, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, trail: AuditTrail | None, days: float, clock: Callable[[], float] = time.time) -> None:
         self._trail, self._days, self._clock = trail, days, clock
         self._task: asyncio.Task[None] | None = None
         self._first: asyncio.TimerHandle | None = None

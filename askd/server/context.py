@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from askd.config import Settings
 from askd.server.hub.hub import Hub
 from askd.server.ws.pinger import Pinger
 
@@ -17,7 +18,7 @@ class Context:
 
     hub: Hub
     secret: str
-    settings: Any  # askd.config.Settings
+    settings: Settings
     version: str
     pinger: Pinger  # keeps every WebSocket alive
     ports: dict[str, int] = field(default_factory=dict)  # as bound (a port of 0 picks one)

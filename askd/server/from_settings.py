@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Any
 
+from askd.config import Settings
 from askd.core import Limits, NotifyPolicy
-from askd.server.door.proxy import public_base
+from askd.server.front_door.proxy import public_base
 
 
-def limits_from(settings: Any) -> Limits:
+def limits_from(settings: Settings) -> Limits:
     return Limits(
         question_timeout=settings.question_timeout_seconds,
         max_timeout=settings.max_timeout_seconds,
@@ -28,7 +28,7 @@ def limits_from(settings: Any) -> Limits:
     )
 
 
-def notify_policy(settings: Any) -> NotifyPolicy | None:
+def notify_policy(settings: Settings) -> NotifyPolicy | None:
     """When questions are due for notifications: with a webhook, e-mail or a Slack app."""
     n = settings.notify
     if n.webhook_url is None and n.smtp_url is None and n.slack_bot_token is None:
@@ -36,7 +36,7 @@ def notify_policy(settings: Any) -> NotifyPolicy | None:
     return NotifyPolicy(n.after_seconds, n.only_offline)
 
 
-def next_steps(settings: Any, scheme: str, port: int) -> str:
+def next_steps(settings: Settings, scheme: str, port: int) -> str:
     """The one line a person who just ran ``askd serve`` needs: how to open
     an inbox and where agents ask."""
     default_dir = type(settings).model_fields["state_dir"].get_default(call_default_factory=True)

@@ -8,7 +8,7 @@ import gc
 # collection, and a daemon's heap is mostly long-lived: modules, pending
 # questions, open connections. Full collections ten times rarer than
 # CPython's default cut the reconnect storm's CPU by about a third
-# (docs/performance.md, B1); cycles (a closed connection's handler objects)
+# (docs/performance.md, the storm of 5,000 users); cycles (a closed connection's handler objects)
 # are still collected, later.
 GC_THRESHOLDS = (700, 10, 100)
 

@@ -5,13 +5,13 @@ deliveries and the mails are counted as they happen."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from askd.core.registry import Registry
+from askd.store.parts import AuditTrail
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -69,7 +69,7 @@ class AuditCollector(Collector):
     """``askd_audit_records_total``: records sealed into the audit chain
     (its head's seq: on a shared store, the cluster's)."""
 
-    def __init__(self, trail: Any) -> None:
+    def __init__(self, trail: AuditTrail) -> None:
         self._trail = trail
 
     def collect(self) -> Iterator[CounterMetricFamily]:

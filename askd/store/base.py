@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from askd.store.errors import StoreError, StoreUnavailable
-from askd.store.parts import ChangeLog, Cluster, Directory, OnceKeys, Posts, StoreListener
+from askd.store.parts import AuditTrail, ChangeLog, Cluster, Directory, OnceKeys, Posts, StoreListener
 
 __all__ = ["Store", "StoreError", "StoreListener", "StoreUnavailable"]
 
@@ -23,3 +23,4 @@ class Store(ChangeLog, Protocol):
     directory: Directory
     posts: Posts
     cluster: Cluster
+    audit: AuditTrail | None  # None: the store keeps no audit trail (never probed with getattr)

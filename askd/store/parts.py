@@ -15,6 +15,10 @@ its own so a caller names the part it uses.
 - :class:`Cluster` (``store.cluster``): who is connected where, and orders
   every node carries out. :class:`LocalCluster` is the one for a store a
   single daemon owns (SQLite, memory).
+- :class:`AuditTrail` (``store.audit``): the sealed chain of audit
+  records (protocol section 19), a page at a time, its head, each user's
+  history index, and its pruning. Optional in the interface: a store
+  that keeps no trail has ``audit = None``, and the daemon says so.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from askd.audit.history import PastQuestion
 from askd.core import Connection
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded
@@ -208,6 +213,34 @@ class Cluster(Protocol):
 
     async def command(self, command: dict[str, Any]) -> None:
         """Have every node carry out ``command`` on its own connections."""
+        ...
+
+
+class AuditTrail(Protocol):
+    @property
+    def sealed(self) -> int:
+        """Records sealed into the chain so far, pruned ones included."""
+        ...
+
+    async def head(self) -> dict[str, Any] | None:
+        """The chain's head (``seq``, ``hash``, ``at``); None when empty."""
+        ...
+
+    async def page(self, after_seq: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` records after ``after_seq``, oldest first."""
+        ...
+
+    async def history(self, user: str) -> list[PastQuestion]:
+        """The last questions that ended with ``user`` in their audience, newest first."""
+        ...
+
+    async def prune(self, before: str) -> int:
+        """Drop the records sealed before ``before`` (RFC 3339), from the
+        front; returns how many went."""
+        ...
+
+    async def count(self) -> int:
+        """Records held now (after pruning)."""
         ...
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from askd.core import Limits, Request, Status
 from askd.core import deadlines
-from askd.core.agenda import Agenda
+from askd.core.deadlines import Deadlines
 from askd.core.changes import Ended
 from askd.core.deadlines import RETRY_MAX_SECONDS
 from tests.registry_steps import StepRegistry
@@ -200,10 +200,10 @@ def test_a_kind_that_raises_even_in_alive_leaves_the_schedule_going(
     reg.apply(reg.prepare_away("alice", NOW + 10, ["bob"]))
     good, _ = reg.ask("s2", "carol", [{"question": "Good?"}], timeout=11)
 
-    def away_until(self: Agenda, user: str) -> float | None:
+    def away_until(self: Deadlines, user: str) -> float | None:
         raise RuntimeError("a kind's bug")
 
-    monkeypatch.setattr(Agenda, "away_until", away_until)
+    monkeypatch.setattr(Deadlines, "away_until", away_until)
     assert reg.next_deadline() == NOW + 10
     at(reg, clock, NOW + 10)
     [failure] = reg.drain_deadline_failures()

@@ -8,7 +8,7 @@ import json
 
 from askd.core import Limits, NotifyPolicy
 from askd.core.deadlines import DEADLINE_KINDS
-from askd.core.schedule import COMPACT_MIN, Schedule
+from askd.core.deadlines import COMPACT_MIN, Schedule
 from tests.core.test_registry import QS, FakeClock
 from tests.registry_steps import StepRegistry
 

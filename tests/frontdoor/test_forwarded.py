@@ -1,5 +1,5 @@
 """Which forwarded headers askd believes, and from whom (spec section 13),
-on requests built in memory: every rule of ``askd.server.door.proxy``."""
+on requests built in memory: every rule of ``askd.server.front_door.proxy``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
 
-from askd.server.door.proxy import apply_forwarded, origin_of, parse_ip
+from askd.server.front_door.proxy import apply_forwarded, origin_of, parse_ip
 
 TRUSTED = [ipaddress.ip_network("127.0.0.1"), ipaddress.ip_network("10.0.0.0/8")]
 

@@ -1,4 +1,4 @@
-"""The clock survives anything (``askd/server/hub/timer.py``, ``clock.py``):
+"""The clock survives anything (``askd/server/hub/deadlines.py``):
 a question whose end raises at its deadline stops no other deadline, on a
 quiet daemon and after a restart on the same SQLite state, is retried with
 a backoff until it ends, and ``/healthz`` reports it meanwhile (protocol
@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from askd.core import Request, deadlines
-from askd.server.hub.timer import REARM_SECONDS
+from askd.server.hub.deadlines import REARM_SECONDS
 from tests.conftest import RunningDaemon, running_daemon
 
 # How late a deadline may fire on a busy machine and still be "on time".

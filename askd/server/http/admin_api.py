@@ -14,7 +14,8 @@ from askd.core import Request
 from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id
 from askd.protocol.models import AnswerBody, AwayBody, DeclineBody, GroupBody, UserBody
-from askd.server.door.proxy import public_base
+from askd.server.front_door.proxy import public_base
+from askd.server.context import Context
 from askd.server.http.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
 
@@ -92,7 +93,7 @@ class ApproveHandler(_EndHandler):
 
 class ConnectionsHandler(_AdminHandler):
     async def get(self) -> None:
-        conns = await self.ctx.hub.connection_list(self.optional_query_id("userId"))
+        conns = await self.ctx.hub.admin.connections(self.optional_query_id("userId"))
         self.send_json({"connections": conns})
 
 
@@ -114,7 +115,7 @@ class DisconnectHandler(_AdminHandler):
         if body.sessionId is not None:
             self.no_wildcard(body.sessionId)  # an Id already (DisconnectBody)
         selector = body.model_dump(exclude={"mode"}, exclude_none=True)
-        self.send_json({"disconnected": await self.ctx.hub.disconnect_matching(selector, body.mode)})
+        self.send_json({"disconnected": await self.ctx.hub.admin.disconnect_matching(selector, body.mode)})
 
 
 class CancelHandler(_AdminHandler):
@@ -130,13 +131,13 @@ class RevokeAllHandler(_AdminHandler):
 
     async def post(self) -> None:
         at = round(time.time(), 3)
-        await self.ctx.hub.revoke_before(at)
+        await self.ctx.hub.admin.revoke_before(at)
         self.send_json({"notBefore": at})
 
 
 class GroupsHandler(_AdminHandler):
     async def get(self) -> None:
-        groups = await self.ctx.hub.groups()
+        groups = await self.ctx.hub.admin.groups()
         self.send_json({"groups": [{"group": g, "members": list(m)} for g, m in sorted(groups.items())]})
 
 
@@ -144,12 +145,12 @@ class GroupHandler(_AdminHandler):
     async def put(self, group: str) -> None:
         name = self.path_id(group, "group")
         body, _ = self.json_body(GroupBody)
-        members = await self.ctx.hub.set_group(name, body.members)
+        members = await self.ctx.hub.admin.set_group(name, body.members)
         self.send_json({"group": name, "members": list(members)})
 
     async def delete(self, group: str) -> None:
         name = self.path_id(group, "group")
-        await self.ctx.hub.delete_group(name)  # NotFound: base.py's code
+        await self.ctx.hub.admin.delete_group(name)  # NotFound: base.py's code
         self.send_json({"deleted": True})
 
 
@@ -157,7 +158,7 @@ class UserHandler(_AdminHandler):
     """A user's e-mail address and Slack user id. Any user id may have
     them: askd keeps no list of users (a token names them), so an id with
     none reads ``"email": null`` rather than 404. While the user is away
-    (spec R), a read shows it too (``"away"``)."""
+    (their questions also go to delegates), a read shows it too (``"away"``)."""
 
     async def get(self, user: str) -> None:
         uid = self.path_id(user, "user")
@@ -167,26 +168,26 @@ class UserHandler(_AdminHandler):
         uid = self.path_id(user, "user")
         body, _ = self.json_body(UserBody)
         if "email" in body.model_fields_set:
-            await self.ctx.hub.set_email(uid, body.email)
+            await self.ctx.hub.admin.set_email(uid, body.email)
         if "slack" in body.model_fields_set:
             await self.ctx.hub.admin.set_slack(uid, body.slack)
         self.send_json(await self.ctx.hub.admin.user(uid))
 
 
 class AwayHandler(_AdminHandler):
-    """A user's away, with delegates (spec R): ``PUT`` starts or replaces
+    """A user's away, with delegates (protocol section 6): ``PUT`` starts or replaces
     it, ``DELETE`` ends it (``404`` when the user is not away)."""
 
     async def put(self, user: str) -> None:
         uid = self.path_id(user, "user")
         body, _ = self.json_body(AwayBody)
         until = rfc3339_seconds(body.until, "until")
-        away = await self.ctx.hub.admin.aways.set_away(uid, until, body.delegates)  # InvalidRequest: base.py's 400
+        away = await self.ctx.hub.admin.set_away(uid, until, body.delegates)  # InvalidRequest: base.py's 400
         self.send_json(away.wire(uid))
 
     async def delete(self, user: str) -> None:
         uid = self.path_id(user, "user")
-        await self.ctx.hub.admin.aways.end_away(uid)  # NotFound: base.py's 404
+        await self.ctx.hub.admin.end_away(uid)  # NotFound: base.py's 404
         self.send_json({"user": uid, "away": None})
 
 
@@ -211,7 +212,7 @@ class StatsHandler(_AdminHandler):
                 "node": hub.node_id,
                 "store": hub.store_kind,
                 "storeStatus": "degraded" if hub.degraded else "ok",
-                "auditRecords": await audit.count() if (audit := getattr(hub.store, "audit", None)) else None,
+                "auditRecords": await audit.count() if (audit := hub.store.audit) is not None else None,
                 "uptimeSeconds": round(time.time() - hub.started_at, 3),
                 "port": self.ctx.ports.get("port"),
                 "adminPort": self.ctx.ports.get("admin_port"),
@@ -241,7 +242,7 @@ class NotifyTestHandler(_AdminHandler):
         s = self.ctx.settings
         to = body.email
         if to is None and s.notify.smtp_url is not None:
-            to = (await self.ctx.hub.emails([body.user])).get(body.user)
+            to = (await self.ctx.hub.admin.emails([body.user])).get(body.user)
         scheme = "https" if s.tls.enabled else "http"
         report = await notify_sample.run(
             s.notify,
@@ -261,7 +262,7 @@ class MetricsHandler(_AdminHandler):
         self.finish(self.ctx.hub.metrics_text())
 
 
-def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
+def routes(ctx: Context) -> list[tuple[str, type, dict[str, Any]]]:
     seg = r"([^/]+)"
     return [
         (r"/admin/v1/pending", PendingHandler, {"ctx": ctx}),

@@ -23,7 +23,7 @@ from askd.protocol.models import (
 )
 from askd.protocol.relay import host_key_hash
 from askd.server.context import Context
-from askd.server.door.auth import revoked
+from askd.server.front_door.auth import revoked
 from askd.server.http.base import ApiError, ApiHandler
 from askd.server.hub.hub import ShuttingDown
 from askd.server.hub.waiters import Revoked
@@ -35,7 +35,7 @@ REVOKED_WHILE_WAITING = "token was revoked (askd token revoke-all) while waiting
 class _AgentHandler(ApiHandler):
     role = "agent"
 
-    def initialize(self, ctx: Any) -> None:  # type: ignore[override]
+    def initialize(self, ctx: Context) -> None:
         super().initialize(ctx)
         self._gone: asyncio.Future[None] | None = None
 
@@ -268,7 +268,7 @@ class CancelHandler(_AgentHandler):
         self.send_json({"cancelled": await self.ctx.hub.cancel_session(sid, agent=self.agent)})
 
 
-def routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
+def routes(ctx: Context) -> list[tuple[str, type, dict[str, Any]]]:
     seg = r"([^/]+)"
     return [
         (rf"/v1/sessions/{seg}/questions", QuestionsHandler, {"ctx": ctx}),

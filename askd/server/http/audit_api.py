@@ -1,4 +1,4 @@
-"""The audit trail over HTTP (protocol section P): ``GET /admin/v1/audit``
+"""The audit trail over HTTP (protocol section 19): ``GET /admin/v1/audit``
 (NDJSON or CSV, streamed a page at a time, so memory does not grow with the
 export), ``GET /admin/v1/audit/head`` (signed with the receipts key) and
 ``GET /v1/me/history`` (a person's own past, user token)."""
@@ -17,21 +17,23 @@ from askd.audit.history import PastQuestion
 from askd.core.events import isotime
 from askd.protocol.history import HistoryEntry
 from askd.receipts import sign
+from askd.server.context import Context
 from askd.server.http.base import ApiError, ApiHandler
+from askd.store.parts import AuditTrail
 
 PAGE = 1000
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 100_000
 
 
-def trail_of(ctx: Any) -> Any:
-    trail = getattr(ctx.hub.store, "audit", None)
+def trail_of(ctx: Context) -> AuditTrail:
+    trail = ctx.hub.store.audit
     if trail is None:
         raise ApiError("invalid_request", f"store {ctx.hub.store_kind!r} keeps no audit trail yet")
     return trail
 
 
-async def records(trail: Any, after_seq: int = 0) -> AsyncIterator[dict[str, Any]]:
+async def records(trail: AuditTrail, after_seq: int = 0) -> AsyncIterator[dict[str, Any]]:
     """Every record after ``after_seq``, oldest first, a page at a time."""
     while True:
         page = await trail.page(after_seq, PAGE)
@@ -164,12 +166,12 @@ class HistoryHandler(ApiHandler):
         }
 
 
-def admin_routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
+def admin_routes(ctx: Context) -> list[tuple[str, type, dict[str, Any]]]:
     return [
         (r"/admin/v1/audit", AuditHandler, {"ctx": ctx}),
         (r"/admin/v1/audit/head", AuditHeadHandler, {"ctx": ctx}),
     ]
 
 
-def public_routes(ctx: Any) -> list[tuple[str, type, dict[str, Any]]]:
+def public_routes(ctx: Context) -> list[tuple[str, type, dict[str, Any]]]:
     return [(r"/v1/me/history", HistoryHandler, {"ctx": ctx})]

@@ -18,8 +18,8 @@ from askd.protocol.frames import validation_details
 from askd.protocol.ids import Id
 from askd.server import logs
 from askd.server.context import Context
-from askd.server.door import door
-from askd.server.door.auth import authenticate
+from askd.server.front_door import door
+from askd.server.front_door.auth import authenticate
 from askd.server.http.errors import CODE_FOR_STATUS, ApiError
 from askd.server.logs import get_logger, redact_text
 from askd.store import StoreUnavailable

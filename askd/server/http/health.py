@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from askd.server.context import Context
-from askd.server.door.auth import bearer_token, revoked
+from askd.server.front_door.auth import bearer_token, revoked
 from askd.server.http.base import ApiError, ApiHandler
 from askd.tokens import TokenError, verify
 

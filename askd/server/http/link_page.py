@@ -26,7 +26,7 @@ from askd.core.events import isotime
 from askd.protocol import visible
 from askd.protocol.models import DeclineBody
 from askd.server.context import Context
-from askd.server.door.revocation import not_before_now
+from askd.server.front_door.revocation import not_before_now
 from askd.server.http import link_approval
 from askd.server.http.base import house_headers
 from askd.server.http.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions

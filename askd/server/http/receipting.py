@@ -33,7 +33,7 @@ class Receipts:
     def receipt(self, req: Request) -> str | None:
         """The ended request's receipt; None while pending, for a question
         that ended before askd kept digests (its questions are gone) or
-        without one (its content had no canonical JSON, ``core/receipted.py``),
+        without one (its content had no canonical JSON, ``core/digests.py``),
         and when signing fails (logged)."""
         if req.pending or req.digest is None or req.ended_at is None:
             return None

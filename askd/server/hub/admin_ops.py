@@ -1,17 +1,25 @@
-"""What the admin API changes beyond one question: dropping connections,
-revoking tokens, keeping groups and users' e-mail addresses and Slack ids. Each goes
-through the store, so it holds on every node and across restarts; the hub
-routes the admin handlers here."""
+"""The admin's door: what the admin API reads and changes beyond one
+question. Listing and dropping connections, revoking tokens, groups, a
+user's away with delegates, users' e-mail addresses and Slack ids. Each
+change goes through the store, so it holds on every node and across
+restarts; a group or an away is a change the core applies (``GroupSet``,
+``GroupDeleted``, ``AwaySet``, ``AwayEnded``), an away's end at ``until``
+the core's own deadline.
+
+The admin handlers hold this part (``hub.admin``) and call it directly:
+the hub makes it with the parts it needs and forwards nothing to it, so
+an admin operation is one method here. What concerns one question (an
+answer, a cancel) stays the hub's, for agents, people and the admin alike."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from askd.core import NotFound
+from askd.core.away import Away
 from askd.core.registry import Registry
 from askd.core.selectors import Selector
-from askd.server.hub.aways import AwayOps
 from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections
 from askd.server.hub.waiters import Waiters
@@ -33,7 +41,12 @@ class AdminOps:
         self._waiters = waiters
         # Takes each new revocation instant, from this node or (shared store) another.
         self._on_revoked = on_revoked
-        self.aways = AwayOps(registry, store, commits)  # a user's away, with delegates (spec R)
+
+    # ---- connections and tokens --------------------------------------
+
+    async def connections(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Every node's connections (of ``user_id`` only, when given)."""
+        return await self._connections.listing(user_id)
 
     async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
         """Drop the connections ``selector`` names (``userId``, ``sessionId``,
@@ -71,6 +84,8 @@ class AdminOps:
         if self._on_revoked is not None:
             self._on_revoked(at)
 
+    # ---- groups -------------------------------------------------------
+
     async def groups(self) -> dict[str, tuple[str, ...]]:
         """Every group and its members, as the cluster holds them now."""
         await self._store.catch_up()
@@ -90,6 +105,32 @@ class AdminOps:
         if not await self._commits.commit([change]):
             raise NotFound(f"no group {group}")
 
+    # ---- a user's away, with delegates: their questions also go to them
+
+    async def set_away(self, user: str, until: float, delegates: Iterable[str]) -> Away:
+        """The user is away until ``until`` (the clock's seconds), their
+        questions also going to ``delegates``; raises ``InvalidRequest``
+        for an ``until`` past or delegates the core refuses."""
+        await self._store.catch_up()  # the groups as the cluster holds them
+        change = self._registry.prepare_away(user, until, delegates)
+        await self._commits.commit([change])  # flushed once stored
+        return Away(change.until, change.delegates)
+
+    async def end_away(self, user: str) -> None:
+        """End the user's away; raises :class:`NotFound` when they are not
+        away (or another node ended it first)."""
+        await self._store.catch_up()
+        change = self._registry.prepare_back(user)
+        if not await self._commits.commit([change]):
+            raise NotFound(f"{user} is not away")
+
+    async def away(self, user: str) -> Away | None:
+        """The user's away as the cluster holds it now (None: not away)."""
+        await self._store.catch_up()
+        return self._registry.away(user)
+
+    # ---- the directory: users' e-mail addresses and Slack ids ---------
+
     async def emails(self, users: Sequence[str]) -> dict[str, str]:
         """The e-mail addresses kept for those of ``users`` that have one."""
         return await self._store.directory.get(EMAIL, users)
@@ -106,5 +147,5 @@ class AdminOps:
         """What the directory keeps of ``user`` (``GET /admin/v1/users/{U}``)."""
         directory = self._store.directory
         out = {"user": user, "email": (await directory.get(EMAIL, [user])).get(user), "slack": (await directory.get(SLACK, [user])).get(user)}
-        away = await self.aways.away(user)  # shown only while away (spec R)
+        away = await self.away(user)  # shown only while away
         return out if away is None else {**out, "away": away.wire(user)}

@@ -265,7 +265,7 @@ def _others_ready(loop: asyncio.AbstractEventLoop) -> bool:
     public alternative, always yielding once (``asyncio.sleep(0)``), was
     measured in one process with 200 idle sockets in the selector: a lone
     commit 11-18 us with this peek against 25-45 us always yielding, about
-    30-55 us more per sequential round trip (an ask and an answer, B2's
-    ~900 us); bursts of 20 grouped alike either way. So the peek stays."""
+    30-55 us more per sequential round trip (an ask and an answer, of the
+    round-trip benchmark's ~900 us); bursts of 20 grouped alike either way. So the peek stays."""
     ready = getattr(loop, "_ready", None)
     return ready is None or len(ready) > 0

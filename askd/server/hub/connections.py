@@ -42,7 +42,7 @@ class Connections:
 
     def disconnect(self, conn_id: str) -> None:
         self.peers.pop(conn_id, None)
-        self._registry.disconnect(conn_id)  # never ends a question (seed D1)
+        self._registry.disconnect(conn_id)  # never ends a question: the person may answer later
         self._store.cluster.present(conn_id, None)
 
     def peer_count(self, user_id: str) -> int:

@@ -21,7 +21,6 @@ from typing import Protocol
 from askd.core import Outbox, Request, Status
 from askd.core.registry import Registry
 from askd.server.hub.connections import Connections
-from askd.server.hub.timer import DeadlineTimer
 from askd.server.hub.waiters import Waiters
 from askd.server.metrics import Metrics
 
@@ -37,6 +36,13 @@ class Due(Protocol):
     def ended(self, reqs: list[Request]) -> None: ...
 
 
+class Timer(Protocol):
+    """The deadline timer (``deadlines.DeadlineTimer``), as the flush moves
+    it: known by this one method so the timer's module can build on the flush."""
+
+    def arm(self) -> None: ...
+
+
 class _NoNotifications:
     def due(self, reqs: list[Request]) -> None:
         return None
@@ -50,7 +56,7 @@ class _NoNotifications:
 
 class Flush:
     def __init__(
-        self, registry: Registry, connections: Connections, waiters: Waiters, metrics: Metrics, timer: DeadlineTimer
+        self, registry: Registry, connections: Connections, waiters: Waiters, metrics: Metrics, timer: Timer
     ) -> None:
         self._registry, self._connections, self._waiters = registry, connections, waiters
         self._metrics, self._timer = metrics, timer

@@ -2,13 +2,15 @@
 
 The parts, each made with those below it that it calls: the flush
 (``flush.py``), the commit path (``commits.py``), the deadline timer and
-clock (``timer.py``, ``clock.py``), the connections, the waiting agents, the
+clock (``deadlines.py``), the connections, the waiting agents, the
 notification pipeline (``askd/channels/pipeline.py``) and the admin's changes
-(``admin_ops.py``), a session's cancel (``cancels.py``). For an event that
+(``admin_ops.py``, which the admin handlers hold: the hub forwards them
+nothing), a session's cancel (``cancels.py``). For an event that
 changes a question the registry decides the change and the commit path
 stores, applies and flushes it. Handlers call the methods below, never a
-part (tests may). It never asks which store it has. All of it runs on the
-event loop thread: no locks.
+part (tests may), except the admin's part, which is the admin's door. It
+never asks which store it has. All of it runs on the event loop thread: no
+locks.
 """
 
 from __future__ import annotations
@@ -33,12 +35,11 @@ from askd.core.snapshot import restore
 from askd.protocol.action import MAX_QUORUM
 from askd.server.hub.admin_ops import AdminOps
 from askd.server.hub.cancels import Cancels
-from askd.server.hub.clock import DeadlineClock
+from askd.server.hub.deadlines import DeadlineClock, DeadlineTimer
 from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections, Peer
 from askd.server.hub.flush import Flush
 from askd.server.hub.tasks import Tasks
-from askd.server.hub.timer import DeadlineTimer
 from askd.server.hub.waiters import ShuttingDown, Waiters
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
@@ -136,7 +137,7 @@ class Hub:
     def local_connections(self) -> list[Connection]:
         return self.registry.connections()
 
-    # ---- tabs -----------------------------------------------------------
+    # ---- connections ----------------------------------------------------
 
     def connect(self, peer: Peer, user_id: str, remote: str) -> str:
         return self.connections.connect(peer, user_id, remote)
@@ -152,7 +153,7 @@ class Hub:
         return self.registry.connection(conn_id).subscriptions
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
-        """Subscribe a tab and re-push its pending questions; returns how many.
+        """Subscribe a connection and re-push its pending questions; returns how many.
         The re-push goes out through the one flush, which also hands on what
         else the registry holds (webhooks the clock found due before its
         write, waiters to wake): a subscribe drops none of it."""
@@ -160,7 +161,8 @@ class Hub:
         out = self.flush()
         if pushed:
             # One line per subscribe, not per question: a log line costs more
-            # than re-pushing a question (docs/performance.md, B1).
+            # than re-pushing a question (docs/performance.md, the reconnect
+            # storm of 5,000 users).
             rids = [s.event.request_id for s in out.sends if s.event.type == ev.ASK]
             log.info("question.repushed", subscription=session_id, count=pushed, requestIds=rids)
         return pushed
@@ -278,7 +280,7 @@ class Hub:
         """Move a pending question's deadline (``Registry.prepare_extend``:
         a person's with ``user_id``, the agent's without). Raises
         :class:`NotPending`, :class:`NotAllowed` or :class:`StoreUnavailable`,
-        changing nothing. ``before_flush`` runs before the tabs hear of it."""
+        changing nothing. ``before_flush`` runs before the connections hear of it."""
         await self.lookup(session_id, request_id)
         prepare = partial(self.registry.prepare_extend, session_id, request_id, seconds, user_id=user_id, agent=agent)
         return await self._retried(prepare, before_flush, ASK_ATTEMPTS, "extension")
@@ -339,40 +341,16 @@ class Hub:
         """Whom a pending question is asked of now (its groups resolved)."""
         return tuple(self.registry.audiences.of(req))
 
-    async def claim_once(self, key: str, expires_at: float) -> bool:
+    async def take_once(self, key: str, expires_at: float) -> bool:
         """Whether this is a once-only credential's first use: ``key`` is
         ``open:<jti>``, claimed until the credential expires (``store.once_keys``)."""
         return await self.store.once_keys.take(key, expires_at)
 
-    # ---- the admin's ----------------------------------------------------
-
-    async def connection_list(self, user_id: str | None = None) -> list[dict[str, Any]]:
-        return await self.connections.listing(user_id)
-
-    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
-        return await self.admin.disconnect_matching(selector, mode)
-
-    async def revoke_before(self, at: float) -> None:
-        await self.admin.revoke_before(at)
-
-    async def not_before(self) -> float:
-        """The revocation instant the store keeps now (every node's latest)."""
-        return await self.admin.not_before()
-
-    async def groups(self) -> dict[str, tuple[str, ...]]:
-        return await self.admin.groups()
-
-    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
-        return await self.admin.set_group(group, members)
-
-    async def delete_group(self, group: str) -> None:
-        await self.admin.delete_group(group)
+    # ---- the admin's: its handlers call ``self.admin`` (admin_ops.py) --
 
     async def emails(self, users: Sequence[str]) -> dict[str, str]:
+        """The e-mail addresses kept for ``users`` (the notification channels')."""
         return await self.admin.emails(users)
-
-    async def set_email(self, user: str, email: str | None) -> None:
-        await self.admin.set_email(user, email)
 
     def waiting(self) -> int:
         """Agents waiting on a question now."""

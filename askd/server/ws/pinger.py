@@ -5,7 +5,7 @@ not answered a ping ``ws.ping_timeout_seconds`` after it was sent is closed
 (as Tornado's ``websocket_ping_interval`` did, with the same close reason).
 Tornado's pinging runs a task per connection (a coroutine, its sleeping
 future and a loop timer): about 1.4 KB of every connection's memory
-(docs/performance.md, B3). Here one timer serves them all.
+(docs/performance.md, the memory per idle connection). Here one timer serves them all.
 
 The timer does not walk every connection at once: connections are dealt
 round-robin into ``slots`` groups, about one per second of the interval

@@ -26,9 +26,9 @@ from askd.protocol.frames import (
     parse_frame,
 )
 from askd.server.context import Context
-from askd.server.door import door
-from askd.server.door.auth import authenticate
-from askd.server.door.proxy import origin_of
+from askd.server.front_door import door
+from askd.server.front_door.auth import authenticate
+from askd.server.front_door.proxy import origin_of
 from askd.server.http.base import ApiError, JsonErrors, house_headers
 from askd.server.logs import get_logger
 from askd.server.ws.ws_peer import PeerSocket
@@ -36,7 +36,7 @@ from askd.store import StoreUnavailable
 
 log = get_logger("askd.ws")
 
-# The close code when the socket's token expires or is revoked (spec M).
+# The close code when the socket's token expires or is revoked (protocol section 3, close codes).
 TOKEN_ENDED_CODE = 4001
 
 
@@ -237,7 +237,7 @@ class WsHandler(JsonErrors, PeerSocket):
     def _ack_when_listed(self, ack: Event) -> Awaitable[None] | None:
         """Send a (un)subscribe's ack once every node's connection listing
         shows the change (at once but on a shared store): the admin's
-        listing after the ack agrees with it (issue 29)."""
+        listing after the ack agrees with it, on every node."""
         listed = self.ctx.hub.listed()
         if listed is None:
             self._reply(ack)

@@ -26,7 +26,7 @@ class TabState:
     Tornado's handler has 27 attributes of its own once upgraded, and a
     class's instances share their ``__dict__``'s keys only up to 30: askd's
     dozen as attributes of the handler made every connection's dict a
-    private one of 1.5 KB (docs/performance.md, B3). So the handler gets
+    private one of 1.5 KB (docs/performance.md, the memory per idle connection). So the handler gets
     two, ``ctx`` and this."""
 
     __slots__ = (

@@ -19,7 +19,8 @@ import tornado.web
 from tornado.httputil import HTTPServerRequest, split_host_and_port
 
 from askd.client.discovery import connect_host
-from askd.server.door.door import HostRule
+from askd.config import Settings
+from askd.server.front_door.door import HostRule
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -29,7 +30,7 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 _HOST = re.compile(r"(?:[A-Za-z0-9._~-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
 
 
-def public_base(settings: Any, scheme: str, port: int) -> str:
+def public_base(settings: Settings, scheme: str, port: int) -> str:
     """Where people open the inbox: ``public_url``, else the public listener."""
     if settings.public_url is not None:
         return str(settings.public_url)

@@ -127,7 +127,8 @@ class SessionBook:
     def share_ids(self, req: Request) -> None:
         """A restored request takes its session's own id and owner strings,
         shared with the session as an ask shares them, not a copy more per
-        question (about 110 bytes each; docs/performance.md, B5)."""
+        question (about 110 bytes each; docs/performance.md,
+        the start with 100,000 questions in the store)."""
         session = self.sessions.get(req.session_id)
         if session is not None:
             req.session_id = session.id

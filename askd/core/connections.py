@@ -1,10 +1,10 @@
-"""The tabs: who is connected, what each subscribes to, and what they are sent.
+"""The connections: who is connected, what each subscribes to, and what they are sent.
 
 It owns the connections (by id and by user) and the sends queued for the
 front end's next ``drain``. Connection events apply at once (nothing is
 stored): ``connect``, ``disconnect``, ``subscribe`` (with the replay of the
-pending questions, seed D4) and ``unsubscribe``. The other parts send
-through it: to users' tabs, or to a question's audience as it is now.
+pending questions a subscriber may have missed) and ``unsubscribe``. The other parts send
+through it: to users' connections, or to a question's audience as it is now.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from askd.core import events as ev
 from askd.core.audiences import Audiences
-from askd.core.book import SessionBook
+from askd.core.sessions import SessionBook
 from askd.core.errors import Forbidden
 from askd.core.events import Event, Send
 from askd.core.records import ALL_SESSIONS, Connection, Counters, Outbox, Request, Session
@@ -22,12 +22,12 @@ from askd.core.selectors import subscribed
 from askd.core.smallmap import SmallMap
 
 
-class Tabs:
+class Connections:
     def __init__(
         self, book: SessionBook, audiences: Audiences, counters: Counters, clock: Callable[[], float], box: Outbox
     ) -> None:
         self.conns: dict[str, Connection] = {}
-        # Most users hold one tab: SmallMaps, not dicts.
+        # Most users hold one connection: SmallMaps, not dicts.
         self.user_conns: dict[str, SmallMap[str, Connection]] = {}
         self._book = book
         self._audiences = audiences
@@ -45,7 +45,7 @@ class Tabs:
     def send_to_audience(self, req: Request, event: Event) -> None:
         """Send to whom the question is asked of now (``Audiences.of``). A
         question of one user (no team, no steps: the usual one) goes to that
-        user's tabs without a set of one built and sorted (docs/performance.md)."""
+        user's connections without a set of one built and sorted (docs/performance.md)."""
         if req.request_id in self._audiences.team:
             self.send_to_users(self._audiences.resolve(req.to), event)
             return
@@ -67,7 +67,8 @@ class Tabs:
         return conn
 
     def disconnect(self, conn_id: str) -> None:
-        """A connection went away. This never ends a question (seed D1)."""
+        """A connection went away. This never ends a question: a
+        person may close the page and answer later, from it or elsewhere."""
         conn = self.conns.pop(conn_id, None)
         if conn is None:
             return
@@ -77,7 +78,8 @@ class Tabs:
             del self.user_conns[conn.user_id]
 
     def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
-        """Subscribe and re-push the pending questions (seed D4).
+        """Subscribe and re-push the pending questions (a page that reconnects
+        missed what was asked meanwhile).
 
         For one session: a ``session_snapshot`` then each pending question,
         oldest first. For ``*``: the same for every session of the user that

@@ -1,13 +1,25 @@
-"""The one loop timer, kept at the registry's next deadline, for every
+"""The daemon's side of deadlines: the one loop timer, and what a
+deadline's coming does.
+
+``DeadlineTimer`` is kept at the registry's next deadline, for every
 deadline kind. The flush moves it after every change; it knows nothing
-above it, and when it fires it calls the one function attached to it (the
-clock's, ``clock.py``).
+above it, and when it fires it calls the one function attached to it
+(``DeadlineClock``'s).
 
 Nothing stops it: the timer is armed again after every firing. Should the
 attached function raise (the registry keeps one deadline's failure to
 itself, so this is a bug elsewhere), or the next deadline not be known, it
 is logged and the timer fires again in ``REARM_SECONDS``: never a hot loop
 on a deadline that keeps failing, never a timer left unarmed.
+
+``DeadlineClock`` takes the timer's firing. Whatever the registry's
+deadline kinds decide (``Registry.due``) goes to the commit path like any
+change; a kind that only reports (a webhook due) comes out in the flush. A
+new kind of deadline needs nothing here.
+
+A deadline whose kind raised is left out by the registry and tried again
+later with a backoff; each failure is logged here with its question's ids,
+and ``/healthz`` reports those still failing (``failing``; protocol section 6).
 """
 
 from __future__ import annotations
@@ -16,7 +28,11 @@ import asyncio
 import contextvars
 from collections.abc import Callable
 
+from askd.core.deadlines import DeadlineFailure
+from askd.core.records import Request
 from askd.core.registry import Registry
+from askd.server.hub.commits import Commits
+from askd.server.hub.flush import Flush
 from askd.server.logs import get_logger
 
 log = get_logger("askd.hub")
@@ -70,3 +86,37 @@ class DeadlineTimer:
         if self._timer is not None:
             self._timer.cancel()
         self._timer = self._at = None
+
+class DeadlineClock:
+    """What a deadline's coming does; it takes the timer's firing."""
+
+    def __init__(self, registry: Registry, commits: Commits, flush: Flush, timer: DeadlineTimer) -> None:
+        self._registry, self._commits, self._flush, self._timer = registry, commits, flush, timer
+        timer.attach(self._fire)
+
+    def _fire(self) -> None:
+        due = self._registry.due()
+        if due:
+            self._commits.defer(due)  # its write flushes (and re-arms) when done
+        else:
+            self._flush()  # notifications that came due; re-arms the timer
+        for failure in self._registry.drain_deadline_failures():  # after: what came due is on its way
+            _log_failure(failure)
+
+    def failing(self) -> list[DeadlineFailure]:
+        """The deadlines that failed and are still retried, oldest first."""
+        return self._registry.failing_deadlines()
+
+    def close(self) -> None:
+        self._timer.close()
+
+
+def _log_failure(failure: DeadlineFailure) -> None:
+    key = failure.key
+    ids = {"sessionId": key.session_id, "requestId": key.request_id} if isinstance(key, Request) else {"userId": key}
+    err = failure.error
+    log.error(
+        "deadline.failed", kind=failure.kind, attempt=failure.attempts,
+        retryInSeconds=DeadlineFailure.backoff(failure.attempts),
+        exc_info=(type(err), err, err.__traceback__), **ids,
+    )
