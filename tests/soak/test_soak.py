@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from tests.soak.chaos import report, soak
+from tests.soak.chaos import EXERCISED, report, soak
 
 SECONDS = {1: float(os.environ.get("ASKD_SOAK_SECONDS", "20")), 3: float(os.environ.get("ASKD_CLUSTER_SOAK_SECONDS", "15"))}
 USERS, TABS = 200, 3
@@ -32,5 +32,4 @@ async def test_chaos_soak_loses_nothing_and_duplicates_nothing(nodes: int) -> No
     assert errors == [], "the daemon logged errors"
     assert code == 0, "the daemon did not stop cleanly"
     # The run must have exercised what it claims to.
-    assert f["asked"] > 0 and f["answered"] > 0 and f["timeout"] > 0 and f["cancelled"] > 0
-    assert f["admin aborts"] > 0 and f["answers resent after reconnect"] > 0
+    assert {kind: f[kind] for kind in EXERCISED if f[kind] == 0} == {}
