@@ -147,16 +147,26 @@ class Audiences:
             out.extend(entries)
         return out
 
-    def check_entries(self, ask: AskInput) -> None:
-        """Every ``group:G`` the ask names must exist (``400``, ``loc`` the entry)."""
+    def _unknown_groups(self, ask: AskInput) -> list[tuple[str, str]]:
+        """The ``group:G`` entries of the ask this node holds no group for,
+        each with its ``loc``."""
         if not ask.to and not ask.escalate:  # the usual ask, of one user: nothing to look up
-            return
+            return []
         named = [(f"to.{i}", e) for i, e in enumerate(ask.to or ())]
         named += [(f"escalate.{i}.to.{j}", e) for i, (_, entries) in enumerate(ask.escalate) for j, e in enumerate(entries)]
-        for loc, entry in named:
-            if entry.startswith(GROUP_PREFIX) and entry[len(GROUP_PREFIX) :] not in self.groups:
-                msg = f"no group {entry[len(GROUP_PREFIX):]!r}"
-                raise InvalidRequest(f"{loc}: {msg}", [{"loc": loc, "msg": msg}])
+        return [(loc, e) for loc, e in named if e.startswith(GROUP_PREFIX) and e[len(GROUP_PREFIX) :] not in self.groups]
+
+    def names_unknown_group(self, ask: AskInput) -> bool:
+        """Whether the ask names a group this node does not hold: on a shared
+        store, perhaps one another node made a moment ago, so the hub catches
+        up with the store before deciding the ask."""
+        return bool(self._unknown_groups(ask))
+
+    def check_entries(self, ask: AskInput) -> None:
+        """Every ``group:G`` the ask names must exist (``400``, ``loc`` the entry)."""
+        for loc, entry in self._unknown_groups(ask)[:1]:
+            msg = f"no group {entry[len(GROUP_PREFIX):]!r}"
+            raise InvalidRequest(f"{loc}: {msg}", [{"loc": loc, "msg": msg}])
 
     # ---- changes --------------------------------------------------------
 

@@ -179,6 +179,25 @@ async def test_an_agent_reads_and_cancels_on_another_node_right_after_asking(clu
         assert (await a.result(f"t{i}", again["requestId"])).json()["status"] == "cancelled"
 
 
+async def test_an_ask_on_another_node_finds_a_group_made_a_moment_ago(cluster: Cluster) -> None:
+    """A group put on one node and asked of on another straight after: the
+    asking node catches up with the cluster before it calls the group
+    unknown (found under load in the suite: 400 "no group 'oncall'")."""
+    a, b = await cluster.start(2)
+    lag_follower(b)
+    for i in range(3):
+        r = await a.admin("PUT", f"/admin/v1/groups/g{i}", json={"members": ["bob"]})
+        assert r.status_code in (200, 201), r.text
+        asked = await b.http.post(
+            f"{b.url}/v1/sessions/g{i}/questions", json={"to": [f"group:g{i}"], "questions": [q("Yours?")]}, headers=b.agent_headers
+        )
+        assert asked.status_code == 201, (i, asked.text)
+    unknown = await b.http.post(
+        f"{b.url}/v1/sessions/n/questions", json={"to": ["group:nobody"], "questions": [q("Whose?")]}, headers=b.agent_headers
+    )
+    assert unknown.status_code == 400 and "no group 'nobody'" in unknown.text
+
+
 async def test_lists_on_another_node_show_a_question_asked_a_moment_ago(cluster: Cluster) -> None:
     """The agent's and the admin's pending lists catch up with the cluster
     first, as a single read does: B's follower lags, B still lists A's ask."""

@@ -183,6 +183,8 @@ class Hub:
         pushing nothing. ``agent`` here and below is the calling agent token's
         ``sub``: with one, a session another agent first asked in is unknown
         to it (the registry's ``reach``); None reaches every session."""
+        if self.registry.audiences.names_unknown_group(ask):
+            await self.store.catch_up()  # a group made on another node a moment ago: as the cluster holds it
         if ask.require_online and await self.connections.online_elsewhere(*self.registry.audiences.resolve(ask.to or (ask.user_id,))):
             ask = replace(ask, require_online=False)  # online means a connection on any node
         for _ in range(ASK_ATTEMPTS):
