@@ -58,7 +58,7 @@ MYPY_LINKS = .venv/mypy-path
 
 .PHONY: typecheck
 
-typecheck: $(STAMP)  ## mypy --strict on askd/protocol, askd/client and askd.config (a few seconds once cached)
+typecheck: $(STAMP)  ## mypy --strict on askd/core, askd/protocol, askd/client and askd.config (a few seconds once cached)
 	@mkdir -p $(MYPY_LINKS)/askd && ln -sfn $(CURDIR)/config $(MYPY_LINKS)/askd/config
 	$(BIN)/mypy
 

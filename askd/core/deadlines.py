@@ -37,7 +37,7 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from askd.core import reminders
 from askd.core.audiences import Audiences
@@ -139,9 +139,10 @@ class DeadlineKind:
 
     name: str
     ended: bool  # scheduled once the request ended (else while pending)
-    when: Callable[[DeadlineOwner, Request], float | None]
-    alive: Callable[[DeadlineOwner, Request], bool]
-    fire: Callable[[DeadlineOwner, Request, float], Change | None]
+    # The key: the request, for a question's kinds; a user id for the away's.
+    when: Callable[[DeadlineOwner, Any], float | None]
+    alive: Callable[[DeadlineOwner, Any], bool]
+    fire: Callable[[DeadlineOwner, Any, float], Change | None]
     # Whether the kind can come up at all in this registry for a request
     # with (True) or without escalation steps: the registry looks only at
     # those (``Deadlines.plan``); ``when`` says None for the rest anyway.
@@ -264,9 +265,9 @@ DEADLINE_KINDS: tuple[DeadlineKind, ...] = (
 AWAY_DEADLINE = DeadlineKind(
     "away",
     False,
-    lambda reg, user: reg.away_until(user),  # type: ignore[attr-defined,arg-type]
-    lambda reg, user: reg.away_until(user) is not None,  # type: ignore[attr-defined,arg-type]
-    lambda reg, user, now: AwayEnded(user, reg.away_until(user)),  # type: ignore[attr-defined,arg-type]
+    lambda reg, user: reg.away_until(user),  # type: ignore[attr-defined]
+    lambda reg, user: reg.away_until(user) is not None,  # type: ignore[attr-defined]
+    lambda reg, user, now: AwayEnded(user, reg.away_until(user)),  # type: ignore[attr-defined]
     lambda reg, stepped: False,
 )
 

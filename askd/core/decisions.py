@@ -186,13 +186,13 @@ class Decisions:
         )
         req.max_extension, req.on_timeout, req.remind = ask.max_extension, ask.on_timeout, ask.remind
         req.host_key_hash = ask.host_key_hash
-        asked: dict[str, Any]
-        if ask.action is not None:  # an approval (section 17): what it runs, its quorum
+        shape: dict[str, Any]
+        if ask.action is not None:  # an approval (protocol section 17): what it runs, its quorum
             # (the approvals so far are added at each push: Request.push_fields)
             req.approval = Approval(ask.quorum, ask.action["arguments"])
-            asked = {"action": ask.action, "quorum": ask.quorum}
+            shape = {"action": ask.action, "quorum": ask.quorum}
         else:
-            asked = {"questions": ask.questions}
+            shape = {"questions": ask.questions}
         # Only the encoded frame is kept: pushes wrap it (Request.ask_event).
         req.frame = ev.encode(
             {
@@ -200,7 +200,7 @@ class Decisions:
                 "sessionId": session_id,
                 "payload": {
                     "requestId": req.request_id,
-                    **asked,
+                    **shape,
                     "metadata": ask.metadata if ask.metadata is not None else {},
                     "createdAt": isotime(req.created_at),
                     "expiresAt": isotime(req.expires_at),

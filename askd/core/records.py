@@ -18,7 +18,7 @@ from askd.core import events as ev
 from askd.core.approvals import Approval
 from askd.core.events import Event, Send, isotime
 from askd.core.lifecycle import END_REASON, Status
-from askd.protocol.ids import ALL_SESSIONS  # noqa: F401  (re-exported: askd.core.ALL_SESSIONS)
+from askd.protocol.ids import ALL_SESSIONS as ALL_SESSIONS  # re-exported: askd.core.ALL_SESSIONS
 from askd.protocol.models import Answers
 from askd.core.smallmap import SmallMap
 

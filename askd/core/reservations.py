@@ -36,6 +36,7 @@ class Reservations:
         """An ask was decided (``Registry.prepare_ask``): what it takes is
         held until it is applied or ``release``d, so the next asks are
         checked against it (its bytes counted in the tally from now)."""
+        assert req.frame is not None  # a decided ask has its frame
         self._flying[req.request_id] = req
         self.held.add(req.user_id, req.agent, len(req.frame))  # counted from now: applying keeps it
         self.in_session.setdefault(req.session_id, []).append(req)
