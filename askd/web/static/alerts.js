@@ -1,5 +1,5 @@
 // System notifications for new questions while the page is out of sight
-// (spec E). The browser's permission is asked only from a click on the
+// (protocol section 12, browser notifications). The browser's permission is asked only from a click on the
 // control, never on load; the on/off choice is kept per browser. A
 // requestId this browser already showed, as a panel or as a notification,
 // in any tab and before any refresh, never raises another one: a re-push
