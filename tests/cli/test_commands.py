@@ -377,8 +377,10 @@ async def test_status_up(local: RunningDaemon) -> None:
     assert data["publicUrl"] == f"http://127.0.0.1:{local.daemon.port}/"
     local.daemon.hub.store._db.execute("PRAGMA query_only = ON")  # type: ignore[attr-defined]
     await local.ask("s2", "alice", [q("Refused?")], expect=503)  # the store fails: degraded
-    local.daemon.hub.store._db.execute("PRAGMA query_only = OFF")  # type: ignore[attr-defined]
+    # Still refusing while status looks: the daemon's probe writes, and would
+    # find the store mended before a slow `askd status` had started.
     r = await askd("status")
+    local.daemon.hub.store._db.execute("PRAGMA query_only = OFF")  # type: ignore[attr-defined]
     assert r.exit_code == 0 and "(DEGRADED: it refuses writes)" in r.stdout, r.stdout
 
 

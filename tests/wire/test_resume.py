@@ -88,6 +88,12 @@ async def test_timeout_is_not_paused_by_a_disconnect(daemon: RunningDaemon) -> N
     body = r.json()
     assert body["status"] == "timeout"
     assert body["error"]
+    # On two nodes (requests alternate between them) each must have applied
+    # the end before the next tab connects, so the tab meets the question
+    # ended rather than hearing it end as it subscribes: a plain read on a
+    # node catches it up with the cluster.
+    for _ in range(2):
+        assert (await daemon.result("s1", asked["requestId"])).json()["status"] == "timeout"
 
     tab = await daemon.connect("alice")
     frames = await tab.subscribe("s1")
