@@ -108,14 +108,8 @@ def compose(
     header = str(first.get("header") or "").strip()
     title = header.splitlines()[0] if header else plain(str(first.get("question") or ""))
     subject = w["mail.subject"].replace("{title}", _clip(title, SUBJECT_CHARS))
-    intro = w["mail.intro"].replace("{until}", f"{until} UTC")
     e = html.escape
-
-    text = [intro.replace("{session}", session), ""]
-    shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
-    parts = [f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>']
-    if hidden:
-        _warn(text, parts, lang)
+    text, parts = _opening(w["mail.intro"], session, until, hidden, lang)
     for q in questions:
         header = q.get("header")
         if isinstance(header, str) and header:
@@ -147,6 +141,18 @@ def compose(
     footer.append(f'<a href="{e(inbox)}" style="{STYLE["link"]}">{e(w["mail.inbox"])}</a>')
     parts.append(f'<p style="{STYLE["footer"]}">{" · ".join(footer)}</p>')
     return _mail(subject, text, parts, lang)
+
+
+def _opening(intro: str, session: str, until: str, hidden: bool, lang: str) -> tuple[list[str], list[str]]:
+    """A mail's first lines, text and HTML: its intro naming the session and
+    the time it is open until, then the warning when it shows hidden characters."""
+    intro = intro.replace("{until}", f"{until} UTC")
+    text = [intro.replace("{session}", session), ""]
+    shown_session = f'<span style="{STYLE["session"]}">{html.escape(session)}</span>'
+    parts = [f'<p style="{STYLE["intro"]}">{html.escape(intro).replace("{session}", shown_session)}</p>']
+    if hidden:
+        _warn(text, parts, lang)
+    return text, parts
 
 
 def _warn(text: list[str], parts: list[str], lang: str) -> None:
@@ -202,13 +208,8 @@ def _compose_action(description: dict[str, Any], *, inbox: str, links: dict[str,
     name, session, until = str(action.get("name", "")), str(description["sessionId"]), str(description["expiresAt"])[11:16]
     # One line whatever the name holds: a header with a line break cannot be built at all.
     subject = f"{p['approval.title']}: {_clip(' '.join(name.split()), SUBJECT_CHARS)}"
-    intro = p["approval.mail.intro"].replace("{until}", f"{until} UTC")
     e = html.escape
-    text = [intro.replace("{session}", session), ""]
-    shown_session = f'<span style="{STYLE["session"]}">{e(session)}</span>'
-    parts = [f'<p style="{STYLE["intro"]}">{e(intro).replace("{session}", shown_session)}</p>']
-    if hidden:
-        _warn(text, parts, lang)
+    text, parts = _opening(p["approval.mail.intro"], session, until, hidden, lang)
     text.append(name)
     parts.append(f'<h3 style="{STYLE["header"]}">{e(name)}</h3>')
     for key in ("summary", "preview"):
