@@ -5,6 +5,9 @@ ended one; another Redis node following the stream applies them too."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
 import shutil
 from pathlib import Path
 from typing import Any
@@ -40,8 +43,10 @@ class Listening:
         return []
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
-async def test_a_fresh_load_restores_approvals_pending_and_ended(kind: str, tmp_path: Path) -> None:
+@contextmanager
+def stores(kind: str, tmp_path: Path) -> Iterator[Callable[[str], Store]]:
+    """Opens the ``kind`` of store over one place (a file, or a redis-server
+    of the test's own, stopped after) as a node would: each call a fresh load."""
     server = None
     if kind == "redis":
         if shutil.which("redis-server") is None:
@@ -54,6 +59,15 @@ async def test_a_fresh_load_restores_approvals_pending_and_ended(kind: str, tmp_
         return store
 
     try:
+        yield opened
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+async def test_a_fresh_load_restores_approvals_pending_and_ended(kind: str, tmp_path: Path) -> None:
+    with stores(kind, tmp_path) as opened:
         first = opened("node0")
         reg = Registry(Limits(), clock=lambda: NOW)
         restore(await first.load(), reg)
@@ -66,7 +80,7 @@ async def test_a_fresh_load_restores_approvals_pending_and_ended(kind: str, tmp_
                                  (done.request_id, "bob", "always")):
             change = reg.prepare_approve("s1" if rid == waiting.request_id else "s2", rid, user_id=user, scope=scope)
             assert await first.commit([change]) == [change] and reg.apply(change)
-        if server is None:
+        if kind == "sqlite":
             await first.aclose()
         second = opened("node1")
         fresh = Registry(Limits(), clock=lambda: NOW)
@@ -82,8 +96,5 @@ async def test_a_fresh_load_restores_approvals_pending_and_ended(kind: str, tmp_
         assert await second.commit([moved]) == [moved]
         assert await second.commit([stale]) == []
         await second.aclose()
-        if server is not None:
+        if kind == "redis":
             await first.aclose()
-    finally:
-        if server is not None:
-            server.stop()

@@ -4,7 +4,6 @@ on Redis) its own host still relays, and another key is still refused."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,28 +14,14 @@ from askd.core.registry import Registry
 from askd.core.snapshot import restore
 from askd.protocol.relay import host_key_hash
 from askd.store import Store
-from askd.store.redis import RedisStore
-from askd.store.sqlite import SqliteStore
-from tests.redis_server import RedisServer
-from tests.store.test_approvals_kept import ACTION, NOW, Listening
+from tests.store.test_approvals_kept import ACTION, NOW, Listening, stores
 
 KEY = "k" * 32
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis"])
 async def test_a_fresh_load_keeps_the_hash_of_the_host_key(kind: str, tmp_path: Path) -> None:
-    server = None
-    if kind == "redis":
-        if shutil.which("redis-server") is None:
-            pytest.skip("redis-server is not installed")
-        server = RedisServer(tmp_path / "redis").start()
-
-    def opened(node: str) -> Store:
-        store: Store = SqliteStore(tmp_path / "askd.db") if server is None else RedisStore(server.url, node)
-        store.attach(Listening())
-        return store
-
-    try:
+    with stores(kind, tmp_path) as opened:
         first = opened("node0")
         reg = Registry(Limits(), clock=lambda: NOW)
         restore(await first.load(), reg)
@@ -46,7 +31,7 @@ async def test_a_fresh_load_keeps_the_hash_of_the_host_key(kind: str, tmp_path: 
         assert asked is not None and asked_plain is not None
         for change in (asked, asked_plain):
             assert await first.commit([change]) == [change] and reg.apply(change)
-        if server is None:
+        if kind == "sqlite":
             await first.aclose()
         second = opened("node1")
         fresh = Registry(Limits(), clock=lambda: NOW)
@@ -61,8 +46,5 @@ async def test_a_fresh_load_keeps_the_hash_of_the_host_key(kind: str, tmp_path: 
         with pytest.raises(Forbidden):
             fresh.prepare_approve("s2", plain.request_id, user_id="alice", via="mcp", relay=Relay(None, hashed))
         await second.aclose()
-        if server is not None:
+        if kind == "redis":
             await first.aclose()
-    finally:
-        if server is not None:
-            server.stop()

@@ -5,7 +5,6 @@ and another Redis node following the stream gets them with the ask."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,10 +13,8 @@ from askd.core import AskInput, Limits, NotifyPolicy
 from askd.core.registry import Registry
 from askd.core.snapshot import restore
 from askd.store import Store
-from askd.store.redis import RedisStore, change_json
-from askd.store.sqlite import SqliteStore
-from tests.redis_server import RedisServer
-from tests.store.test_approvals_kept import Listening
+from askd.store.redis import change_json
+from tests.store.test_approvals_kept import Listening, stores
 
 NOW = 1_800_000_000.0
 QS = [{"question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]}]
@@ -25,18 +22,7 @@ QS = [{"question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]}]
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis"])
 async def test_a_fresh_load_keeps_the_reminders(kind: str, tmp_path: Path) -> None:
-    server = None
-    if kind == "redis":
-        if shutil.which("redis-server") is None:
-            pytest.skip("redis-server is not installed")
-        server = RedisServer(tmp_path / "redis").start()
-
-    def opened(node: str) -> Store:
-        store: Store = SqliteStore(tmp_path / "askd.db") if server is None else RedisStore(server.url, node)
-        store.attach(Listening())
-        return store
-
-    try:
+    with stores(kind, tmp_path) as opened:
         first = opened("node0")
         reg = Registry(Limits(), clock=lambda: NOW, notify=NotifyPolicy())
         restore(await first.load(), reg)
@@ -45,7 +31,7 @@ async def test_a_fresh_load_keeps_the_reminders(kind: str, tmp_path: Path) -> No
         assert asked is not None and asked_plain is not None
         for change in (asked, asked_plain):
             assert await first.commit([change]) == [change] and reg.apply(change)
-        if server is None:
+        if kind == "sqlite":
             await first.aclose()
         second = opened("node1")
         fresh = Registry(Limits(), clock=lambda: NOW, notify=NotifyPolicy())
@@ -56,11 +42,8 @@ async def test_a_fresh_load_keeps_the_reminders(kind: str, tmp_path: Path) -> No
         other = fresh.get("s2", plain.request_id)
         assert other is not None and other.remind is None
         await second.aclose()
-        if server is not None:
+        if kind == "redis":
             await first.aclose()
-    finally:
-        if server is not None:
-            server.stop()
 
 
 def test_the_stream_carries_the_reminders_with_the_ask() -> None:
