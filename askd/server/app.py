@@ -157,11 +157,13 @@ class Daemon:
         )
         return public, admin
 
-    def _listen(self, app: tornado.web.Application, host: str, port: int, caps: ConnectionCaps) -> int:
+    def _bind(self, host: str, port: int) -> list[socket.socket]:
         try:
-            sockets = tornado.netutil.bind_sockets(port, host, backlog=LISTEN_BACKLOG)
+            return tornado.netutil.bind_sockets(port, host, backlog=LISTEN_BACKLOG)
         except OSError as err:
             raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+
+    def _serve(self, app: tornado.web.Application, sockets: list[socket.socket], caps: ConnectionCaps) -> None:
         # A body declared over max_request_bytes gets a 413 from the handler
         # before it is read; an API handler counts a chunked one and answers
         # 413 at the limit. Tornado's max_body_size stays for the others.
@@ -177,27 +179,40 @@ class Daemon:
         )
         server.add_sockets(sockets)
         self._servers.append(server)
-        return sockets[0].getsockname()[1]
 
     async def start(self) -> None:
         loaded = await self.hub.load()
         # What came back, as people count it: questions still waiting (those
-        # overdue end as the timer starts) and results kept for agents.
+        # overdue end before the listeners serve) and results kept for agents.
         pending = self.hub.counts()["pending"]
         kept = {"pending": pending, "results": loaded - pending}
         # The later of the configured auth.not_before and the last revoke-all.
         self.ctx.not_before = max(self.settings.auth.not_before, await self.store.load_not_before())
         public, admin = self._apps()
         s = self.settings
-        self.port = self._listen(public, s.host, s.port, self.caps)
+        # Bound first (the ports are known, and connections wait in the
+        # backlog), served only once questions that passed their deadline
+        # while no daemon ran have ended: no tab is shown a question already
+        # over, and no client hears of that end as if it happened live.
+        public_sockets = self._bind(s.host, s.port)
         try:
-            self.admin_port = self._listen(admin, s.admin_host, s.admin_port, self.admin_caps)
+            admin_sockets = self._bind(s.admin_host, s.admin_port)
         except ListenError:
-            self._servers[0].stop()
+            for sock in public_sockets:
+                sock.close()
             raise
+        self.port = public_sockets[0].getsockname()[1]
+        self.admin_port = admin_sockets[0].getsockname()[1]
         self.ctx.ports = {"port": self.port, "admin_port": self.admin_port}
-        self._start_notifier()
-        self.hub.start()
+        try:
+            self._start_notifier()
+            await self.hub.start()
+        except BaseException:
+            for sock in public_sockets + admin_sockets:
+                sock.close()
+            raise
+        self._serve(public, public_sockets, self.caps)
+        self._serve(admin, admin_sockets, self.admin_caps)
         self.audit_retention.start()
         runtime: dict[str, Any] = {
             "port": self.port,

@@ -4,6 +4,7 @@ scroll in their box, and the page in English or Chinese."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -259,7 +260,8 @@ async def test_the_page_speaks_chinese_when_asked_or_when_the_browser_does(
         asked = await daemon.ask(session, "alice", [q("Deploy?", "yes", "no")], timeoutSeconds=600)
         panel = tab.panel(asked["requestId"])
         await expect(tab.page.locator("html")).to_have_attribute("lang", "zh-CN")
-        await expect(panel.locator("time")).to_have_text("剩余 9:59", timeout=3000)
+        # Ticking in Chinese; a loaded machine may skip a second between ticks.
+        await expect(panel.locator("time")).to_have_text(re.compile(r"^\s*剩余 9:5\d\s*$"), timeout=3000)
         await expect(panel.get_by_role("button", name="提交回答")).to_be_visible()
         await expect(panel.locator(".asked")).to_contain_text("提问于")
         await expect(tab.page.locator("#conn-text")).to_have_text("已连接")

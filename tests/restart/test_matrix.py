@@ -111,7 +111,7 @@ async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 async def test_pending_questions_come_back_unchanged(world: World) -> None:
     d = world.d
     listening = await world.process.listening()
-    # Every question asked before, once: 8 pending (erin's, overdue, ends as the timer starts), bob's and carol's results.
+    # Every question asked before, once: 8 pending (erin's, overdue, ends before the listeners serve), bob's and carol's results.
     assert (listening["pending"], listening["results"]) == (8, 2)
     for body in world.keep:
         r = await d.result(body["sessionId"], body["requestId"])

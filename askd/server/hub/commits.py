@@ -191,6 +191,12 @@ class Commits:
         self._backlog.extend(changes)
         self._tasks.spawn(self.write_backlog)
 
+    async def write_deferred(self, changes: list[Change]) -> None:
+        """As ``defer``, but return once they are written (or, should the
+        store refuse, kept in the backlog for the probe)."""
+        self._backlog.extend(changes)
+        await self.write_backlog()
+
     async def write_backlog(self) -> None:
         try:
             await self.commit([])  # flushes once stored

@@ -100,6 +100,20 @@ class DeadlineClock:
             self._commits.defer(due)  # its write flushes (and re-arms) when done
         else:
             self._flush()  # notifications that came due; re-arms the timer
+        self._log_failures()
+
+    async def catch_up(self) -> None:
+        """At start, before the listeners open: end what passed its deadline
+        while no daemon ran, so no tab is shown a question already over and
+        no client is told of the end as if it happened live; then hand on
+        what the load made due (webhooks) and arm the timer."""
+        due = self._registry.due()
+        if due:
+            await self._commits.write_deferred(due)  # flushes once stored
+        self._flush()
+        self._log_failures()
+
+    def _log_failures(self) -> None:
         for failure in self._registry.drain_deadline_failures():  # after: what came due is on its way
             _log_failure(failure)
 

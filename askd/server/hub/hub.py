@@ -111,13 +111,14 @@ class Hub:
 
     async def load(self) -> int:
         """Restore what the store kept; questions whose deadline passed while
-        no daemon ran end once ``start`` arms the timer, with the usual events."""
+        no daemon ran end in ``start``, with the usual events."""
         self.store.attach(self)
         return restore(await self.store.load(), self.registry)
 
-    def start(self) -> None:
-        """Go: hand over what the load made due (webhooks) and arm the timer."""
-        self.flush()
+    async def start(self) -> None:
+        """Go, before the listeners open: end what is overdue, hand over what
+        the load made due (webhooks) and arm the timer."""
+        await self.clock.catch_up()
 
     # ---- what the store calls back (askd.store.base.StoreListener) ------
 
