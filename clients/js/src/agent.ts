@@ -135,7 +135,7 @@ export class Agent {
   }
 
   /**
-   * Move the question's deadline `seconds` later (askd v1.2 section I; a
+   * Move the question's deadline `seconds` later (protocol section 5, "Extending a question"; a
    * daemon without it answers 404 `not_found`). Resolves with the result
    * (pending, the new `expiresAt`); a refusal is an AskdError (`not_allowed`).
    */

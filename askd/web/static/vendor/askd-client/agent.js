@@ -74,7 +74,7 @@ export class Agent {
         return this.json(await this.call({ method: 'DELETE', path: questionPath(sessionId, requestId), signal: options.signal }));
     }
     /**
-     * Move the question's deadline `seconds` later (askd v1.2 section I; a
+     * Move the question's deadline `seconds` later (protocol section 5, "Extending a question"; a
      * daemon without it answers 404 `not_found`). Resolves with the result
      * (pending, the new `expiresAt`); a refusal is an AskdError (`not_allowed`).
      */
