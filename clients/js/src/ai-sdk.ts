@@ -121,7 +121,8 @@ export interface ApprovalRequest {
  * Where the requests are: a `generateText` result or a step (their
  * `content`, awaited for `streamText`'s), or the run's messages (its
  * `response.messages`, or the whole history: requests already answered by
- * a `tool-approval-response` there are skipped).
+ * a `tool-approval-response` there are skipped), or useChat's UI messages
+ * (tool parts in state `approval-requested`).
  */
 export type ApprovalSource = { content: readonly unknown[] | PromiseLike<readonly unknown[]> } | readonly unknown[];
 
@@ -273,8 +274,7 @@ async function respond(
     const refused = await receiptRefusal(result, action, keys, options.signal);
     if (refused) return deny(`not run: askd approved it, but ${refused}`);
   }
-  const by = result.answeredBy;
-  return { type: 'tool-approval-response', approvalId: req.approvalId, approved: true, reason: by ? `approved by ${by} (askd)` : 'approved (askd)' };
+  return { type: 'tool-approval-response', approvalId: req.approvalId, approved: true, reason: `${result.answeredBy ?? 'someone'} approved it` };
 }
 
 /** Why the result's receipt does not prove this approval, or null when it does. */
@@ -298,7 +298,12 @@ function requestsOfMessages(messages: readonly unknown[]): ApprovalRequest[] {
   const calls = new Map<string, { toolName: string; input: unknown }>();
   const answered = new Set<string>();
   const asked: Record<string, unknown>[] = [];
+  const found: ApprovalRequest[] = [];
   for (const message of messages) {
+    if (isObject(message) && Array.isArray(message.parts)) {
+      found.push(...requestsOfUiMessage(message.parts));
+      continue;
+    }
     if (!isObject(message) || !Array.isArray(message.content)) continue;
     for (const part of message.content) {
       if (!isObject(part)) continue;
@@ -311,7 +316,6 @@ function requestsOfMessages(messages: readonly unknown[]): ApprovalRequest[] {
       }
     }
   }
-  const found: ApprovalRequest[] = [];
   for (const part of asked) {
     const approvalId = part.approvalId;
     const toolCallId = part.toolCallId;
@@ -321,6 +325,32 @@ function requestsOfMessages(messages: readonly unknown[]): ApprovalRequest[] {
     found.push(request(part, toolCallId, call.toolName, call.input));
   }
   return found;
+}
+
+/**
+ * A UI message's (useChat's) tool parts waiting for a decision: `state`
+ * `approval-requested`, the approval's id in `approval.id`; the tool's name
+ * is the part's type after `tool-` (or `toolName` of a `dynamic-tool`).
+ */
+function requestsOfUiMessage(parts: unknown[]): ApprovalRequest[] {
+  const found: ApprovalRequest[] = [];
+  for (const part of parts) {
+    if (!isObject(part) || part.state !== 'approval-requested' || !isObject(part.approval)) continue;
+    if (part.approval.isAutomatic === true || typeof part.approval.id !== 'string' || typeof part.toolCallId !== 'string') continue;
+    const type = String(part.type);
+    const toolName = type === 'dynamic-tool' ? String(part.toolName) : type.startsWith('tool-') ? type.slice('tool-'.length) : null;
+    if (toolName === null) continue;
+    const reason = part.approval.requestReason;
+    found.push(request({ approvalId: part.approval.id, reason }, part.toolCallId, toolName, part.input));
+  }
+  return found;
+}
+
+/** The arguments of useChat's `addToolApprovalResponse` for a response. */
+export function uiApprovalResponse(response: ToolApprovalResponse): { id: string; approved: boolean; reason?: string } {
+  const args: { id: string; approved: boolean; reason?: string } = { id: response.approvalId, approved: response.approved };
+  if (response.reason !== undefined) args.reason = response.reason;
+  return args;
 }
 
 function request(part: Record<string, unknown>, toolCallId: string, toolName: string, input: unknown): ApprovalRequest {

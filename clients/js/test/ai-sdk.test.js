@@ -10,6 +10,8 @@ import { after, before, describe, test } from 'node:test';
 
 import { generateText, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
+import { generateText as generateTextV6, tool as toolV6 } from 'ai-v6'; // AI SDK 6, the devDependency's alias
+import { MockLanguageModelV3 } from 'ai-v6/test';
 import { z } from 'zod';
 
 import { Agent } from '../dist/index.js';
@@ -20,6 +22,7 @@ import {
   collectToolApprovals,
   toolApproval,
   toolApprovalMessage,
+  uiApprovalResponse,
 } from '../dist/ai-sdk.js';
 import { Askd } from './askd.js';
 
@@ -32,8 +35,8 @@ const USAGE = {
  * A model that calls `calls` (each `[toolName, input]`) on the user's turn,
  * then answers with text once it has the tools' results.
  */
-function scriptedModel(calls) {
-  return new MockLanguageModelV4({
+function scriptedModel(calls, Model = MockLanguageModelV4) {
+  return new Model({
     doGenerate: async ({ prompt }) => {
       if (prompt.at(-1).role === 'user') {
         const content = calls.map(([toolName, input], i) => ({
@@ -159,7 +162,7 @@ describe('askd-client/ai-sdk with AI SDK 7 against askd serve', { timeout: 180_0
     await decideAs('alice', sid, item.requestId, 'approve');
     const responses = await deciding;
     const approvalId = run.result.content.find((p) => p.type === 'tool-approval-request').approvalId;
-    assert.deepEqual(responses, [{ type: 'tool-approval-response', approvalId, approved: true, reason: 'approved by alice (askd)' }]);
+    assert.deepEqual(responses, [{ type: 'tool-approval-response', approvalId, approved: true, reason: 'alice approved it' }]);
     const final = await resume(run, responses);
     assert.deepEqual(run.ran, [['deploy', { service: 'web', env: 'production' }]]);
     assert.equal(final.text, 'done');
@@ -240,6 +243,32 @@ describe('askd-client/ai-sdk with AI SDK 7 against askd serve', { timeout: 180_0
     assert.deepEqual(unchecked.map((r) => r.approved), [true]);
   });
 
+  test("another approval's receipt, for the same call, is refused: the receipt must be this request's", async () => {
+    const other = newSession();
+    const input = { service: 'web', env: 'production' };
+    const asking = agent.requestApproval(other, { userId: 'alice', action: { name: 'deploy', arguments: input } });
+    const [first] = await pendingOf(other);
+    await decideAs('alice', other, first.requestId, 'approve');
+    const { receipt } = await asking;
+    const swapping = async (url, init) => {
+      const response = await fetch(url, init);
+      const body = await response.json();
+      if (body.receipt) body.receipt = receipt;
+      return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+    };
+    const swapped = new Agent({ url: askd.url, token: await askd.token('agent'), pollSeconds: 1, fetch: swapping });
+    const sid = newSession();
+    const run = await firstTurn([['deploy', input]]);
+    const deciding = approveToolCalls(run.result, { agent: swapped, session: sid, userId: 'alice' });
+    const [item] = await pendingOf(sid);
+    await decideAs('alice', sid, item.requestId, 'approve');
+    const [refused] = await deciding;
+    assert.deepEqual(
+      [refused.approved, refused.reason],
+      [false, `not run: askd approved it, but the receipt is for another request (${other}/${first.requestId})`],
+    );
+  });
+
   test('the same call asked twice is one question; a repeat after the decision gets the same decision', async () => {
     const sid = newSession();
     const run = await firstTurn([['deploy', { service: 'web', env: 'staging' }]]);
@@ -278,6 +307,52 @@ describe('askd-client/ai-sdk with AI SDK 7 against askd serve', { timeout: 180_0
     assert.deepEqual(ran, [['deploy', { service: 'web', env: 'production' }]]);
     // Answered now, the request is no longer open in the messages: nothing to collect.
     assert.deepEqual(await collectToolApprovals(messages, later), { responses: [], pending: [] });
+  });
+
+  test('AI SDK 6: needsApproval on the tool; its parts and responses are the same', async () => {
+    const sid = newSession();
+    const model = scriptedModel([['deploy', { service: 'web', env: 'staging' }]], MockLanguageModelV3);
+    const ran = [];
+    const tools = {
+      deploy: toolV6({
+        inputSchema: z.object({ service: z.string(), env: z.string() }),
+        needsApproval: true,
+        execute: async (input) => (ran.push(input), 'deployed'),
+      }),
+    };
+    const messages = [{ role: 'user', content: 'ship it' }];
+    const first = await generateTextV6({ model, tools, messages });
+    messages.push(...first.response.messages);
+    const deciding = approveToolCalls(messages, { agent, session: sid, userId: 'alice', tools });
+    const [item] = await pendingOf(sid);
+    assert.equal(item.action.schema.type, 'object');
+    await decideAs('alice', sid, item.requestId, 'approve');
+    messages.push(toolApprovalMessage(await deciding));
+    await generateTextV6({ model, tools, messages });
+    assert.deepEqual(ran, [{ service: 'web', env: 'staging' }]);
+  });
+
+  test("useChat's UI messages: the approval-requested tool parts, answered through addToolApprovalResponse's arguments", async () => {
+    const sid = newSession();
+    const uiMessages = [
+      { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'ship it' }] },
+      {
+        id: 'a1',
+        role: 'assistant',
+        parts: [
+          { type: 'tool-deploy', toolCallId: 'call-7', state: 'approval-requested', input: { service: 'web', env: 'staging' }, approval: { id: 'approval-7', requestReason: 'production-like' } },
+          { type: 'tool-readLog', toolCallId: 'call-8', state: 'output-available', input: { service: 'web' }, output: 'log lines' },
+          { type: 'tool-deploy', toolCallId: 'call-9', state: 'approval-requested', input: { service: 'api', env: 'staging' }, approval: { id: 'approval-9', isAutomatic: true } },
+        ],
+      },
+    ];
+    const deciding = approveToolCalls(uiMessages, { agent, session: sid, userId: 'alice' });
+    const [item] = await pendingOf(sid);
+    assert.deepEqual(item.action.arguments, { service: 'web', env: 'staging' });
+    assert.match(item.action.summary, /production-like/);
+    await decideAs('alice', sid, item.requestId, 'decline', { reason: 'wait' });
+    const responses = await deciding;
+    assert.deepEqual(responses.map(uiApprovalResponse), [{ id: 'approval-7', approved: false, reason: 'alice denied it: wait' }]);
   });
 
   test('inline waits through an askd restart', async () => {

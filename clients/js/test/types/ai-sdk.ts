@@ -12,6 +12,7 @@ import {
   collectToolApprovals,
   toolApproval,
   toolApprovalMessage,
+  uiApprovalResponse,
   type PendingToolApproval,
   type ToolApprovalDecisions,
 } from 'askd-client/ai-sdk';
@@ -38,6 +39,8 @@ export async function run(): Promise<void> {
   const requestId: string = pending[0].requestId;
   void requestId;
   await collectToolApprovals(messages, { agent, session: 's1', userId: 'alice', wait: true, timeoutMs: 60_000, verifyReceipts: false });
+  const args: { id: string; approved: boolean; reason?: string } = uiApprovalResponse(responses[0]);
+  void args;
   // @ts-expect-error: a session is required
   await approveToolCalls(result, { agent });
 }
