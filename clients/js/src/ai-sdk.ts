@@ -231,10 +231,10 @@ async function approvalBody(req: ApprovalRequest, options: AskdApprovalOptions):
     throw new TypeError(`askd: the input of tool call ${req.toolCallId} (${req.toolName}) is not a JSON object; askd approves object arguments only`);
   }
   const tool = options.tools?.[req.toolName];
-  const agentName = options.agentName ?? 'An AI SDK agent';
-  const lines = [`**${agentName}** asks to run the tool \`${req.toolName}\`.`];
-  if (typeof tool?.description === 'string' && tool.description) lines.push(`The tool: ${tool.description}`);
-  if (req.reason) lines.push(`Why it needs approval: ${req.reason}`);
+  // Each part clipped, so the summary stays within askd's 4,000 characters (protocol section 17).
+  const lines = [`**${clip(options.agentName ?? 'An AI SDK agent', 200)}** asks to run the tool \`${req.toolName}\`.`];
+  if (typeof tool?.description === 'string' && tool.description) lines.push(`The tool: ${clip(tool.description, 1500)}`);
+  if (req.reason) lines.push(`Why it needs approval: ${clip(req.reason, 1500)}`);
   const action: Action = {
     name: req.toolName,
     arguments: req.input,
@@ -367,6 +367,10 @@ function agentFromOptions({ url, token }: AskdApprovalOptions): Agent {
     throw new TypeError('askd: give `agent`, or `url` and `token` (or set ASKD_URL and ASKD_AGENT_TOKEN)');
   }
   return new Agent({ url: found, token: agentToken });
+}
+
+function clip(text: string, most: number): string {
+  return text.length <= most ? text : `${text.slice(0, most - 1)}…`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -340,7 +340,7 @@ describe('askd-client/ai-sdk with AI SDK 7 against askd serve', { timeout: 180_0
         id: 'a1',
         role: 'assistant',
         parts: [
-          { type: 'tool-deploy', toolCallId: 'call-7', state: 'approval-requested', input: { service: 'web', env: 'staging' }, approval: { id: 'approval-7', requestReason: 'production-like' } },
+          { type: 'tool-deploy', toolCallId: 'call-7', state: 'approval-requested', input: { service: 'web', env: 'staging' }, approval: { id: 'approval-7', requestReason: `production-like ${'x'.repeat(5000)}` } },
           { type: 'tool-readLog', toolCallId: 'call-8', state: 'output-available', input: { service: 'web' }, output: 'log lines' },
           { type: 'tool-deploy', toolCallId: 'call-9', state: 'approval-requested', input: { service: 'api', env: 'staging' }, approval: { id: 'approval-9', isAutomatic: true } },
         ],
@@ -349,7 +349,7 @@ describe('askd-client/ai-sdk with AI SDK 7 against askd serve', { timeout: 180_0
     const deciding = approveToolCalls(uiMessages, { agent, session: sid, userId: 'alice' });
     const [item] = await pendingOf(sid);
     assert.deepEqual(item.action.arguments, { service: 'web', env: 'staging' });
-    assert.match(item.action.summary, /production-like/);
+    assert.match(item.action.summary, /production-like x+…$/); // clipped within askd's 4,000 characters
     await decideAs('alice', sid, item.requestId, 'decline', { reason: 'wait' });
     const responses = await deciding;
     assert.deepEqual(responses.map(uiApprovalResponse), [{ id: 'approval-7', approved: false, reason: 'alice denied it: wait' }]);
