@@ -297,6 +297,8 @@ describe('askd-client/ai-sdk with AI SDK 7 against askd serve', { timeout: 180_0
     const messages = JSON.parse(saved);
     const early = await collectToolApprovals(messages, later);
     assert.deepEqual([early.responses, early.pending.map((p) => p.requestId)], [[], [asked.pending[0].requestId]]);
+    const waited = await collectToolApprovals(messages, { ...later, wait: true, timeoutMs: 300 });
+    assert.deepEqual(waited.pending.map((p) => p.requestId), [asked.pending[0].requestId], 'still pending when the wait gives up');
     await decideAs('alice', sid, asked.pending[0].requestId, 'approve');
     const collected = await collectToolApprovals(messages, later);
     assert.deepEqual([collected.pending, collected.responses.map((r) => r.approved)], [[], [true]]);
