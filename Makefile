@@ -84,10 +84,13 @@ bench: $(STAMP)  ## run the benchmarks of docs/performance.md (BENCH_ARGS="b1 --
 # The JavaScript client (clients/js, npm package askd-client). Its types are
 # generated from askd's models and the page's copy is its build: after a
 # model changes, `make js-types` regenerates both (tests/jsclient checks).
+# The page's copy leaves out the modules it never loads (JS_NOT_VENDORED:
+# the AI SDK adapter, which imports the `ai` package).
 .PHONY: test-js js-types
 
 JS        = clients/js
 JS_VENDOR = askd/web/static/vendor/askd-client
+JS_NOT_VENDORED = ai-sdk.js
 
 test-js: $(STAMP)  ## the JavaScript client's own tests, against a real askd (npm ci && npm test)
 	cd $(JS) && npm ci --no-audit --no-fund && ASKD_BIN="$(abspath $(BIN))/askd" npm test
@@ -96,4 +99,5 @@ js-types: $(STAMP)  ## regenerate clients/js's schema, types and the page's buil
 	$(BIN)/askd schema > $(JS)/schema/askd.schema.json
 	cd $(JS) && npm ci --no-audit --no-fund && npm run types && npm run build
 	rm -rf $(JS_VENDOR) && mkdir -p $(JS_VENDOR)
-	cp $(JS)/dist/*.js $(JS)/LICENSE $(JS_VENDOR)/
+	for f in $(JS)/dist/*.js; do case " $(JS_NOT_VENDORED) " in *" $${f##*/} "*) ;; *) cp "$$f" $(JS_VENDOR)/ ;; esac; done
+	cp $(JS)/LICENSE $(JS_VENDOR)/

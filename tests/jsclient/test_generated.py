@@ -18,6 +18,9 @@ from askd.cli.main import app
 ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "clients" / "js"
 VENDOR = ROOT / "askd" / "web" / "static" / "vendor" / "askd-client"
+# Modules of the package the page never loads, left out of its copy (the
+# Makefile's JS_NOT_VENDORED): the AI SDK adapter imports the `ai` package.
+NOT_VENDORED = {"ai-sdk.js"}
 REGENERATE = "out of date: run `make js-types` and commit the result"
 
 
@@ -55,7 +58,7 @@ def test_the_pages_copy_is_the_build_of_the_source(node_modules: Path, tmp_path:
         [str(node_modules / ".bin" / "tsc"), "-p", "tsconfig.json", "--outDir", str(tmp_path)],
         cwd=JS, check=True, capture_output=True, timeout=300,
     )
-    built = {p.name: p.read_text() for p in tmp_path.glob("*.js")}
+    built = {p.name: p.read_text() for p in tmp_path.glob("*.js") if p.name not in NOT_VENDORED}
     vendored = {p.name: p.read_text() for p in VENDOR.glob("*.js")}
     assert built, "tsc built nothing"
     assert vendored == built, REGENERATE
