@@ -232,7 +232,9 @@ class Tasks(Extension):
 
     # ---- tools/call ------------------------------------------------------
 
-    async def intercept_tool_call(self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    async def intercept_tool_call(
+        self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any], call_next: CallNext
+    ) -> HandlerResult:
         # A task needs the 2026-07-28 wire (an older one cannot carry a
         # CreateTaskResult) and a client that declared the extension on this call.
         if params.name not in (ASK, APPROVE) or not declared(ctx) or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
@@ -282,7 +284,8 @@ class Tasks(Extension):
                     elicited = types.ElicitResult.model_validate(reply)
                 except ValidationError:
                     raise MCPError(
-                        code=INVALID_PARAMS, message=f"inputResponses.{HOST_KEY}: not an elicitation result (action accept, decline or cancel)"
+                        code=INVALID_PARAMS,
+                        message=f"inputResponses.{HOST_KEY}: not an elicitation result (action accept, decline or cancel)",
                     ) from None
                 await self.bridge.hear_host(client, ref.request_id, elicited)
                 self._touch()
@@ -309,7 +312,9 @@ class Tasks(Extension):
 
     # ---- notifications/tasks -----------------------------------------------
 
-    async def listen(self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+    async def listen(
+        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
         """One ``subscriptions/listen`` stream: acknowledge the ``taskIds``
         askd knows, then send each one's state as it changes, until the host
         closes the stream. askd has no list-changed events: other kinds are
@@ -334,7 +339,7 @@ class Tasks(Extension):
             honored = types.SubscriptionFilter.model_validate({"taskIds": [r.encode() for r in refs]} if requested is not None else {})
             await ctx.session.send_notification(
                 types.SubscriptionsAcknowledgedNotification(
-                    params=types.SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
+                    params=types.SubscriptionsAcknowledgedNotificationParams(notifications=honored, meta=meta)
                 ),
                 related_request_id=ctx.request_id,
             )
@@ -342,7 +347,7 @@ class Tasks(Extension):
                 for ref in refs:
                     group.start_soon(self._watch, ctx, client, ref, meta)
                 await anyio.sleep_forever()  # until the host closes the stream (the SDK cancels this handler)
-        return types.SubscriptionsListenResult(_meta=meta)
+        return types.SubscriptionsListenResult(meta=meta)
 
     async def _watch(self, ctx: ServerRequestContext[Any], client: AsyncAgentClient, ref: TaskRef, meta: dict[str, Any]) -> None:
         """Send the task's state whenever it changes, up to its end."""
@@ -360,8 +365,10 @@ class Tasks(Extension):
             task = self._task(ref, result, ctx)
             seen = (task.status, tuple(task.input_requests or ()))
             if seen != last:
-                params = TaskNotificationParams.model_validate({**task.model_dump(by_alias=True, mode="json", exclude_none=True, exclude={"result_type"}), "_meta": meta})
-                await ctx.session.send_notification(cast(types.ServerNotification, TaskNotification(params=params)), related_request_id=ctx.request_id)
+                shown = task.model_dump(by_alias=True, mode="json", exclude_none=True, exclude={"result_type"})
+                note = TaskNotification(params=TaskNotificationParams.model_validate({**shown, "_meta": meta}))
+                # The SDK types send_notification for the core notifications; it sends any model.
+                await ctx.session.send_notification(cast(types.ServerNotification, note), related_request_id=ctx.request_id)
                 last = seen
             if task.status in TERMINAL:
                 return
@@ -429,4 +436,6 @@ class Tasks(Extension):
 
 
 def _not_found() -> MCPError:
-    return MCPError(code=INVALID_PARAMS, message="Failed to retrieve task: Task not found (unknown to askd for this agent token, or expired)")
+    return MCPError(
+        code=INVALID_PARAMS, message="Failed to retrieve task: Task not found (unknown to askd for this agent token, or expired)"
+    )

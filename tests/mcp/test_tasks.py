@@ -7,13 +7,18 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp_types import CallToolResult, Request, RequestParams, Result
+from pydantic import ConfigDict
 
 from askd import state, tokens
 from tests.askd_process import Service
 from tests.conftest import RunningDaemon, WsClient, q
+from tests.mcp.conftest import ASKD, CALL_TIMEOUT
 from tests.mcp.wire import TASKS, Host, caps, host
 from tests.receipts.independent import receipted
 
@@ -240,10 +245,12 @@ async def test_a_tab_answer_wins_over_a_later_tasks_update(daemon: RunningDaemon
         await tab.answer(S, rid, {"Which database?": "SQLite"})
         await tab.expect("ask_user_questions_cancelled")
         (key,) = asking["inputRequests"]
-        ack = await h.request("tasks/update", {"taskId": task["taskId"], "inputResponses": {key: {"action": "accept", "content": {"q1": "PostgreSQL"}}}}, declare=declare)
-        assert "result" in ack
+        late = {key: {"action": "accept", "content": {"q1": "PostgreSQL"}}}
+        ack = await h.request("tasks/update", {"taskId": task["taskId"], "inputResponses": late}, declare=declare)
+        assert "result" in ack  # acknowledged; askd refuses it (not_pending), the tab's answer stands
         done = await h.until(task["taskId"], "completed", declare=declare)
-    assert (done["result"]["structuredContent"]["answers"], done["result"]["structuredContent"]["via"]) == ({"Which database?": "SQLite"}, "ws")
+    ended = done["result"]["structuredContent"]
+    assert (ended["answers"], ended["via"]) == ({"Which database?": "SQLite"}, "ws")
     assert (await daemon.result(S, rid)).json()["via"] == "ws"
 
 
@@ -275,3 +282,74 @@ async def test_notifications_tell_a_listening_host_each_change(daemon: RunningDa
         done = await h.note(lambda n: n["method"] == "notifications/tasks" and n["params"]["status"] == "completed")
     assert done["params"]["result"]["content"] == [{"type": "text", "text": "Which database? → SQLite"}]
     assert done["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen_id
+
+
+# ---- the mcp package's own client, resolving the task through a claim ----------
+
+
+class CreatedTask(Result):
+    """The ``CreateTaskResult`` as the client's claim reads it."""
+
+    model_config = ConfigDict(extra="allow")
+    result_type: Literal["task"] = "task"
+    task_id: str
+    status: str
+
+
+class PolledTask(Result):
+    model_config = ConfigDict(extra="allow")
+    status: str
+    result: dict[str, Any] | None = None
+
+
+class GetTaskParams(RequestParams):
+    task_id: str
+
+
+class GetTask(Request[GetTaskParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    params: GetTaskParams
+    name_param = "taskId"
+
+
+class TasksClient(ClientExtension):
+    """The client side of the extension, as the SDK lets a host add it: a
+    claim on ``resultType`` ``task`` that polls ``tasks/get`` to the end."""
+
+    identifier = TASKS
+
+    def __init__(self) -> None:
+        self.created: list[CreatedTask] = []
+
+    def claims(self) -> list[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=CreatedTask, resolve=self.resolve)]
+
+    async def resolve(self, task: CreatedTask, ctx: ClaimContext) -> CallToolResult:
+        self.created.append(task)
+        while True:
+            polled = await ctx.session.send_request(GetTask(params=GetTaskParams(task_id=task.task_id)), PolledTask)
+            if polled.status == "completed":
+                return CallToolResult.model_validate(polled.result)
+            assert polled.status == "working", polled
+            await asyncio.sleep(0.05)
+
+
+async def test_the_mcp_packages_client_resolves_a_task_to_the_calls_result(daemon: RunningDaemon, tmp_path: Path) -> None:
+    tab = await tab_for(daemon)
+    params = StdioServerParameters(
+        command=ASKD[0],
+        args=[*ASKD[1:], "mcp", "--user", "alice", "--session", S, "--url", daemon.url],
+        env={"ASKD_STATE_DIR": str(tmp_path / "state"), "ASKD_AGENT_TOKEN": daemon.token("agent")},
+    )
+    tasks = TasksClient()
+    with (tmp_path / "sdk.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="2026-07-28", extensions=[tasks]) as client:
+            await asyncio.wait_for(client.list_tools(), CALL_TIMEOUT)
+            call = asyncio.create_task(client.call_tool("ask_user_questions", ASK, read_timeout_seconds=CALL_TIMEOUT))
+            rid = (await tab.expect("ask_user_questions"))["payload"]["requestId"]
+            await tab.answer(S, rid, {"Which database?": "SQLite"})
+            result = await asyncio.wait_for(call, CALL_TIMEOUT)
+    (task,) = tasks.created
+    assert task.status == "working"
+    assert result.is_error is False and result.content[0].text == "Which database? → SQLite"  # type: ignore[union-attr]
+    assert result.structured_content is not None and result.structured_content["requestId"] == rid

@@ -18,7 +18,10 @@ from tests.mcp.conftest import ASKD, CALL_TIMEOUT
 
 VERSION = "2026-07-28"
 TASKS = "io.modelcontextprotocol/tasks"
-FORM = {"elicitation": {"form": {}}}
+FORM: dict[str, Any] = {"elicitation": {"form": {}}}
+# A cold interpreter importing askd and the SDK on a loaded 2-core machine:
+# the first answer may take this long; later ones CALL_TIMEOUT.
+START_TIMEOUT = 60.0
 
 
 def caps(*, tasks: bool = True, form: bool = False) -> dict[str, Any]:
@@ -63,7 +66,9 @@ class Host:
             else:
                 self.stray.append(line)
 
-    def send(self, method: str, params: dict[str, Any] | None = None, *, declare: dict[str, Any] | None = None) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, *, declare: dict[str, Any] | None = None
+    ) -> tuple[int, asyncio.Future[dict[str, Any]]]:
         """Write one request; its id and the future of its response."""
         self._next += 1
         meta = {
@@ -148,6 +153,8 @@ async def host(tmp_path: Path, url: str | None, token: str | None, *args: str, n
         )
         h = Host(proc, log)
         try:
+            _, up = h.send("server/discover")  # the process is up, as a host lists tools first
+            assert "result" in await asyncio.wait_for(up, START_TIMEOUT)
             yield h
         finally:
             await h.close()
