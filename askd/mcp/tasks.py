@@ -269,7 +269,7 @@ class Tasks(Extension):
         ref = TaskRef.decode(params.task_id)
         async with self._askd() as client:
             result = await self._read(client, ref)
-        return self._task(ref, result, ctx)
+            return self._task(ref, result, ctx)
 
     async def update(self, ctx: ServerRequestContext[Any], params: UpdateTaskParams) -> types.EmptyResult:
         require_client_extension(ctx, EXTENSION)
