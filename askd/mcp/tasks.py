@@ -53,6 +53,7 @@ from askd.mcp.host import declares_form
 from askd.mcp.tools import ASK, describe, tool_result
 from askd.protocol import codec
 from askd.protocol.ids import Id
+from askd.protocol.models import AskFields
 from askd.protocol.status import Status
 from askd.server.logs import get_logger
 
@@ -226,7 +227,8 @@ class Tasks(Extension):
         the listen streams, and the capability."""
         for binding in self.methods():
             server.add_request_handler(binding.method, binding.params_type, binding.handler)
-        server.add_request_handler("tools/call", types.CallToolRequestParams, compose_tool_call_handler([self], self.bridge.call_tool))
+        calls_as_tasks = compose_tool_call_handler([self], self.bridge.call_tool)
+        server.add_request_handler("tools/call", types.CallToolRequestParams, calls_as_tasks)
         server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self.listen)
         server.extensions[EXTENSION] = self.settings()
 
@@ -244,7 +246,11 @@ class Tasks(Extension):
         arguments = params.arguments or {}
         try:
             found = Discovery(self.bridge.cfg.config)
-            checked = self.bridge.question_args(found, arguments) if params.name == ASK else RequestApprovalArgs.model_validate(arguments)
+            checked: AskFields | RequestApprovalArgs
+            if params.name == ASK:
+                checked = self.bridge.question_args(found, arguments)
+            else:
+                checked = RequestApprovalArgs.model_validate(arguments)
             async with self.bridge.connect(found) as client:
                 if isinstance(checked, RequestApprovalArgs):
                     submitted = await self.bridge.submit_approval(client, checked, arguments)
@@ -258,7 +264,8 @@ class Tasks(Extension):
             return tool_result(submitted, whom)
         ref = TaskRef(submitted.session_id, submitted.request_id, whom, submitted.created_at or _iso(time.time()))
         # The seed is working: a form for the host shows on the first tasks/get.
-        task = self._task(ref, submitted, ctx).model_copy(update={"result_type": "task", "status": "working", "input_requests": None})
+        seed = {"result_type": "task", "status": "working", "input_requests": None}
+        task = self._task(ref, submitted, ctx).model_copy(update=seed)
         log.info("mcp.task_created", tool=params.name, requestId=ref.request_id)
         return task
 
@@ -290,7 +297,7 @@ class Tasks(Extension):
                 await self.bridge.hear_host(client, ref.request_id, elicited)
                 self._touch()
             else:
-                log.info("mcp.task_update_ignored", requestId=ref.request_id, keys=sorted(params.input_responses)[:5])
+                log.info("mcp.task_update_ignored", requestId=ref.request_id, replies=len(params.input_responses))
         return types.EmptyResult(result_type="complete")
 
     async def cancel(self, ctx: ServerRequestContext[Any], params: TaskParams) -> types.EmptyResult:

@@ -200,6 +200,8 @@ async def test_unknown_methods_and_bad_input_are_clear_jsonrpc_errors(daemon: Ru
             assert error["code"] == -32602 and "not found" in error["message"].lower(), forged
         assert (await h.error("tasks/update", {"taskId": task["taskId"]}))["code"] == -32602  # inputResponses missing
         assert (await h.error("tasks/update", {"taskId": task["taskId"], "inputResponses": []}))["code"] == -32602
+        listen = await h.error("subscriptions/listen", {"notifications": {"taskIds": task["taskId"]}})  # not a list
+        assert listen["code"] == -32602 and "taskIds" in listen["message"]
         # Bad tool arguments: no task, the blocking call's own error result.
         bad = await h.call("ask_user_questions", {"questions": []})
         assert bad["isError"] is True and "Invalid arguments for ask_user_questions" in bad["content"][0]["text"]
