@@ -65,6 +65,19 @@ class BridgeConfig:
     elicit: bool = True  # --no-elicit: never ask in the host itself
 
 
+def call_failure(tool: str, err: Exception) -> types.CallToolResult:
+    """The tool error of a call that failed: bad arguments, askd refusing or
+    unreachable, or a bug (said so; the bridge keeps serving)."""
+    if isinstance(err, ValidationError):
+        log.info("mcp.bad_arguments", tool=tool, fields=[".".join(map(str, e["loc"])) for e in err.errors()])
+        return tool_error(invalid_arguments(tool, err))
+    if isinstance(err, (AskdClientError, ConfigError, CallFailed)):
+        log.warning("mcp.call_failed", tool=tool, error=type(err).__name__, message=str(err))
+        return tool_error(calls.failure(err))
+    log.error("mcp.call_crashed", tool=tool, exc_info=(type(err), err, err.__traceback__))
+    return tool_error(f"askd mcp failed unexpectedly ({type(err).__name__}: {err}); see its log on stderr.")
+
+
 class Bridge:
     def __init__(self, cfg: BridgeConfig) -> None:
         self.cfg = cfg
@@ -108,15 +121,8 @@ class Bridge:
                 result = await self._request_approval(ctx, arguments, params)
             else:
                 result = await self._get_answer(ctx, arguments, params)
-        except ValidationError as err:
-            log.info("mcp.bad_arguments", tool=params.name, fields=[".".join(map(str, e["loc"])) for e in err.errors()])
-            return tool_error(invalid_arguments(params.name, err))
-        except (AskdClientError, ConfigError, CallFailed) as err:
-            log.warning("mcp.call_failed", tool=params.name, error=type(err).__name__, message=str(err))
-            return tool_error(calls.failure(err))
-        except Exception as err:  # a bug: say so, keep serving
-            log.exception("mcp.call_crashed", tool=params.name)
-            return tool_error(f"askd mcp failed unexpectedly ({type(err).__name__}: {err}); see its log on stderr.")
+        except Exception as err:
+            return call_failure(params.name, err)
         finally:
             if call_id is not None:
                 self._cancels.pop(call_id, None)
@@ -130,9 +136,9 @@ class Bridge:
             status=result.status.value,
             seconds=round(time.monotonic() - started, 3),
         )
-        return tool_result(result, self._whom(arguments) if params.name != GET else self.cfg.user)
+        return tool_result(result, self.whom(arguments) if params.name != GET else self.cfg.user)
 
-    def _whom(self, arguments: Mapping[str, Any]) -> str:
+    def whom(self, arguments: Mapping[str, Any]) -> str:
         """Whom an ask waits for, in words: its ``to`` (or an approval's
         ``userId``), else the bridge's user."""
         to, user = arguments.get("to"), arguments.get("userId")
@@ -153,38 +159,50 @@ class Bridge:
         self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any], params: types.CallToolRequestParams
     ) -> Result | types.InputRequiredResult:
         found = Discovery(self.cfg.config)
-        limits = {"max_questions": found.settings.limits.max_questions, "max_timeout": found.settings.max_timeout_seconds}
-        args = AskFields.model_validate(arguments, context=limits)
-        key = self.keys.for_call(ASK, arguments)
-        async with self._client(found) as client:
+        args = self.question_args(found, arguments)
+        async with self.connect(found) as client:
             resumed = calls.resumed(params)
             if resumed is not None:  # the host's retry with the person's reply
-                await self._hear_host(client, resumed, calls.host_reply(params))
-                return await self._wait(ctx, client, resumed, self.cfg.max_wait, self._whom(arguments))
-            to, escalate = args.audience()
-            # Only a question asked of the bridge's own user is theirs to answer in the host.
-            in_host = not to and self.cfg.elicit
-            submitted = await client.submit(
-                self.cfg.session,
-                None if to else self.cfg.user,  # to: whom the tool names instead of the bridge's user
-                arguments["questions"],  # sent as given: unknown fields pass through
-                metadata=args.metadata,
-                timeout=args.timeoutSeconds,
-                idempotency_key=self.keys.header(key),
-                max_extension=args.maxExtensionSeconds,
-                on_timeout=arguments["onTimeout"]["answers"] if args.onTimeout is not None else None,
-                to=to,
-                escalate=escalate,
-                remind=(args.remind.everySeconds, args.remind.times) if args.remind is not None else None,
-                host_key=self.host_key if in_host else None,
-            )
-            self.keys.asked(submitted.request_id, key)
+                await self.hear_host(client, resumed, calls.host_reply(params))
+                return await self._wait(ctx, client, resumed, self.cfg.max_wait, self.whom(arguments))
+            submitted = await self.submit_question(client, args, arguments)
             if not submitted.pending:
-                self.keys.ended(submitted.request_id)
                 return submitted
-            if in_host and submitted.request_id not in self._replied:
-                self._forms.setdefault(submitted.request_id, build_form(arguments["questions"]))
-            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
+            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self.whom(arguments))
+
+    @staticmethod
+    def question_args(found: Discovery, arguments: Mapping[str, Any]) -> AskFields:
+        """``ask_user_questions``'s arguments checked, with the configured limits."""
+        limits = {"max_questions": found.settings.limits.max_questions, "max_timeout": found.settings.max_timeout_seconds}
+        return AskFields.model_validate(arguments, context=limits)
+
+    async def submit_question(self, client: AsyncAgentClient, args: AskFields, arguments: Mapping[str, Any]) -> Result:
+        """Ask ``ask_user_questions``'s question in askd without waiting: the
+        blocking call then waits on it, a task (protocol section 22) returns."""
+        key = self.keys.for_call(ASK, arguments)
+        to, escalate = args.audience()
+        # Only a question asked of the bridge's own user is theirs to answer in the host.
+        in_host = not to and self.cfg.elicit
+        submitted = await client.submit(
+            self.cfg.session,
+            None if to else self.cfg.user,  # to: whom the tool names instead of the bridge's user
+            arguments["questions"],  # sent as given: unknown fields pass through
+            metadata=args.metadata,
+            timeout=args.timeoutSeconds,
+            idempotency_key=self.keys.header(key),
+            max_extension=args.maxExtensionSeconds,
+            on_timeout=arguments["onTimeout"]["answers"] if args.onTimeout is not None else None,
+            to=to,
+            escalate=escalate,
+            remind=(args.remind.everySeconds, args.remind.times) if args.remind is not None else None,
+            host_key=self.host_key if in_host else None,
+        )
+        self.keys.asked(submitted.request_id, key)
+        if not submitted.pending:
+            self.keys.ended(submitted.request_id)
+        elif in_host and submitted.request_id not in self._replied:
+            self._forms.setdefault(submitted.request_id, build_form(arguments["questions"]))
+        return submitted
 
     async def _request_approval(
         self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any], params: types.CallToolRequestParams
@@ -192,26 +210,32 @@ class Bridge:
         """``request_approval``: ask as ``_ask`` does, with ``action``; the
         host's form is Approve / Deny when the bridge's own user is asked."""
         args = RequestApprovalArgs.model_validate(arguments)
-        key = self.keys.for_call(APPROVE, arguments)
-        async with self._client(Discovery(self.cfg.config)) as client:
+        async with self.connect(Discovery(self.cfg.config)) as client:
             resumed = calls.resumed(params)
             if resumed is not None:
-                await self._hear_host(client, resumed, calls.host_reply(params))
-                return await self._wait(ctx, client, resumed, self.cfg.max_wait, self._whom(arguments))
-            user = args.userId if args.to is None else None
-            in_host = args.to is None and (args.userId is None or args.userId == self.cfg.user) and self.cfg.elicit
-            submitted = await client.request_approval(
-                self.cfg.session, args.name, args.arguments, summary=args.summary, preview=args.preview,
-                to=args.to, user=user or (None if args.to else self.cfg.user), timeout=args.timeoutSeconds,
-                idempotency_key=self.keys.header(key), wait=False, host_key=self.host_key if in_host else None,
-            )
-            self.keys.asked(submitted.request_id, key)
+                await self.hear_host(client, resumed, calls.host_reply(params))
+                return await self._wait(ctx, client, resumed, self.cfg.max_wait, self.whom(arguments))
+            submitted = await self.submit_approval(client, args, arguments)
             if not submitted.pending:
-                self.keys.ended(submitted.request_id)
                 return submitted
-            if in_host and submitted.request_id not in self._replied:
-                self._forms.setdefault(submitted.request_id, build_approval_form(args.action()))
-            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self._whom(arguments))
+            return await self._wait(ctx, client, submitted.request_id, self.cfg.max_wait, self.whom(arguments))
+
+    async def submit_approval(self, client: AsyncAgentClient, args: RequestApprovalArgs, arguments: Mapping[str, Any]) -> Result:
+        """Ask ``request_approval``'s approval in askd without waiting."""
+        key = self.keys.for_call(APPROVE, arguments)
+        user = args.userId if args.to is None else None
+        in_host = args.to is None and (args.userId is None or args.userId == self.cfg.user) and self.cfg.elicit
+        submitted = await client.request_approval(
+            self.cfg.session, args.name, args.arguments, summary=args.summary, preview=args.preview,
+            to=args.to, user=user or (None if args.to else self.cfg.user), timeout=args.timeoutSeconds,
+            idempotency_key=self.keys.header(key), wait=False, host_key=self.host_key if in_host else None,
+        )
+        self.keys.asked(submitted.request_id, key)
+        if not submitted.pending:
+            self.keys.ended(submitted.request_id)
+        elif in_host and submitted.request_id not in self._replied:
+            self._forms.setdefault(submitted.request_id, build_approval_form(args.action()))
+        return submitted
 
     async def _get_answer(
         self, ctx: ServerRequestContext[Any], arguments: Mapping[str, Any], params: types.CallToolRequestParams
@@ -220,16 +244,16 @@ class Bridge:
         limit = args.waitSeconds
         if self.cfg.max_wait is not None:
             limit = self.cfg.max_wait if limit is None else min(limit, self.cfg.max_wait)
-        async with self._client(Discovery(self.cfg.config)) as client:
+        async with self.connect(Discovery(self.cfg.config)) as client:
             resumed = calls.resumed(params)
             if resumed is not None:
-                await self._hear_host(client, resumed, calls.host_reply(params))
+                await self.hear_host(client, resumed, calls.host_reply(params))
             return await self._wait(ctx, client, args.requestId, limit)
 
     # ---- waiting -------------------------------------------------------
 
     @asynccontextmanager
-    async def _client(self, found: Discovery) -> AsyncIterator[AsyncAgentClient]:
+    async def connect(self, found: Discovery) -> AsyncIterator[AsyncAgentClient]:
         """A client for this call, the daemon checked once without retries:
         one that is not there fails the call now, in one clear sentence;
         once the call waits, outages are ridden through. Found again for
@@ -271,7 +295,7 @@ class Bridge:
                 await asyncio.wait({waiting, dialog}, return_when=asyncio.FIRST_COMPLETED)
                 if dialog.done() and not waiting.done():
                     # The person replied in the host while the question was open there.
-                    await self._hear_host(client, request_id, dialog.result(), form)
+                    await self.hear_host(client, request_id, dialog.result(), form)
             result = await waiting
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
@@ -285,9 +309,7 @@ class Bridge:
                 if task is not None and not task.done():
                     task.cancel()
         if not result.pending:  # nothing to ask in the host any more
-            self.keys.ended(request_id)
-            self._forms.pop(request_id, None)
-            self._replied.discard(request_id)
+            self.delivered_end(request_id)
         return result
 
     def _host_form(self, ctx: ServerRequestContext[Any], request_id: str) -> HostForm | None:
@@ -319,7 +341,7 @@ class Bridge:
         finally:
             self._open.discard(request_id)
 
-    async def _hear_host(
+    async def hear_host(
         self, client: AsyncAgentClient, request_id: str, reply: types.ElicitResult | None, form: HostForm | ApprovalForm | None = None
     ) -> None:
         """Take the person's reply in the host to askd: accept answers,
@@ -366,6 +388,18 @@ class Bridge:
             log.warning("mcp.host_reply_refused", requestId=request_id, action=decision[0], error=str(err))
             return
         log.info("mcp.host_replied", requestId=request_id, action=decision[0], taken=taken is not None)
+
+    def outstanding_form(self, request_id: str) -> HostForm | ApprovalForm | None:
+        """The form the host may still be asked with for this question: this
+        process asked it of its own user and the host has not replied yet."""
+        return None if request_id in self._replied else self._forms.get(request_id)
+
+    def delivered_end(self, request_id: str) -> None:
+        """A call or a task delivered the question's end: the same arguments
+        ask anew, and the host is not asked about it any more."""
+        self.keys.ended(request_id)
+        self._forms.pop(request_id, None)
+        self._replied.discard(request_id)
 
     async def _report_progress(self, ctx: ServerRequestContext[Any], whom: str) -> None:
         started = time.monotonic()

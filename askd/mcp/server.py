@@ -18,6 +18,7 @@ from mcp.server.stdio import stdio_server
 
 from askd import __version__
 from askd.mcp.bridge import Bridge, BridgeConfig
+from askd.mcp.tasks import Tasks
 from askd.server import logs
 
 REQUEST_STATE_SECONDS = 86400.0  # how long the person may take in the host's dialog (InputRequiredResult era)
@@ -40,6 +41,9 @@ def build_server(bridge: Bridge) -> Server:
         on_call_tool=bridge.call_tool,
     )
     server.add_notification_handler("notifications/cancelled", types.CancelledNotificationParams, bridge.on_cancelled)
+    # MCP Tasks (protocol section 22): tools/call of the question and
+    # approval tools as tasks for a host that declares the extension.
+    Tasks(bridge).install(server)
     # The requestState of an InputRequiredResult comes back from the host:
     # sealed under a key of this process, bound to the call, so a host can
     # neither read nor forge which question a reply answers.
