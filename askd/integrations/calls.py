@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from askd.client import AgentClient, AsyncAgentClient, Result, Status
 from askd.protocol import codec
@@ -44,6 +44,7 @@ __all__ = [
     "AsyncApprovalGate",
     "Decision",
     "Denied",
+    "GateOptions",
     "Outcome",
     "Pending",
     "ToolCall",
@@ -64,13 +65,16 @@ WITHDRAWN_ERROR = "Withdrawn by agent"
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call a framework paused for approval. ``call_id`` is the
-    framework's own id of it (a tool call id, an interruption's id)."""
+    framework's own id of it (a tool call id, an interruption's id);
+    ``agent`` names the agent that made it, when the framework says (else
+    the gate's ``agent``)."""
 
     call_id: str
     name: str
     arguments: Mapping[str, Any]
     schema: Mapping[str, Any] | None = None
     description: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +194,30 @@ def _unknown_kid(why: str | None) -> bool:
     return why is not None and why.startswith("unknown kid")
 
 
+class GateOptions(TypedDict, total=False):
+    """Whom and how to ask, the keywords every gate and adapter takes:
+    ``agent`` names the agent in the summary (when the framework does not);
+    ``user`` or ``to`` (users and ``group:NAME``) whom to ask; ``quorum``,
+    ``timeout`` (seconds), ``parent_session`` and ``metadata`` go into every
+    ask; ``editable``: the person may change the arguments (the adapter
+    says whether its framework takes them); ``allow_always``: offer
+    *Approve always*; ``verify_receipts`` (default true): refuse a call
+    whose receipt does not verify; ``options``: further keywords of
+    ``AgentClient.request_approval`` (``escalate``, ``remind``, ...)."""
+
+    agent: str
+    user: str | None
+    to: Sequence[str] | None
+    quorum: int | None
+    timeout: float | None
+    editable: bool
+    allow_always: bool
+    verify_receipts: bool
+    metadata: Mapping[str, Any] | None
+    parent_session: str | None
+    options: Mapping[str, Any] | None
+
+
 @dataclass(kw_only=True)
 class _Asking:
     """Whom and how to ask, the same for every call of one gate."""
@@ -208,12 +236,18 @@ class _Asking:
     parent_session: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, session: str, framework: str, asking: GateOptions) -> _Asking:
+        settings: dict[str, Any] = {**asking, "options": dict(asking.get("options") or {})}
+        return cls(session=session, framework=framework, **settings)
+
     def request(self, call: ToolCall) -> dict[str, Any]:
         """``request_approval``'s keywords for ``call`` (past session, name, arguments)."""
-        metadata = {**(self.metadata or {}), "framework": self.framework, "agent": self.agent, "toolCallId": call.call_id}
+        agent = call.agent or self.agent
+        metadata = {**(self.metadata or {}), "framework": self.framework, "agent": agent, "toolCallId": call.call_id}
         return {
             "idempotency_key": call_key(self.framework, self.session, call.call_id),
-            "summary": summary_of(call, self.agent),
+            "summary": summary_of(call, agent),
             "schema": dict(call.schema) if call.schema is not None else None,
             "editable": self.editable,
             "allow_always": self.allow_always,
@@ -228,38 +262,16 @@ class _Asking:
 
 
 class ApprovalGate:
-    """Asks askd to approve tool calls, blocking. ``user`` or ``to`` names
-    whom to ask; ``quorum``, ``timeout`` (seconds), ``parent_session`` and
-    ``metadata`` go into every ask; further keywords of
-    ``AgentClient.request_approval`` (``escalate``, ``remind``, ...) in
-    ``options``. ``editable``: the person may change the arguments (the
-    adapter says whether its framework takes them). ``client``: an
+    """Asks askd to approve the tool calls of one session, blocking.
+    ``framework`` names the adapter (it is part of every call's key);
+    :class:`GateOptions` says whom and how to ask. ``client``: an
     ``AgentClient`` of yours (default: one found as every askd client finds
     askd, closed with the gate)."""
 
     def __init__(
-        self,
-        *,
-        session: str,
-        framework: str,
-        agent: str = "agent",
-        user: str | None = None,
-        to: Sequence[str] | None = None,
-        quorum: int | None = None,
-        timeout: float | None = None,
-        editable: bool = True,
-        allow_always: bool = False,
-        verify_receipts: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        parent_session: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        client: AgentClient | None = None,
+        self, *, session: str, framework: str, client: AgentClient | None = None, **asking: Unpack[GateOptions]
     ) -> None:
-        self.asking = _Asking(
-            session=session, framework=framework, agent=agent, user=user, to=to, quorum=quorum, timeout=timeout,
-            editable=editable, allow_always=allow_always, verify_receipts=verify_receipts, metadata=metadata,
-            parent_session=parent_session, options=dict(options or {}),
-        )
+        self.asking = _Asking.of(session, framework, asking)
         self._own_client = client is None
         self.client = client if client is not None else AgentClient()
         self._jwks: dict[str, Any] | None = None
@@ -320,28 +332,9 @@ class AsyncApprovalGate:
     the same parameters and methods, awaited."""
 
     def __init__(
-        self,
-        *,
-        session: str,
-        framework: str,
-        agent: str = "agent",
-        user: str | None = None,
-        to: Sequence[str] | None = None,
-        quorum: int | None = None,
-        timeout: float | None = None,
-        editable: bool = True,
-        allow_always: bool = False,
-        verify_receipts: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        parent_session: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        client: AsyncAgentClient | None = None,
+        self, *, session: str, framework: str, client: AsyncAgentClient | None = None, **asking: Unpack[GateOptions]
     ) -> None:
-        self.asking = _Asking(
-            session=session, framework=framework, agent=agent, user=user, to=to, quorum=quorum, timeout=timeout,
-            editable=editable, allow_always=allow_always, verify_receipts=verify_receipts, metadata=metadata,
-            parent_session=parent_session, options=dict(options or {}),
-        )
+        self.asking = _Asking.of(session, framework, asking)
         self._own_client = client is None
         self.client = client if client is not None else AsyncAgentClient()
         self._jwks: dict[str, Any] | None = None
