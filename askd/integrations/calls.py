@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, Unpack
 
-from askd.client import AgentClient, AsyncAgentClient, Result, Status
+from askd.client import AgentClient, ApiError, AsyncAgentClient, Result, Status
 from askd.protocol import codec
 from askd.protocol.action import MAX_SUMMARY, Scope
 from askd.receipts import ReceiptError, verify
@@ -54,9 +54,10 @@ __all__ = [
     "receipt_refusal",
 ]
 
-#: How a call ended up not approved: askd's ends, and ``refused`` when the
-#: adapter would not run it (its receipt did not verify).
-DenialKind = Literal["declined", "timeout", "cancelled", "withdrawn", "refused"]
+#: How a call ended up not approved: askd's ends; ``refused`` when the
+#: adapter would not run it (its receipt did not verify); ``invalid`` when
+#: askd would not ask, the call's arguments not fitting the tool's schema.
+DenialKind = Literal["declined", "timeout", "cancelled", "withdrawn", "refused", "invalid"]
 
 # askd's error text for a question its agent withdrew (protocol section 1).
 WITHDRAWN_ERROR = "Withdrawn by agent"
@@ -93,11 +94,12 @@ class Approved:
 @dataclass(frozen=True, slots=True)
 class Denied:
     """Not approved: ``message`` is what the model is told,
-    ``"<who> denied it: <reason>"`` or the end's reason."""
+    ``"<who> denied it: <reason>"`` or the end's reason. ``request_id`` is
+    None only for a call askd would not ask (``invalid``)."""
 
     message: str
     kind: DenialKind
-    request_id: str
+    request_id: str | None
     by: str | None = None
     reason: str | None = None
 
@@ -188,6 +190,35 @@ def receipt_refusal(result: Result, name: str, jwks: Mapping[str, Any]) -> str |
 def _refused(call: ToolCall, result: Result, why: str) -> Denied:
     message = f"askd's receipt does not verify, so {call.name} was not run: {why}"
     return Denied(message, "refused", result.request_id, result.answered_by)
+
+
+def _not_asked(err: ApiError) -> Denied | None:
+    """A call askd would not ask because its arguments do not fit the tool's
+    schema (``400``, ``loc`` ``action.arguments...``): a denial the model can
+    correct. None for any other error, which is raised."""
+    details = err.details if isinstance(err.details, list) else []
+    if err.status != 400 or not any(str(d.get("loc", "")).startswith("action.arguments") for d in details if isinstance(d, dict)):
+        return None
+    return Denied(f"Not asked: the arguments do not fit the tool's schema: {err.message}", "invalid", None)
+
+
+def settle(asking: _Asking, call: ToolCall, result: Result, jwks: Mapping[str, Any] | None) -> Outcome:
+    """The decision ``result`` holds for ``call``, its receipt checked
+    against ``jwks`` (None: receipt checks are off). What runs is what the
+    receipt signs: ``edited`` is whether those arguments differ from the
+    call's own, and where the framework runs the call's own arguments
+    (``editable`` false) an approval of any other is refused."""
+    outcome = outcome_of(result)
+    if not isinstance(outcome, Approved):
+        return outcome
+    why = receipt_refusal(result, call.name, jwks) if jwks is not None else None
+    if why is not None:
+        return _refused(call, result, why)
+    edited = outcome.arguments != dict(call.arguments)
+    if edited and not asking.editable:
+        message = f"{call.name} was not run: askd approved other arguments than the call's, which this framework cannot change"
+        return Denied(message, "refused", result.request_id, result.answered_by)
+    return replace(outcome, edited=edited)
 
 
 def _unknown_kid(why: str | None) -> bool:
@@ -303,23 +334,30 @@ class ApprovalGate:
         pending, N waits up to N seconds, None waits until it ends. A call
         never asked is asked now (the same key: still one question)."""
         result = self._request(call, wait=False)
-        if result.pending and (wait is None or wait > 0):
+        if isinstance(result, Result) and result.pending and (wait is None or wait > 0):
             result = self.client.wait(self.asking.session, result.request_id, wait)
         return self._settle(call, result)
 
-    def _request(self, call: ToolCall, wait: bool) -> Result:
-        return self.client.request_approval(
-            self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
-        )
+    def _request(self, call: ToolCall, wait: bool) -> Result | Denied:
+        try:
+            return self.client.request_approval(
+                self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
+            )
+        except ApiError as err:
+            denied = _not_asked(err)
+            if denied is None:
+                raise
+            return denied
 
-    def _settle(self, call: ToolCall, result: Result) -> Outcome:
-        outcome = outcome_of(result)
-        if not isinstance(outcome, Approved) or not self.asking.verify_receipts:
-            return outcome
-        why = receipt_refusal(result, call.name, self._keys())
-        if _unknown_kid(why):  # a key newer than the copy kept: fetch once more
-            why = receipt_refusal(result, call.name, self._keys(fresh=True))
-        return outcome if why is None else _refused(call, result, why)
+    def _settle(self, call: ToolCall, result: Result | Denied) -> Outcome:
+        if isinstance(result, Denied):
+            return result
+        if not self.asking.verify_receipts or not result.approved:
+            return settle(self.asking, call, result, None)
+        jwks = self._keys()
+        if _unknown_kid(receipt_refusal(result, call.name, jwks)):
+            jwks = self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
+        return settle(self.asking, call, result, jwks)
 
     def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:
@@ -363,23 +401,30 @@ class AsyncApprovalGate:
     async def collect(self, call: ToolCall, wait: float | None = 0.0) -> Outcome:
         """See :meth:`ApprovalGate.collect`."""
         result = await self._request(call, wait=False)
-        if result.pending and (wait is None or wait > 0):
+        if isinstance(result, Result) and result.pending and (wait is None or wait > 0):
             result = await self.client.wait(self.asking.session, result.request_id, wait)
         return await self._settle(call, result)
 
-    async def _request(self, call: ToolCall, wait: bool) -> Result:
-        return await self.client.request_approval(
-            self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
-        )
+    async def _request(self, call: ToolCall, wait: bool) -> Result | Denied:
+        try:
+            return await self.client.request_approval(
+                self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
+            )
+        except ApiError as err:
+            denied = _not_asked(err)
+            if denied is None:
+                raise
+            return denied
 
-    async def _settle(self, call: ToolCall, result: Result) -> Outcome:
-        outcome = outcome_of(result)
-        if not isinstance(outcome, Approved) or not self.asking.verify_receipts:
-            return outcome
-        why = receipt_refusal(result, call.name, await self._keys())
-        if _unknown_kid(why):  # a key newer than the copy kept: fetch once more
-            why = receipt_refusal(result, call.name, await self._keys(fresh=True))
-        return outcome if why is None else _refused(call, result, why)
+    async def _settle(self, call: ToolCall, result: Result | Denied) -> Outcome:
+        if isinstance(result, Denied):
+            return result
+        if not self.asking.verify_receipts or not result.approved:
+            return settle(self.asking, call, result, None)
+        jwks = await self._keys()
+        if _unknown_kid(receipt_refusal(result, call.name, jwks)):
+            jwks = await self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
+        return settle(self.asking, call, result, jwks)
 
     async def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:
