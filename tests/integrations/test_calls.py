@@ -204,6 +204,13 @@ async def test_arguments_that_do_not_fit_the_schema_are_a_denial_the_model_can_c
     assert (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"] == []
 
 
+async def test_a_quorum_above_one_is_never_editable(daemon: RunningDaemon) -> None:
+    async with AsyncApprovalGate(session="s3", framework="test", to=["alice", "bob"], quorum=2, client=agent_client(daemon)) as approvals:
+        asked = await approvals.ask(DEPLOY)
+    [listed] = (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"]
+    assert isinstance(asked, Pending) and listed["quorum"] == 2 and "editable" not in listed["action"]
+
+
 async def test_the_blocking_gate_decides_the_same_way(daemon: RunningDaemon) -> None:
     person = await Person.open(daemon)
     client = AgentClient(daemon.url, daemon.token("agent"), retry=FAST_RETRY, poll_seconds=0.5)
