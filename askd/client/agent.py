@@ -151,6 +151,11 @@ class AgentClient:
         """``GET /healthz`` once, no retries; ``DaemonUnavailable`` if nothing answers."""
         return drive_sync(self._http, self._flows.health())
 
+    def jwks(self) -> dict[str, Any]:
+        """askd's public receipt keys, ``GET /.well-known/jwks.json`` (protocol
+        section 16): pass them to ``askd.receipts.verify``."""
+        return drive_sync(self._http, self._flows.jwks())
+
     def withdraw(self, session: str, request_id: str) -> Result:
         """Take one question back: a pending one ends ``cancelled``; an ended
         one's result is returned unchanged. ``QuestionLost`` when unknown."""

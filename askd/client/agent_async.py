@@ -98,6 +98,10 @@ class AsyncAgentClient:
     async def health(self) -> dict[str, Any]:
         return await drive_async(self._http, self._flows.health())
 
+    async def jwks(self) -> dict[str, Any]:
+        """See ``AgentClient.jwks``."""
+        return await drive_async(self._http, self._flows.jwks())
+
     async def withdraw(self, session: str, request_id: str) -> Result:
         return await drive_async(self._http, self._flows.withdraw(session, request_id))
 

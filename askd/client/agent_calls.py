@@ -23,6 +23,8 @@ DEFAULT_POLL_SECONDS = 25.0
 MAX_POLL_SECONDS = 55.0  # stay under the 60 s many proxies and tool runners allow
 # Extra read time over a long-poll's wait before the link counts as dead.
 READ_GRACE_SECONDS = 15.0
+# Where askd publishes the public keys its receipts verify against (protocol section 16).
+JWKS_PATH = "/.well-known/jwks.json"
 
 
 def ask_body(
@@ -231,6 +233,13 @@ class AgentFlows:
 
     def health(self) -> Flow[dict[str, Any]]:
         return (yield from health(self.base_url))
+
+    def jwks(self) -> Flow[dict[str, Any]]:
+        """The daemon's public receipt keys (protocol section 16), retried
+        as every call is: what an executor checks a receipt against."""
+        response = yield from self._send(Call("GET", JWKS_PATH))
+        keys: dict[str, Any] = json_or_raise(response)  # {"keys": [...]}, protocol section 16
+        return keys
 
     def pending(self, session: str) -> Flow[list[dict[str, Any]]]:
         response = yield from self._send(Call("GET", f"/v1/sessions/{seg(session)}/questions"))
