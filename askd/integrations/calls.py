@@ -71,6 +71,9 @@ class ToolCall:
     arguments: Mapping[str, Any]
     schema: Mapping[str, Any] | None = None
     description: str | None = None
+    # Whether this call takes changed arguments, where the framework says so
+    # per tool (LangChain's allowed decisions); None: the gate's ``editable``.
+    editable: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +218,7 @@ class _Asking:
             "idempotency_key": call_key(self.framework, self.session, call.call_id),
             "summary": summary_of(call, self.agent),
             "schema": dict(call.schema) if call.schema is not None else None,
-            "editable": self.editable,
+            "editable": self.editable if call.editable is None else call.editable,
             "allow_always": self.allow_always,
             "quorum": self.quorum,
             "user": self.user,
