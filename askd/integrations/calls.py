@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypedDict, Unpack
 
-from askd.client import AgentClient, AsyncAgentClient, Result, Status
+from askd.client import AgentClient, ApiError, AsyncAgentClient, Result, Status
 from askd.protocol import codec
 from askd.protocol.action import MAX_SUMMARY, Scope
 from askd.receipts import ReceiptError, verify
@@ -44,6 +44,7 @@ __all__ = [
     "AsyncApprovalGate",
     "Decision",
     "Denied",
+    "GateOptions",
     "Outcome",
     "Pending",
     "ToolCall",
@@ -53,9 +54,10 @@ __all__ = [
     "receipt_refusal",
 ]
 
-#: How a call ended up not approved: askd's ends, and ``refused`` when the
-#: adapter would not run it (its receipt did not verify).
-DenialKind = Literal["declined", "timeout", "cancelled", "withdrawn", "refused"]
+#: How a call ended up not approved: askd's ends; ``refused`` when the
+#: adapter would not run it (its receipt did not verify); ``invalid`` when
+#: askd would not ask, the call's arguments not fitting the tool's schema.
+DenialKind = Literal["declined", "timeout", "cancelled", "withdrawn", "refused", "invalid"]
 
 # askd's error text for a question its agent withdrew (protocol section 1).
 WITHDRAWN_ERROR = "Withdrawn by agent"
@@ -64,13 +66,16 @@ WITHDRAWN_ERROR = "Withdrawn by agent"
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call a framework paused for approval. ``call_id`` is the
-    framework's own id of it (a tool call id, an interruption's id)."""
+    framework's own id of it (a tool call id, an interruption's id);
+    ``agent`` names the agent that made it, when the framework says (else
+    the gate's ``agent``)."""
 
     call_id: str
     name: str
     arguments: Mapping[str, Any]
     schema: Mapping[str, Any] | None = None
     description: str | None = None
+    agent: str | None = None
     # Whether this call takes changed arguments, where the framework says so
     # per tool (LangChain's allowed decisions); None: the gate's ``editable``.
     editable: bool | None = None
@@ -92,11 +97,12 @@ class Approved:
 @dataclass(frozen=True, slots=True)
 class Denied:
     """Not approved: ``message`` is what the model is told,
-    ``"<who> denied it: <reason>"`` or the end's reason."""
+    ``"<who> denied it: <reason>"`` or the end's reason. ``request_id`` is
+    None only for a call askd would not ask (``invalid``)."""
 
     message: str
     kind: DenialKind
-    request_id: str
+    request_id: str | None
     by: str | None = None
     reason: str | None = None
 
@@ -189,8 +195,61 @@ def _refused(call: ToolCall, result: Result, why: str) -> Denied:
     return Denied(message, "refused", result.request_id, result.answered_by)
 
 
+def _not_asked(err: ApiError) -> Denied | None:
+    """A call askd would not ask because its arguments do not fit the tool's
+    schema (``400``, ``loc`` ``action.arguments...``): a denial the model can
+    correct. None for any other error, which is raised."""
+    details = err.details if isinstance(err.details, list) else []
+    if err.status != 400 or not any(str(d.get("loc", "")).startswith("action.arguments") for d in details if isinstance(d, dict)):
+        return None
+    return Denied(f"Not asked: the arguments do not fit the tool's schema: {err.message}", "invalid", None)
+
+
+def settle(asking: _Asking, call: ToolCall, result: Result, jwks: Mapping[str, Any] | None) -> Outcome:
+    """The decision ``result`` holds for ``call``, its receipt checked
+    against ``jwks`` (None: receipt checks are off). What runs is what the
+    receipt signs: ``edited`` is whether those arguments differ from the
+    call's own, and where the framework runs the call's own arguments
+    (``editable`` false) an approval of any other is refused."""
+    outcome = outcome_of(result)
+    if not isinstance(outcome, Approved):
+        return outcome
+    why = receipt_refusal(result, call.name, jwks) if jwks is not None else None
+    if why is not None:
+        return _refused(call, result, why)
+    edited = outcome.arguments != dict(call.arguments)
+    if edited and not (asking.editable if call.editable is None else call.editable):
+        message = f"{call.name} was not run: askd approved other arguments than the call's, which this framework cannot change"
+        return Denied(message, "refused", result.request_id, result.answered_by)
+    return replace(outcome, edited=edited)
+
+
 def _unknown_kid(why: str | None) -> bool:
     return why is not None and why.startswith("unknown kid")
+
+
+class GateOptions(TypedDict, total=False):
+    """Whom and how to ask, the keywords every gate and adapter takes:
+    ``agent`` names the agent in the summary (when the framework does not);
+    ``user`` or ``to`` (users and ``group:NAME``) whom to ask; ``quorum``,
+    ``timeout`` (seconds), ``parent_session`` and ``metadata`` go into every
+    ask; ``editable``: the person may change the arguments (the adapter
+    says whether its framework takes them); ``allow_always``: offer
+    *Approve always*; ``verify_receipts`` (default true): refuse a call
+    whose receipt does not verify; ``options``: further keywords of
+    ``AgentClient.request_approval`` (``escalate``, ``remind``, ...)."""
+
+    agent: str
+    user: str | None
+    to: Sequence[str] | None
+    quorum: int | None
+    timeout: float | None
+    editable: bool
+    allow_always: bool
+    verify_receipts: bool
+    metadata: Mapping[str, Any] | None
+    parent_session: str | None
+    options: Mapping[str, Any] | None
 
 
 @dataclass(kw_only=True)
@@ -211,12 +270,18 @@ class _Asking:
     parent_session: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, session: str, framework: str, asking: GateOptions) -> _Asking:
+        settings: dict[str, Any] = {**asking, "options": dict(asking.get("options") or {})}
+        return cls(session=session, framework=framework, **settings)
+
     def request(self, call: ToolCall) -> dict[str, Any]:
         """``request_approval``'s keywords for ``call`` (past session, name, arguments)."""
-        metadata = {**(self.metadata or {}), "framework": self.framework, "agent": self.agent, "toolCallId": call.call_id}
+        agent = call.agent or self.agent
+        metadata = {**(self.metadata or {}), "framework": self.framework, "agent": agent, "toolCallId": call.call_id}
         return {
             "idempotency_key": call_key(self.framework, self.session, call.call_id),
-            "summary": summary_of(call, self.agent),
+            "summary": summary_of(call, agent),
             "schema": dict(call.schema) if call.schema is not None else None,
             "editable": self.editable if call.editable is None else call.editable,
             "allow_always": self.allow_always,
@@ -231,38 +296,16 @@ class _Asking:
 
 
 class ApprovalGate:
-    """Asks askd to approve tool calls, blocking. ``user`` or ``to`` names
-    whom to ask; ``quorum``, ``timeout`` (seconds), ``parent_session`` and
-    ``metadata`` go into every ask; further keywords of
-    ``AgentClient.request_approval`` (``escalate``, ``remind``, ...) in
-    ``options``. ``editable``: the person may change the arguments (the
-    adapter says whether its framework takes them). ``client``: an
+    """Asks askd to approve the tool calls of one session, blocking.
+    ``framework`` names the adapter (it is part of every call's key);
+    :class:`GateOptions` says whom and how to ask. ``client``: an
     ``AgentClient`` of yours (default: one found as every askd client finds
     askd, closed with the gate)."""
 
     def __init__(
-        self,
-        *,
-        session: str,
-        framework: str,
-        agent: str = "agent",
-        user: str | None = None,
-        to: Sequence[str] | None = None,
-        quorum: int | None = None,
-        timeout: float | None = None,
-        editable: bool = True,
-        allow_always: bool = False,
-        verify_receipts: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        parent_session: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        client: AgentClient | None = None,
+        self, *, session: str, framework: str, client: AgentClient | None = None, **asking: Unpack[GateOptions]
     ) -> None:
-        self.asking = _Asking(
-            session=session, framework=framework, agent=agent, user=user, to=to, quorum=quorum, timeout=timeout,
-            editable=editable, allow_always=allow_always, verify_receipts=verify_receipts, metadata=metadata,
-            parent_session=parent_session, options=dict(options or {}),
-        )
+        self.asking = _Asking.of(session, framework, asking)
         self._own_client = client is None
         self.client = client if client is not None else AgentClient()
         self._jwks: dict[str, Any] | None = None
@@ -294,23 +337,30 @@ class ApprovalGate:
         pending, N waits up to N seconds, None waits until it ends. A call
         never asked is asked now (the same key: still one question)."""
         result = self._request(call, wait=False)
-        if result.pending and (wait is None or wait > 0):
+        if isinstance(result, Result) and result.pending and (wait is None or wait > 0):
             result = self.client.wait(self.asking.session, result.request_id, wait)
         return self._settle(call, result)
 
-    def _request(self, call: ToolCall, wait: bool) -> Result:
-        return self.client.request_approval(
-            self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
-        )
+    def _request(self, call: ToolCall, wait: bool) -> Result | Denied:
+        try:
+            return self.client.request_approval(
+                self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
+            )
+        except ApiError as err:
+            denied = _not_asked(err)
+            if denied is None:
+                raise
+            return denied
 
-    def _settle(self, call: ToolCall, result: Result) -> Outcome:
-        outcome = outcome_of(result)
-        if not isinstance(outcome, Approved) or not self.asking.verify_receipts:
-            return outcome
-        why = receipt_refusal(result, call.name, self._keys())
-        if _unknown_kid(why):  # a key newer than the copy kept: fetch once more
-            why = receipt_refusal(result, call.name, self._keys(fresh=True))
-        return outcome if why is None else _refused(call, result, why)
+    def _settle(self, call: ToolCall, result: Result | Denied) -> Outcome:
+        if isinstance(result, Denied):
+            return result
+        if not self.asking.verify_receipts or not result.approved:
+            return settle(self.asking, call, result, None)
+        jwks = self._keys()
+        if _unknown_kid(receipt_refusal(result, call.name, jwks)):
+            jwks = self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
+        return settle(self.asking, call, result, jwks)
 
     def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:
@@ -323,28 +373,9 @@ class AsyncApprovalGate:
     the same parameters and methods, awaited."""
 
     def __init__(
-        self,
-        *,
-        session: str,
-        framework: str,
-        agent: str = "agent",
-        user: str | None = None,
-        to: Sequence[str] | None = None,
-        quorum: int | None = None,
-        timeout: float | None = None,
-        editable: bool = True,
-        allow_always: bool = False,
-        verify_receipts: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        parent_session: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        client: AsyncAgentClient | None = None,
+        self, *, session: str, framework: str, client: AsyncAgentClient | None = None, **asking: Unpack[GateOptions]
     ) -> None:
-        self.asking = _Asking(
-            session=session, framework=framework, agent=agent, user=user, to=to, quorum=quorum, timeout=timeout,
-            editable=editable, allow_always=allow_always, verify_receipts=verify_receipts, metadata=metadata,
-            parent_session=parent_session, options=dict(options or {}),
-        )
+        self.asking = _Asking.of(session, framework, asking)
         self._own_client = client is None
         self.client = client if client is not None else AsyncAgentClient()
         self._jwks: dict[str, Any] | None = None
@@ -373,23 +404,30 @@ class AsyncApprovalGate:
     async def collect(self, call: ToolCall, wait: float | None = 0.0) -> Outcome:
         """See :meth:`ApprovalGate.collect`."""
         result = await self._request(call, wait=False)
-        if result.pending and (wait is None or wait > 0):
+        if isinstance(result, Result) and result.pending and (wait is None or wait > 0):
             result = await self.client.wait(self.asking.session, result.request_id, wait)
         return await self._settle(call, result)
 
-    async def _request(self, call: ToolCall, wait: bool) -> Result:
-        return await self.client.request_approval(
-            self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
-        )
+    async def _request(self, call: ToolCall, wait: bool) -> Result | Denied:
+        try:
+            return await self.client.request_approval(
+                self.asking.session, call.name, call.arguments, wait=wait, **self.asking.request(call)
+            )
+        except ApiError as err:
+            denied = _not_asked(err)
+            if denied is None:
+                raise
+            return denied
 
-    async def _settle(self, call: ToolCall, result: Result) -> Outcome:
-        outcome = outcome_of(result)
-        if not isinstance(outcome, Approved) or not self.asking.verify_receipts:
-            return outcome
-        why = receipt_refusal(result, call.name, await self._keys())
-        if _unknown_kid(why):  # a key newer than the copy kept: fetch once more
-            why = receipt_refusal(result, call.name, await self._keys(fresh=True))
-        return outcome if why is None else _refused(call, result, why)
+    async def _settle(self, call: ToolCall, result: Result | Denied) -> Outcome:
+        if isinstance(result, Denied):
+            return result
+        if not self.asking.verify_receipts or not result.approved:
+            return settle(self.asking, call, result, None)
+        jwks = await self._keys()
+        if _unknown_kid(receipt_refusal(result, call.name, jwks)):
+            jwks = await self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
+        return settle(self.asking, call, result, jwks)
 
     async def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:

@@ -22,14 +22,14 @@ permission request).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from claude_agent_sdk.types import PermissionRuleValue, PermissionUpdate
 
 from askd.client import AsyncAgentClient
-from askd.integrations.calls import Approved, AsyncApprovalGate, ToolCall
+from askd.integrations.calls import Approved, AsyncApprovalGate, GateOptions, ToolCall
 
 __all__ = ["AskdCanUseTool"]
 
@@ -38,15 +38,14 @@ FRAMEWORK = "claude-agent-sdk"
 
 class AskdCanUseTool:
     """A ``can_use_tool`` callback that asks askd. ``session``: askd's session
-    for this agent's approvals; ``user`` or ``to``: whom to ask; ``agent``: the
-    name the person sees; ``schemas``: a JSON Schema per tool name (Claude
-    Code does not pass its tools' schemas to the callback), so an edit is
-    checked against it. ``editable`` (default True): the person may change
-    the input; ``allow_always`` (default True): offer *Approve always*.
-    ``quorum``, ``timeout`` (seconds), ``metadata``, ``parent_session`` and
-    ``options`` (further keywords of ``request_approval``) go into every ask.
-    ``verify_receipts=False`` lets a call run without checking its receipt
-    (protocol section 16). ``client``: an ``AsyncAgentClient`` of yours.
+    for this agent's approvals; ``schemas``: a JSON Schema per tool name
+    (Claude Code does not pass its tools' schemas to the callback), so an
+    edit is checked against it; whom and how to ask: ``GateOptions``
+    (``user`` or ``to``, ``agent``, the name the person sees, ``quorum``,
+    ``timeout``, ...; ``editable`` and ``allow_always`` default to true, as
+    the SDK takes both). ``verify_receipts=False`` lets a call run without
+    checking its receipt (protocol section 16). ``client``: an
+    ``AsyncAgentClient`` of yours.
 
     Use it as ``ClaudeAgentOptions(can_use_tool=AskdCanUseTool(...))``."""
 
@@ -54,26 +53,15 @@ class AskdCanUseTool:
         self,
         *,
         session: str,
-        user: str | None = None,
-        to: Sequence[str] | None = None,
-        agent: str = "Claude agent",
         schemas: Mapping[str, Mapping[str, Any]] | None = None,
-        editable: bool = True,
-        allow_always: bool = True,
-        quorum: int | None = None,
-        timeout: float | None = None,
-        verify_receipts: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        parent_session: str | None = None,
-        options: Mapping[str, Any] | None = None,
         client: AsyncAgentClient | None = None,
+        **asking: Unpack[GateOptions],
     ) -> None:
         self.schemas = dict(schemas or {})
-        self.gate = AsyncApprovalGate(
-            session=session, framework=FRAMEWORK, agent=agent, user=user, to=to, quorum=quorum, timeout=timeout,
-            editable=editable, allow_always=allow_always, verify_receipts=verify_receipts, metadata=metadata,
-            parent_session=parent_session, options=options, client=client,
-        )
+        asking.setdefault("agent", "Claude agent")
+        asking.setdefault("editable", True)  # updated_input carries an edit
+        asking.setdefault("allow_always", True)  # updated_permissions carries "always"
+        self.gate = AsyncApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
 
     async def aclose(self) -> None:
         await self.gate.aclose()

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
@@ -52,7 +52,17 @@ from langgraph.types import Command, GraphOutput, Interrupt
 from pydantic import BaseModel
 
 from askd.client import AgentClient, Result, Status
-from askd.integrations.calls import ApprovalGate, Approved, Denied, Outcome, Pending, ToolCall, call_key, denial_message
+from askd.integrations.calls import (
+    ApprovalGate,
+    Approved,
+    Denied,
+    GateOptions,
+    Outcome,
+    Pending,
+    ToolCall,
+    call_key,
+    denial_message,
+)
 
 __all__ = ["AskdInterrupts", "NotAnswered", "tool_schema"]
 
@@ -109,38 +119,27 @@ _ItemOutcome = Outcome | _Answered
 
 class AskdInterrupts:
     """Answers a graph's interrupts through askd. ``session``: askd's session
-    for this agent's questions; ``user`` or ``to``: whom to ask; ``tools``: the
-    agent's LangChain tools (their schemas and descriptions go into the
-    approvals); ``agent``: the name the person sees. ``quorum``, ``timeout``
-    (seconds), ``metadata``, ``parent_session`` and ``options`` (further
-    keywords of ``AgentClient.request_approval``) go into every ask.
-    ``verify_receipts=False`` lets a call run without checking its receipt
-    (protocol section 16); by default an approval whose receipt does not
-    verify is a ``reject``. ``client``: an ``AgentClient`` of yours (default:
-    one found as every askd client finds askd)."""
+    for this agent's questions; ``tools``: the agent's LangChain tools (their
+    schemas and descriptions go into the approvals); whom and how to ask:
+    ``GateOptions`` (``user`` or ``to``, ``agent``, the name the person sees,
+    ``quorum``, ``timeout``, ...; ``editable`` comes from each tool's allowed
+    decisions). ``verify_receipts=False`` lets a call run without checking
+    its receipt (protocol section 16); by default an approval whose receipt
+    does not verify is a ``reject``. ``client``: an ``AgentClient`` of yours
+    (default: one found as every askd client finds askd)."""
 
     def __init__(
         self,
         *,
         session: str,
-        user: str | None = None,
-        to: Sequence[str] | None = None,
         tools: Iterable[BaseTool] = (),
-        agent: str = "LangGraph agent",
-        quorum: int | None = None,
-        timeout: float | None = None,
-        verify_receipts: bool = True,
-        metadata: Mapping[str, Any] | None = None,
-        parent_session: str | None = None,
-        options: Mapping[str, Any] | None = None,
         client: AgentClient | None = None,
+        **asking: Unpack[GateOptions],
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
-        self.gate = ApprovalGate(
-            session=session, framework=FRAMEWORK, agent=agent, user=user, to=to, quorum=quorum, timeout=timeout,
-            verify_receipts=verify_receipts, metadata=metadata, parent_session=parent_session, options=options,
-            client=client,
-        )
+        asking.setdefault("agent", "LangGraph agent")
+        asking.pop("allow_always", None)  # the middleware has no "always" decision to give
+        self.gate = ApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
 
     def __enter__(self) -> AskdInterrupts:
         return self

@@ -11,8 +11,7 @@ from typing import Any
 
 import httpx
 
-from tests.client.waiting import pending_on_daemon
-from tests.conftest import RunningDaemon
+from tests.conftest import FRAME_TIMEOUT, RunningDaemon, eventually
 from tests.integrations.person import Person
 
 
@@ -25,9 +24,16 @@ class Reviewer(Person):
     async def open_for(cls, daemon: RunningDaemon, user: str = "alice") -> Reviewer:
         return cls(daemon, await Person.open(daemon, user))
 
-    async def pending(self, count: int = 1) -> list[dict[str, Any]]:
-        """The pending questions and approvals, once there are exactly ``count`` (oldest first)."""
-        items = await pending_on_daemon(self.daemon, count)
+    async def pending(self, count: int = 1, timeout: float = FRAME_TIMEOUT) -> list[dict[str, Any]]:
+        """The pending questions and approvals, once there are exactly ``count``
+        (oldest first). ``timeout``: longer where a child process must start
+        first (importing a framework takes seconds on a loaded machine)."""
+
+        async def listed() -> list[dict[str, Any]] | None:
+            items: list[dict[str, Any]] = (await self.daemon.admin("GET", "/admin/v1/pending")).json()["pending"]
+            return items if len(items) >= count else None
+
+        items: list[dict[str, Any]] = await eventually(listed, timeout, what=f"{count} pending question(s)")
         assert len(items) == count, items
         return items
 
@@ -63,3 +69,8 @@ class BlockingTampering(httpx.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+# How long a test waits for an agent in a child process to ask: a cold
+# interpreter importing a framework takes seconds on a busy 2-core machine.
+CHILD_START = 60.0

@@ -163,6 +163,27 @@ async def test_receipt_checks_are_off_only_when_asked(daemon: RunningDaemon) -> 
         assert isinstance(await asyncio.wait_for(deciding, 10), Approved)
 
 
+async def test_a_framework_that_runs_its_own_arguments_refuses_an_approval_of_others(daemon: RunningDaemon) -> None:
+    person = await Person.open(daemon)
+    client = agent_client(daemon, Tampering(other_arguments))
+    async with gate(daemon, client=client, editable=False, verify_receipts=False) as approvals:
+        deciding = asyncio.create_task(approvals.decide(DEPLOY))
+        await person.approve(await person.next_approval())
+        decision = await asyncio.wait_for(deciding, 10)
+    assert isinstance(decision, Denied) and decision.kind == "refused"
+    assert decision.message.startswith("deploy was not run: askd approved other arguments than the call's")
+
+
+async def test_arguments_that_do_not_fit_the_schema_are_a_denial_the_model_can_correct(daemon: RunningDaemon) -> None:
+    async with gate(daemon) as approvals:
+        decision = await approvals.decide(ToolCall("call_9", "deploy", {"env": "moon"}, SCHEMA))
+        with pytest.raises(ValueError):  # a malformed action is the caller's error, raised
+            await approvals.decide(ToolCall("call_10", "deploy\nrm", {"env": "staging"}))
+    assert isinstance(decision, Denied) and (decision.kind, decision.request_id) == ("invalid", None)
+    assert decision.message.startswith("Not asked: the arguments do not fit the tool's schema:") and "env" in decision.message
+    assert (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"] == []
+
+
 async def test_the_blocking_gate_decides_the_same_way(daemon: RunningDaemon) -> None:
     person = await Person.open(daemon)
     client = AgentClient(daemon.url, daemon.token("agent"), retry=FAST_RETRY, poll_seconds=0.5)

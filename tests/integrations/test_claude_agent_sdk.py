@@ -26,7 +26,7 @@ from askd.receipts.jws import verify
 from tests.conftest import RunningDaemon
 from tests.integrations.claude_cli_scripted import ScriptedCLI, ToolUse
 from tests.integrations.person import Tampering, agent_client, forged_signature, other_arguments
-from tests.integrations.reviewer import Reviewer
+from tests.integrations.reviewer import CHILD_START, Reviewer
 from tests.receipts.test_wire import jwks
 
 BASH: ToolUse = ("Bash", {"command": "make deploy", "description": "Deploy"}, "toolu_bash")
@@ -183,7 +183,7 @@ async def test_an_agent_killed_while_it_waits_asks_the_same_question_again(
         )
 
     first = await start()
-    [item] = await reviewer.pending()
+    [item] = await reviewer.pending(timeout=CHILD_START)
     first.send_signal(signal.SIGKILL)
     await first.wait()
     assert ran(tmp_path) == []

@@ -29,7 +29,7 @@ from askd.receipts.jws import verify
 from tests.conftest import RunningDaemon
 from tests.integrations.langchain_scripted import ask_user, calls, delete_tool, deploy_tool, script, tool_messages
 from tests.integrations.person import FAST_RETRY, forged_signature, other_arguments
-from tests.integrations.reviewer import BlockingTampering, Reviewer
+from tests.integrations.reviewer import CHILD_START, BlockingTampering, Reviewer
 from tests.receipts.test_wire import jwks
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
@@ -299,7 +299,7 @@ async def test_an_agent_killed_while_it_waits_asks_the_same_question_again(
         )
 
     first = await start()
-    [item] = await reviewer.pending()
+    [item] = await reviewer.pending(timeout=CHILD_START)
     first.send_signal(signal.SIGKILL)
     await first.wait()
     assert ran.read_text() == ""
