@@ -174,6 +174,22 @@ async def test_a_forged_receipt_signature_is_refused(daemon: RunningDaemon, revi
     assert "receipt does not verify" in told["call_deploy"] and "bad signature" in told["call_deploy"]
 
 
+async def test_other_arguments_for_a_tool_that_takes_no_edit_are_refused(
+    daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
+) -> None:
+    # delete_file allows approve and reject only: arguments other than the
+    # call's cannot be run as asked, even with receipt checks off.
+    agent = Agent(tmp_path, DELETE)
+    tampering = client(daemon, BlockingTampering(other_arguments))
+    run = asyncio.create_task(agent.run(daemon, client=tampering, verify_receipts=False))
+    [item] = await reviewer.pending()
+    assert item["action"].get("editable") is not True
+    await reviewer.approve(item)
+    told = await asyncio.wait_for(run, 10)
+    assert agent.runs() == []
+    assert "cannot change" in told["call_delete"]
+
+
 async def test_a_respond_tool_is_a_question_whose_answer_the_model_gets(
     daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
 ) -> None:
