@@ -182,6 +182,8 @@ FORBIDDEN = {
     "askd.protocol": {"askd.core", "askd.store", "askd.server", "askd.channels", "askd.config", "askd.client", "askd.cli"},
     "askd.core": {"askd.store", "askd.server", "askd.channels", "askd.config", "askd.client", "askd.cli", "askd.mcp"},
     "askd.store": {"askd.server", "askd.channels", "askd.config", "askd.client", "askd.cli", "askd.mcp"},
+    # The framework adapters reach the daemon only through askd.client (protocol section 21).
+    "askd.integrations": {"askd.core", "askd.store", "askd.server", "askd.channels", "askd.config", "askd.cli", "askd.mcp"},
 }
 
 

@@ -218,7 +218,7 @@ def settle(asking: _Asking, call: ToolCall, result: Result, jwks: Mapping[str, A
     if why is not None:
         return _refused(call, result, why)
     edited = outcome.arguments != dict(call.arguments)
-    if edited and not (asking.editable if call.editable is None else call.editable):
+    if edited and not asking.editable_for(call):
         message = f"{call.name} was not run: askd approved other arguments than the call's, which this framework cannot change"
         return Denied(message, "refused", result.request_id, result.answered_by)
     return replace(outcome, edited=edited)
@@ -275,6 +275,10 @@ class _Asking:
         settings: dict[str, Any] = {**asking, "options": dict(asking.get("options") or {})}
         return cls(session=session, framework=framework, **settings)
 
+    def editable_for(self, call: ToolCall) -> bool:
+        """Whether ``call`` takes changed arguments: its own say, else the gate's."""
+        return self.editable if call.editable is None else call.editable
+
     def request(self, call: ToolCall) -> dict[str, Any]:
         """``request_approval``'s keywords for ``call`` (past session, name, arguments)."""
         agent = call.agent or self.agent
@@ -283,7 +287,7 @@ class _Asking:
             "idempotency_key": call_key(self.framework, self.session, call.call_id),
             "summary": summary_of(call, agent),
             "schema": dict(call.schema) if call.schema is not None else None,
-            "editable": self.editable if call.editable is None else call.editable,
+            "editable": self.editable_for(call),
             "allow_always": self.allow_always,
             "quorum": self.quorum,
             "user": self.user,

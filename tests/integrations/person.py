@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from askd.client import AsyncAgentClient, RetryPolicy
-from tests.conftest import RunningDaemon, WsClient
+from tests.conftest import FRAME_TIMEOUT, RunningDaemon, WsClient
 
 FAST_RETRY = RetryPolicy(retry_for=10.0, backoff_base=0.02, backoff_cap=0.1)
 
@@ -26,10 +26,10 @@ class Person:
     async def open(cls, daemon: RunningDaemon, user: str = "alice") -> Person:
         return cls(await daemon.connect(user))
 
-    async def next_approval(self) -> dict[str, Any]:
+    async def next_approval(self, timeout: float = FRAME_TIMEOUT) -> dict[str, Any]:
         """The next approval pushed (``sessionId``, ``requestId``, ``action``...), skipping other frames."""
         while True:
-            frame = await self.tab.recv()
+            frame = await self.tab.recv(timeout)
             if frame["type"] == "ask_user_questions" and "action" in frame["payload"]:
                 return {"sessionId": frame["sessionId"], **frame["payload"]}
 

@@ -6,20 +6,18 @@ inline (the HandleDeferredToolCalls capability) and deferred
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from askd.integrations.pydantic_ai import AskdApprovals
 from pydantic_ai.tools import DeferredToolRequests
-from tests.conftest import RunningDaemon, eventually
+from tests.conftest import RunningDaemon
+from tests.integrations.agent_restart import killed_mid_wait_then_approved
 from tests.integrations.person import Person, Tampering, agent_client, other_arguments
 from tests.integrations.scripted_pydantic_ai import deployer
 
 DEPLOY = ("deploy", {"env": "staging"}, "call_1")
 DROP = ("drop_table", {"table": "users"}, "call_2")
-REPO = Path(__file__).resolve().parents[2]  # where `python -m tests...` finds the agent process
 
 
 def approvals(daemon: RunningDaemon, session: str = "s1", **kw: Any) -> AskdApprovals:
@@ -128,24 +126,6 @@ async def test_an_agent_killed_mid_wait_asks_the_same_question_again_and_runs_on
     daemon: RunningDaemon, tmp_path: Path
 ) -> None:
     person, log = await Person.open(daemon), tmp_path / "ran.log"
-    env = {**os.environ, "ASKD_URL": daemon.url, "ASKD_AGENT_TOKEN": daemon.token("agent")}
-    command = [sys.executable, "-m", "tests.integrations.pydantic_ai_agent_process", "s1", str(log)]
-
-    async def start() -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(*command, env=env, cwd=REPO, stdout=asyncio.subprocess.PIPE)
-
-    first = await start()
-    asked = await person.next_approval()
-    rid = asked["requestId"]
-    await eventually(lambda: daemon.agent_waiting(rid), what="the agent waiting")
-    first.kill()
-    await first.wait()
-    await eventually(lambda: not daemon.agent_waiting(rid), what="the killed agent's wait to end")
-    second = await start()
-    await eventually(lambda: daemon.agent_waiting(rid), what="the restarted agent waiting on the same question")
-    await person.tab.quiet()  # nothing new was asked
-    assert [item["requestId"] for item in (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"]] == [rid]
-    await person.approve(asked)
-    out, _ = await asyncio.wait_for(second.communicate(), 30)
-    assert second.returncode == 0 and out.decode().strip() == "deploy: deployed to staging x1"
+    out = await killed_mid_wait_then_approved(daemon, person, "tests.integrations.pydantic_ai_agent_process", log)
+    assert out == "deploy: deployed to staging x1"
     assert log.read_text() == "deploy staging 1\n"
