@@ -34,6 +34,10 @@ and askd restarts. *Deferred*: when a run stopped on interrupts,
 process with the same checkpointer calls :meth:`~AskdInterrupts.collect`
 for the ``Command`` to resume with (``None`` while someone has yet to decide).
 
+Every answer is checked as every approval is: its receipt must be askd's,
+for this request, and its digest that of the questions as asked with these
+answers; otherwise the answer is not used.
+
 One call is one question: each ask's ``Idempotency-Key`` is made from the
 session and the call's own id (the tool call id; for a free-form question,
 the interrupt's id, which the checkpointer keeps), so a process that dies
@@ -52,6 +56,7 @@ from langgraph.types import Command, GraphOutput, Interrupt
 from pydantic import BaseModel
 
 from askd.client import AgentClient, Result, Status
+from askd.receipts import ReceiptError, digest, questions_content, verify
 from askd.integrations.calls import (
     ApprovalGate,
     Approved,
@@ -64,7 +69,7 @@ from askd.integrations.calls import (
     denial_message,
 )
 
-__all__ = ["AskdInterrupts", "NotAnswered", "tool_schema"]
+__all__ = ["AskdInterrupts", "NotAnswered", "answer_refusal", "tool_schema"]
 
 FRAMEWORK = "langgraph"
 
@@ -125,7 +130,8 @@ class AskdInterrupts:
     ``quorum``, ``timeout``, ...; ``editable`` comes from each tool's allowed
     decisions). ``verify_receipts=False`` lets a call run without checking
     its receipt (protocol section 16); by default an approval whose receipt
-    does not verify is a ``reject``. ``client``: an ``AgentClient`` of yours
+    does not verify is a ``reject``, and an answer whose receipt does not
+    vouch for it is not used (a ``reject``, or :class:`NotAnswered`). ``client``: an ``AgentClient`` of yours
     (default: one found as every askd client finds askd)."""
 
     def __init__(
@@ -138,8 +144,10 @@ class AskdInterrupts:
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         asking.setdefault("agent", "LangGraph agent")
-        asking.pop("allow_always", None)  # the middleware has no "always" decision to give
+        if asking.get("allow_always"):
+            raise ValueError("LangChain's review decisions have no 'always': allow_always cannot be offered")
         self.gate = ApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
+        self._jwks: dict[str, Any] | None = None
 
     def __enter__(self) -> AskdInterrupts:
         return self
@@ -266,7 +274,37 @@ class AskdInterrupts:
         )
         if result.pending and (wait is None or wait > 0):
             result = client.wait(asking.session, result.request_id, wait)
-        return _question_outcome(result)
+        outcome = _question_outcome(result)
+        if isinstance(outcome, _Answered) and asking.verify_receipts:
+            why = answer_refusal(result, item.questions, self._keys())
+            if why is not None and why.startswith("unknown kid"):  # a key newer than the copy kept
+                why = answer_refusal(result, item.questions, self._keys(fresh=True))
+            if why is not None:
+                return Denied(f"askd's receipt does not verify, so the answer was not used: {why}", "refused",
+                              result.request_id, result.answered_by)
+        return outcome
+
+    def _keys(self, fresh: bool = False) -> dict[str, Any]:
+        if self._jwks is None or fresh:
+            self._jwks = self.gate.client.jwks()
+        return self._jwks
+
+
+def answer_refusal(result: Result, questions: list[dict[str, Any]], jwks: Mapping[str, Any]) -> str | None:
+    """Why ``result``'s receipt does not vouch for its answers to exactly
+    ``questions`` as asked, or None when it does (protocol section 16: the
+    signature, this request's, the digest of the questions and answers)."""
+    if not result.receipt:
+        return "the result carries no receipt"
+    try:
+        claims = verify(result.receipt, jwks)
+    except ReceiptError as err:
+        return str(err)
+    if claims.get("sid") != result.session_id or claims.get("rid") != result.request_id:
+        return "the receipt is for another request"
+    if claims.get("digest") != digest(questions_content(questions, result.answers)):
+        return "digest mismatch: the receipt is for other questions or other answers"
+    return None
 
 
 def _question_outcome(result: Result) -> _ItemOutcome:

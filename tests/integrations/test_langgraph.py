@@ -264,6 +264,21 @@ async def test_several_free_form_questions_resume_with_the_answers_and_a_decline
         await asyncio.wait_for(run, 10)
 
 
+async def test_a_tampered_answer_is_not_used(daemon: RunningDaemon, reviewer: Reviewer) -> None:
+    graph = free_form_graph("Which region?")
+    forged = BlockingTampering(lambda data: {**data, "answers": {"Which region?": "attacker-region"}})
+
+    def invoke() -> Any:
+        with AskdInterrupts(session="lg", user="alice", client=client(daemon, forged)) as askd:
+            return askd.invoke(graph, {}, CONFIG).value
+
+    run = asyncio.create_task(asyncio.to_thread(invoke))
+    [item] = await reviewer.pending()
+    await reviewer.answer(item, {"Which region?": "eu"})
+    with pytest.raises(NotAnswered, match="receipt does not verify, so the answer was not used: digest mismatch"):
+        await asyncio.wait_for(run, 10)
+
+
 async def test_deferred_submit_returns_at_once_and_a_later_collect_resumes(
     daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
 ) -> None:
@@ -325,3 +340,8 @@ async def test_an_agent_killed_while_it_waits_asks_the_same_question_again(
     assert json.loads(out[0].decode().splitlines()[-1]) == {"call_deploy": "deployed web to staging"}
     assert ran.read_text() == "deploy web staging\n"  # ran once, by the second process
     assert await reviewer.asked_count() == 1  # the same question, not a second one
+
+
+def test_approve_always_cannot_be_offered() -> None:
+    with pytest.raises(ValueError, match="no 'always'"):
+        AskdInterrupts(session="lg", user="alice", allow_always=True, client=AgentClient("http://127.0.0.1:9", "t"))
