@@ -1,5 +1,5 @@
 """A Claude Agent SDK agent in its own process, for the test that kills it
-while it waits: ``python -m tests.integrations.claude_agent RAN`` runs the
+while it waits: ``python -m tests.integrations.claude_agent SESSION LOG`` runs the
 SDK's ``ClaudeSDKClient`` against the scripted CLI, one ``Bash`` tool use
 (``toolu_restart``) gated by ``AskdCanUseTool``; started again, the CLI asks
 about the same tool use (as a resumed session does). It prints the SDK's
@@ -18,12 +18,11 @@ from askd.integrations.claude_agent_sdk import AskdCanUseTool
 from tests.integrations.claude_cli_scripted import ScriptedCLI
 
 
-async def main(ran: str) -> None:
-    cli = ScriptedCLI([("Bash", {"command": "make deploy"}, "toolu_restart")], Path(ran))
-    can_use_tool = AskdCanUseTool(session="claude-restart", user="alice")
+async def main(session: str, log: Path) -> None:
+    cli = ScriptedCLI([("Bash", {"command": "make deploy"}, "toolu_restart")], log)
+    can_use_tool = AskdCanUseTool(session=session, user="alice")
     try:
         async with ClaudeSDKClient(ClaudeAgentOptions(can_use_tool=can_use_tool), transport=cli) as client:
-            print("started", flush=True)
             await client.query("deploy")
             async for _ in client.receive_response():
                 pass
@@ -33,4 +32,4 @@ async def main(ran: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))

@@ -1,7 +1,7 @@
 """A LangChain agent in its own process, for the test that kills it while
-it waits: ``python -m tests.integrations.langgraph_agent DB RAN`` runs one
-scripted turn calling ``deploy`` under ``HumanInTheLoopMiddleware``, its
-run kept in a SQLite checkpointer at DB. Started again, it finds the run
+it waits: ``python -m tests.integrations.langgraph_agent SESSION LOG`` runs
+one scripted turn calling ``deploy`` (which logs each run to LOG) under
+``HumanInTheLoopMiddleware``, its run kept in a SQLite checkpointer beside LOG. Started again, it finds the run
 stopped on its interrupt and resumes it, asking askd again (the same key:
 the same question). It prints each tool message as JSON lines at the end.
 askd is found as every client finds it (``ASKD_URL``, ``ASKD_AGENT_TOKEN``)."""
@@ -23,20 +23,19 @@ from tests.integrations.langchain_scripted import calls, deploy_tool, script, to
 CONFIG = {"configurable": {"thread_id": "run-1"}}
 
 
-def main(db: str, ran: str) -> None:
-    deploy = deploy_tool(Path(ran))
-    with sqlite3.connect(db, check_same_thread=False) as conn:
+def main(session: str, log: Path) -> None:
+    deploy = deploy_tool(log)
+    with sqlite3.connect(log.parent / "checkpoints.db", check_same_thread=False) as conn:
         graph = create_agent(
             script(calls(("deploy", {"service": "web", "env": "staging"}, "call_deploy"))),
             tools=[deploy],
             middleware=[HumanInTheLoopMiddleware(interrupt_on={"deploy": True})],
             checkpointer=SqliteSaver(conn),
         )
-        with AskdInterrupts(session="lg-restart", user="alice", tools=[deploy]) as askd:
-            print("started", flush=True)
+        with AskdInterrupts(session=session, user="alice", tools=[deploy]) as askd:
             output = askd.resume(graph, CONFIG) or askd.invoke(graph, {"messages": [("user", "ship it")]}, CONFIG)
     print(json.dumps(tool_messages(output.value["messages"])), flush=True)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(sys.argv[1], Path(sys.argv[2]))

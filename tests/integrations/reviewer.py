@@ -70,7 +70,3 @@ class BlockingTampering(httpx.BaseTransport):
     def close(self) -> None:
         self.inner.close()
 
-
-# How long a test waits for an agent in a child process to ask: a cold
-# interpreter importing a framework takes seconds on a busy 2-core machine.
-CHILD_START = 60.0

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +21,10 @@ from askd.client import AsyncAgentClient
 from askd.integrations.claude_agent_sdk import AskdCanUseTool
 from askd.receipts.jws import verify
 from tests.conftest import RunningDaemon
+from tests.integrations.agent_restart import killed_mid_wait_then_approved
 from tests.integrations.claude_cli_scripted import ScriptedCLI, ToolUse
 from tests.integrations.person import Tampering, agent_client, forged_signature, other_arguments
-from tests.integrations.reviewer import CHILD_START, Reviewer
+from tests.integrations.reviewer import Reviewer
 from tests.receipts.test_wire import jwks
 
 BASH: ToolUse = ("Bash", {"command": "make deploy", "description": "Deploy"}, "toolu_bash")
@@ -173,24 +171,8 @@ async def test_a_permission_request_without_a_tool_use_id_asks_nothing(daemon: R
 async def test_an_agent_killed_while_it_waits_asks_the_same_question_again(
     daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
 ) -> None:
-    log = tmp_path / "ran.log"
-    env = {**os.environ, "ASKD_URL": daemon.url, "ASKD_AGENT_TOKEN": daemon.token("agent")}
-
-    async def start() -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.integrations.claude_agent", str(log),
-            env=env, stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2],
-        )
-
-    first = await start()
-    [item] = await reviewer.pending(timeout=CHILD_START)
-    first.send_signal(signal.SIGKILL)
-    await first.wait()
-    assert ran(tmp_path) == []
-    second = await start()
-    out, _ = await asyncio.wait_for(asyncio.gather(second.communicate(), reviewer.approve(item)), 60)
-    assert second.returncode == 0
-    assert json.loads(out[0].decode().splitlines()[-1]) == {"behavior": "allow", "updatedInput": {"command": "make deploy"}}
+    # The second process's CLI asks about the same tool use, as a resumed session does.
+    out = await killed_mid_wait_then_approved(daemon, reviewer, "tests.integrations.claude_agent", tmp_path / "ran.log")
+    assert json.loads(out.splitlines()[-1]) == {"behavior": "allow", "updatedInput": {"command": "make deploy"}}
     assert ran(tmp_path) == [["Bash", {"command": "make deploy"}]]  # ran once, by the second process
-    assert await reviewer.asked_count() == 1  # the same question, not a second one
-
+    assert await reviewer.asked_count() == 1

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from tests.conftest import RunningDaemon
-from tests.integrations.reviewer import CHILD_START, Reviewer
+from tests.integrations.agent_restart import AGENT_START_TIMEOUT
+from tests.integrations.reviewer import Reviewer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +26,7 @@ async def start(daemon: RunningDaemon, example: str, *args: str) -> asyncio.subp
 async def test_the_langgraph_example_deploys_once_approved_and_passes_on_the_answer(daemon: RunningDaemon) -> None:
     reviewer = await Reviewer.open_for(daemon)
     proc = await start(daemon, "langgraph_approval.py", "--user", "alice")
-    items = await reviewer.pending(2, timeout=CHILD_START)
+    items = await reviewer.pending(2, timeout=AGENT_START_TIMEOUT)
     approval = next(item for item in items if "action" in item)
     question = next(item for item in items if "questions" in item)
     await reviewer.approve(approval, arguments={"service": "web", "env": "production"})
@@ -41,7 +42,7 @@ async def test_the_langgraph_example_deploys_once_approved_and_passes_on_the_ans
 async def test_the_claude_example_answers_the_cli_with_the_decision(daemon: RunningDaemon) -> None:
     reviewer = await Reviewer.open_for(daemon)
     proc = await start(daemon, "claude_agent_sdk_approval.py", "--user", "alice")
-    [item] = await reviewer.pending(timeout=CHILD_START)
+    [item] = await reviewer.pending(timeout=AGENT_START_TIMEOUT)
     assert item["action"]["name"] == "Bash"
     await reviewer.deny(item, "use the pipeline")
     out, err = await asyncio.wait_for(proc.communicate(), 60)

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -27,9 +24,10 @@ from askd.client import AgentClient
 from askd.integrations.langgraph import AskdInterrupts, NotAnswered
 from askd.receipts.jws import verify
 from tests.conftest import RunningDaemon
+from tests.integrations.agent_restart import killed_mid_wait_then_approved
 from tests.integrations.langchain_scripted import ask_user, calls, delete_tool, deploy_tool, script, tool_messages
 from tests.integrations.person import FAST_RETRY, forged_signature, other_arguments
-from tests.integrations.reviewer import CHILD_START, BlockingTampering, Reviewer
+from tests.integrations.reviewer import BlockingTampering, Reviewer
 from tests.receipts.test_wire import jwks
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
@@ -319,27 +317,12 @@ def test_a_tool_that_cannot_be_rejected_is_refused_before_asking(tmp_path: Path)
 async def test_an_agent_killed_while_it_waits_asks_the_same_question_again(
     daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
 ) -> None:
-    db, ran = tmp_path / "checkpoints.db", tmp_path / "ran.log"
-    ran.touch()
-    env = {**os.environ, "ASKD_URL": daemon.url, "ASKD_AGENT_TOKEN": daemon.token("agent")}
-
-    async def start() -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.integrations.langgraph_agent", str(db), str(ran),
-            env=env, stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2],
-        )
-
-    first = await start()
-    [item] = await reviewer.pending(timeout=CHILD_START)
-    first.send_signal(signal.SIGKILL)
-    await first.wait()
-    assert ran.read_text() == ""
-    second = await start()
-    out, _ = await asyncio.wait_for(asyncio.gather(second.communicate(), reviewer.approve(item)), 60)
-    assert second.returncode == 0
-    assert json.loads(out[0].decode().splitlines()[-1]) == {"call_deploy": "deployed web to staging"}
-    assert ran.read_text() == "deploy web staging\n"  # ran once, by the second process
-    assert await reviewer.asked_count() == 1  # the same question, not a second one
+    # The second process resumes the run its checkpointer kept (SQLite, beside the log).
+    log = tmp_path / "ran.log"
+    out = await killed_mid_wait_then_approved(daemon, reviewer, "tests.integrations.langgraph_agent", log)
+    assert json.loads(out.splitlines()[-1]) == {"call_deploy": "deployed web to staging"}
+    assert log.read_text() == "deploy web staging\n"  # ran once, by the second process
+    assert await reviewer.asked_count() == 1
 
 
 def test_approve_always_cannot_be_offered() -> None:
