@@ -52,6 +52,7 @@ __all__ = [
     "denial_message",
     "outcome_of",
     "receipt_refusal",
+    "settle",
 ]
 
 #: How a call ended up not approved: askd's ends; ``refused`` when the
@@ -205,12 +206,13 @@ def _not_asked(err: ApiError) -> Denied | None:
     return Denied(f"Not asked: the arguments do not fit the tool's schema: {err.message}", "invalid", None)
 
 
-def settle(asking: _Asking, call: ToolCall, result: Result, jwks: Mapping[str, Any] | None) -> Outcome:
+def settle(call: ToolCall, result: Result, jwks: Mapping[str, Any] | None, editable: bool) -> Outcome:
     """The decision ``result`` holds for ``call``, its receipt checked
     against ``jwks`` (None: receipt checks are off). What runs is what the
     receipt signs: ``edited`` is whether those arguments differ from the
-    call's own, and where the framework runs the call's own arguments
-    (``editable`` false) an approval of any other is refused."""
+    call's own, and where the call could not be edited (``editable``
+    false: the framework runs the call's own arguments) an approval of any
+    other is refused."""
     outcome = outcome_of(result)
     if not isinstance(outcome, Approved):
         return outcome
@@ -218,7 +220,7 @@ def settle(asking: _Asking, call: ToolCall, result: Result, jwks: Mapping[str, A
     if why is not None:
         return _refused(call, result, why)
     edited = outcome.arguments != dict(call.arguments)
-    if edited and not asking.editable_for(call):
+    if edited and not editable:
         message = f"{call.name} was not run: askd approved other arguments than the call's, which this framework cannot change"
         return Denied(message, "refused", result.request_id, result.answered_by)
     return replace(outcome, edited=edited)
@@ -234,7 +236,8 @@ class GateOptions(TypedDict, total=False):
     ``user`` or ``to`` (users and ``group:NAME``) whom to ask; ``quorum``,
     ``timeout`` (seconds), ``parent_session`` and ``metadata`` go into every
     ask; ``editable``: the person may change the arguments (the adapter
-    says whether its framework takes them); ``allow_always``: offer
+    says whether its framework takes them; never with a quorum above 1);
+    ``allow_always``: offer
     *Approve always*; ``verify_receipts`` (default true): refuse a call
     whose receipt does not verify; ``options``: further keywords of
     ``AgentClient.request_approval`` (``escalate``, ``remind``, ...)."""
@@ -276,7 +279,11 @@ class _Asking:
         return cls(session=session, framework=framework, **settings)
 
     def editable_for(self, call: ToolCall) -> bool:
-        """Whether ``call`` takes changed arguments: its own say, else the gate's."""
+        """Whether the person may change ``call``'s arguments: its own say,
+        else the gate's; never on a quorum above 1, where each approver
+        approves the same arguments (protocol section 17)."""
+        if self.quorum is not None and self.quorum > 1:
+            return False
         return self.editable if call.editable is None else call.editable
 
     def request(self, call: ToolCall) -> dict[str, Any]:
@@ -360,11 +367,11 @@ class ApprovalGate:
         if isinstance(result, Denied):
             return result
         if not self.asking.verify_receipts or not result.approved:
-            return settle(self.asking, call, result, None)
+            return settle(call, result, None, self.asking.editable_for(call))
         jwks = self._keys()
         if _unknown_kid(receipt_refusal(result, call.name, jwks)):
             jwks = self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
-        return settle(self.asking, call, result, jwks)
+        return settle(call, result, jwks, self.asking.editable_for(call))
 
     def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:
@@ -427,11 +434,11 @@ class AsyncApprovalGate:
         if isinstance(result, Denied):
             return result
         if not self.asking.verify_receipts or not result.approved:
-            return settle(self.asking, call, result, None)
+            return settle(call, result, None, self.asking.editable_for(call))
         jwks = await self._keys()
         if _unknown_kid(receipt_refusal(result, call.name, jwks)):
             jwks = await self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
-        return settle(self.asking, call, result, jwks)
+        return settle(call, result, jwks, self.asking.editable_for(call))
 
     async def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:

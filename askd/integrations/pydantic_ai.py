@@ -59,15 +59,13 @@ def results_of(decided: Mapping[str, Decision]) -> DeferredToolResults:
     """``DeferredToolResults`` from askd's decisions, keyed by tool call id:
     ``ToolApproved`` (``override_args`` only when edited: otherwise the call
     runs with the arguments the receipt signs), ``ToolDenied(message)``.
-    Each call's ``metadata`` carries ``askd`` (``requestId``, ``receipt``,
-    ``scope``), which the tool reads as ``ctx.tool_call_metadata``."""
+    Each call's ``metadata`` carries ``askd`` (``requestId``, ``receipt``),
+    which the tool reads as ``ctx.tool_call_metadata``."""
     results = DeferredToolResults()
     for call_id, decision in decided.items():
         if isinstance(decision, Approved):
             results.approvals[call_id] = ToolApproved(override_args=decision.arguments if decision.edited else None)
-            results.metadata[call_id] = {
-                "askd": {"requestId": decision.request_id, "receipt": decision.receipt, "scope": decision.scope}
-            }
+            results.metadata[call_id] = {"askd": {"requestId": decision.request_id, "receipt": decision.receipt}}
         else:
             results.approvals[call_id] = ToolDenied(decision.message)
             results.metadata[call_id] = {"askd": {"requestId": decision.request_id, "denied": decision.kind}}
@@ -93,11 +91,15 @@ class AskdApprovals:
     """askd as the approver of one session's deferred tool calls.
     ``session`` is one conversation; :class:`~askd.integrations.calls.GateOptions`
     says whom and how to ask (``user`` or ``to``, ``timeout``, ``quorum``,
-    ``editable``, default true: Pydantic AI runs ``override_args``). ``client``:
+    ``editable``, default true: Pydantic AI runs ``override_args``; not
+    ``allow_always``: Pydantic AI has no lasting approval). ``client``:
     an ``AsyncAgentClient`` of yours (default: found as every askd client
     finds askd)."""
 
     def __init__(self, *, session: str, client: AsyncAgentClient | None = None, **asking: Unpack[GateOptions]) -> None:
+        if asking.get("allow_always"):
+            # Offering "Approve always" would promise what Pydantic AI cannot keep.
+            raise ValueError("Pydantic AI approves one call at a time: allow_always cannot be true")
         self.gate = AsyncApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
 
     async def __aenter__(self) -> AskdApprovals:

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from askd.client import AgentClient
+from askd.client import AgentClient, AsyncAgentClient
 from askd.integrations import Approved, ApprovalGate, AsyncApprovalGate, Denied, Pending, ToolCall, call_key
+from tests.client.proxy import FlakyProxy
 from tests.conftest import RunningDaemon
 from tests.integrations.person import FAST_RETRY, Person, Tampering, agent_client, forged_signature, other_arguments
 
@@ -47,6 +48,25 @@ async def test_the_action_is_the_call_and_an_approval_runs_its_arguments(daemon:
     assert isinstance(decision, Approved)
     assert (decision.arguments, decision.edited, decision.scope, decision.by) == (DEPLOY.arguments, False, "always", "alice")
     assert decision.request_id == asked["requestId"] and decision.receipt
+
+
+async def test_inline_rides_through_503s_a_lost_ask_and_a_cut_wait(daemon: RunningDaemon) -> None:
+    person, proxy = await Person.open(daemon), await FlakyProxy(daemon.url).start()
+    try:
+        proxy.fail_next, proxy.lose_next_post, proxy.drop_next_wait = 1, 1, 1
+        client = AsyncAgentClient(proxy.url, daemon.token("agent"), retry=FAST_RETRY, poll_seconds=0.5)
+        async with gate(daemon, client=client) as approvals:
+            deciding = asyncio.create_task(approvals.decide(DEPLOY))
+            asked = await person.next_approval()
+            await asyncio.wait_for(proxy.dropped.wait(), 10)
+            await person.approve(asked)
+            decision = await asyncio.wait_for(deciding, 10)
+        await client.aclose()
+    finally:
+        await proxy.stop()
+    assert isinstance(decision, Approved) and decision.request_id == asked["requestId"]
+    assert (proxy.count("503"), proxy.count("lost 201"), proxy.count("cut mid-wait")) == (1, 1, 1)
+    assert (await daemon.admin("GET", "/admin/v1/stats")).json()["asked"] == 1
 
 
 async def test_an_edit_is_checked_against_the_schema_and_comes_back_to_run(daemon: RunningDaemon) -> None:
@@ -182,6 +202,13 @@ async def test_arguments_that_do_not_fit_the_schema_are_a_denial_the_model_can_c
     assert isinstance(decision, Denied) and (decision.kind, decision.request_id) == ("invalid", None)
     assert decision.message.startswith("Not asked: the arguments do not fit the tool's schema:") and "env" in decision.message
     assert (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"] == []
+
+
+async def test_a_quorum_above_one_is_never_editable(daemon: RunningDaemon) -> None:
+    async with AsyncApprovalGate(session="s3", framework="test", to=["alice", "bob"], quorum=2, client=agent_client(daemon)) as approvals:
+        asked = await approvals.ask(DEPLOY)
+    [listed] = (await daemon.admin("GET", "/admin/v1/pending")).json()["pending"]
+    assert isinstance(asked, Pending) and listed["quorum"] == 2 and "editable" not in listed["action"]
 
 
 async def test_the_blocking_gate_decides_the_same_way(daemon: RunningDaemon) -> None:

@@ -45,7 +45,7 @@ async def test_inline_an_approved_call_runs_and_the_action_is_the_tool_call(daem
 async def test_an_edit_is_refused_as_the_sdk_runs_the_call_as_made(daemon: RunningDaemon) -> None:
     person, ran = await Person.open(daemon), []
     with pytest.raises(ValueError, match="editable"):
-        AskdApprovals(session="s1", editable=True, client=agent_client(daemon))
+        AskdApprovals(session="s1", editable=True)
     async with approvals(daemon) as gate:
         running = asyncio.create_task(gate.run(deployer([[DEPLOY]], ran), "Ship it"))
         asked = await person.next_approval()

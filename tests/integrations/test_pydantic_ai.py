@@ -9,6 +9,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from askd.integrations.pydantic_ai import AskdApprovals
 from pydantic_ai.tools import DeferredToolRequests
 from tests.conftest import RunningDaemon
@@ -51,6 +53,11 @@ async def test_inline_an_edit_is_checked_against_the_tool_schema_and_run(daemon:
         await person.approve(asked, arguments={"env": "production", "replicas": 3})
         result = await asyncio.wait_for(running, 10)
     assert result.output == "deploy: deployed to production x3" and ran == [{"env": "production", "replicas": 3}]
+
+
+def test_approve_always_is_not_offered_as_pydantic_ai_approves_one_call_at_a_time() -> None:
+    with pytest.raises(ValueError, match="allow_always"):
+        AskdApprovals(session="s1", allow_always=True)
 
 
 async def test_inline_a_denial_reaches_the_model_and_nothing_runs(daemon: RunningDaemon) -> None:
