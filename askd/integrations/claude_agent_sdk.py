@@ -78,6 +78,7 @@ class AskdCanUseTool:
             arguments=tool_input,
             schema=self.schemas.get(tool_name),
             description=context.title or context.description or context.decision_reason,
+            agent=f"{self.gate.asking.agent} (sub-agent {context.agent_id})" if context.agent_id else None,
         )
         decision = await self.gate.decide(call)
         if not isinstance(decision, Approved):

@@ -206,9 +206,10 @@ class AskdInterrupts:
 
     def _decide(self, graph: Any, config: Mapping[str, Any], wait: float | None) -> Command[Any] | None:
         pending = self._pending(graph, config)
-        for _, items in pending:  # every question of the step out at once, then the waits
-            for item in items:
-                self._ask(item, wait=0.0)
+        if wait != 0.0:  # every question of the step out at once, then the waits
+            for _, items in pending:
+                for item in items:
+                    self._ask(item, wait=0.0)
         resume: dict[str, Any] = {}
         for interrupt, items in pending:
             outcomes = [self._ask(item, wait) for item in items]

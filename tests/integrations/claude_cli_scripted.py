@@ -22,8 +22,9 @@ ToolUse = tuple[str, dict[str, Any], str]  # tool name, input, tool_use_id
 
 
 class ScriptedCLI(Transport):
-    def __init__(self, tool_uses: Sequence[ToolUse], ran: Path) -> None:
+    def __init__(self, tool_uses: Sequence[ToolUse], ran: Path, *, suggest: bool = True, agent_id: str | None = None) -> None:
         self.tool_uses, self.ran = list(tool_uses), ran
+        self.suggest, self.agent_id = suggest, agent_id  # what each request carries: the CLI's "always" suggestion, a sub-agent
         self.replies: dict[str, dict[str, Any]] = {}  # tool_use_id -> the SDK's control response
         self._from_sdk: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._to_sdk: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -64,9 +65,15 @@ class ScriptedCLI(Transport):
         for n, (name, tool_input, tool_use_id) in enumerate(self.tool_uses):
             request_id = f"perm-{n}"
             by_request[request_id] = (name, tool_input, tool_use_id)
-            request = {"subtype": "can_use_tool", "tool_name": name, "input": tool_input, "tool_use_id": tool_use_id,
-                       "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": name}], "behavior": "allow",
-                                                   "destination": "session"}]}
+            request: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": name, "input": tool_input,
+                                       "tool_use_id": tool_use_id}
+            if self.suggest:
+                request["permission_suggestions"] = [
+                    {"type": "addRules", "rules": [{"toolName": name, "ruleContent": "make deploy:*"}], "behavior": "allow",
+                     "destination": "localSettings"}
+                ]
+            if self.agent_id:
+                request["agent_id"] = self.agent_id
             await self._to_sdk.put({"type": "control_request", "request_id": request_id, "request": request})
         while len(self.replies) < len(by_request):
             reply = (await self._from_sdk.get())["response"]

@@ -43,10 +43,11 @@ async def reviewer(daemon: RunningDaemon) -> Reviewer:
 
 async def run_agent(
     daemon: RunningDaemon, tmp_path: Path, *tool_uses: ToolUse, transport: httpx.AsyncBaseTransport | None = None,
-    **kw: Any,
+    cli_says: dict[str, Any] | None = None, **kw: Any,
 ) -> ScriptedCLI:
-    """One turn of the SDK against the scripted CLI, ``AskdCanUseTool`` deciding."""
-    cli = ScriptedCLI(tool_uses, tmp_path / "ran.log")
+    """One turn of the SDK against the scripted CLI (``cli_says``: its
+    options), ``AskdCanUseTool`` deciding."""
+    cli = ScriptedCLI(tool_uses, tmp_path / "ran.log", **(cli_says or {}))
     client = agent_client(daemon, transport)
     can_use_tool = AskdCanUseTool(session="claude", user="alice", agent="Claude Code", client=client, **kw)
     async with client, ClaudeSDKClient(ClaudeAgentOptions(can_use_tool=can_use_tool), transport=cli) as sdk:
@@ -102,9 +103,30 @@ async def test_approve_always_sends_the_clis_suggested_permission_updates(
     cli = await asyncio.wait_for(run, 10)
     reply = cli.replies["toolu_bash"]["response"]
     assert reply["behavior"] == "allow"
-    assert reply["updatedPermissions"] == [
+    assert reply["updatedPermissions"] == [  # what the CLI suggested, as it suggested it
+        {"type": "addRules", "destination": "localSettings", "rules": [{"toolName": "Bash", "ruleContent": "make deploy:*"}],
+         "behavior": "allow"}
+    ]
+
+
+async def test_approve_always_without_a_suggestion_allows_the_tool_for_the_session(
+    daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
+) -> None:
+    run = asyncio.create_task(run_agent(daemon, tmp_path, BASH, cli_says={"suggest": False}))
+    [item] = await reviewer.pending()
+    await reviewer.approve(item, scope="always")
+    cli = await asyncio.wait_for(run, 10)
+    assert cli.replies["toolu_bash"]["response"]["updatedPermissions"] == [
         {"type": "addRules", "destination": "session", "rules": [{"toolName": "Bash"}], "behavior": "allow"}
     ]
+
+
+async def test_a_sub_agents_call_names_it(daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path) -> None:
+    run = asyncio.create_task(run_agent(daemon, tmp_path, BASH, cli_says={"agent_id": "reviewer-7"}))
+    [item] = await reviewer.pending()
+    assert "**Claude Code (sub-agent reviewer-7)**" in item["action"]["summary"]
+    await reviewer.approve(item)
+    await asyncio.wait_for(run, 10)
 
 
 async def test_a_denial_reaches_claude_with_its_reason_and_nothing_runs(
