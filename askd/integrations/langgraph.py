@@ -235,16 +235,18 @@ class AskdInterrupts:
             ]
         if isinstance(value, Mapping) and value.get("type") == "tool_approval" and "tool_call_id" in value:
             allowed = _allowed_from_schema(interrupt.response_schema)
-            return [self._review(value["tool_call_id"], value["name"], value["args"], value.get("description"), allowed)]
+            schema = _edit_args_schema(interrupt.response_schema)
+            return [self._review(value["tool_call_id"], value["name"], value["args"], value.get("description"), allowed,
+                                 schema)]
         return [_free_form(interrupt)]
 
     def _review(self, call_id: str, name: str, args: Mapping[str, Any], description: str | None,
-                allowed: tuple[str, ...]) -> _Item:
+                allowed: tuple[str, ...], schema: dict[str, Any] | None = None) -> _Item:
         tool = self.tools.get(name)
         editable = "edit" in allowed
         call = ToolCall(
             call_id=call_id, name=name, arguments=dict(args),
-            schema=tool_schema(tool) if tool is not None else None,
+            schema=tool_schema(tool) if tool is not None else schema,
             description=tool.description if tool is not None else description,
             editable=editable,
         )
@@ -410,3 +412,22 @@ def _allowed_from_schema(schema: Any) -> tuple[str, ...]:
         if isinstance(const, str):
             allowed.append(const)
     return tuple(allowed) or ("approve", "edit", "reject", "respond")
+
+
+def _edit_args_schema(schema: Any) -> dict[str, Any] | None:
+    """The tool's argument schema a per-call interrupt publishes for an
+    ``edit`` (its ``EditedAction``'s ``args``), with the definitions it
+    refers to; None when the interrupt allows no edit or shows none."""
+    if not isinstance(schema, Mapping):
+        return None
+    defs = schema.get("$defs")
+    edited = defs.get("EditedAction") if isinstance(defs, Mapping) else None
+    args = edited.get("properties", {}).get("args") if isinstance(edited, Mapping) else None
+    if not isinstance(args, Mapping):
+        return None
+    ref = args.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(defs, Mapping):
+        args = defs.get(ref.removeprefix("#/$defs/"))
+        if not isinstance(args, Mapping):
+            return None
+    return {**args, "$defs": dict(defs)} if isinstance(defs, Mapping) else dict(args)

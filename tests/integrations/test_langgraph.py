@@ -62,9 +62,9 @@ class Agent:
             checkpointer=InMemorySaver(),
         )
 
-    def askd(self, daemon: RunningDaemon, **kw: Any) -> AskdInterrupts:
+    def askd(self, daemon: RunningDaemon, tools_known: bool = True, **kw: Any) -> AskdInterrupts:
         kw.setdefault("client", client(daemon))
-        return AskdInterrupts(session="lg", user="alice", tools=self.tools, agent="Release bot", **kw)
+        return AskdInterrupts(session="lg", user="alice", tools=self.tools if tools_known else (), agent="Release bot", **kw)
 
     def runs(self) -> list[str]:
         return self.ran.read_text().splitlines()
@@ -114,6 +114,20 @@ async def test_an_edit_is_checked_against_the_tools_schema_and_runs_as_edited(
     assert agent.runs() == ["deploy web production"]
     assert "human reviewer replaced this tool call" in told["call_deploy"]  # the middleware's own notice
     assert told["call_deploy"].endswith("deployed web to production")
+
+
+async def test_per_call_without_tools_takes_the_schema_the_interrupt_publishes(
+    daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
+) -> None:
+    agent = Agent(tmp_path, DEPLOY, mode="per_call")
+    run = asyncio.create_task(agent.run(daemon, tools_known=False))
+    [item] = await reviewer.pending()
+    assert item["action"]["schema"]["required"] == ["service", "env"]  # from the interrupt's response_schema
+    refused = await reviewer.approve(item, arguments={"service": "web"})
+    assert refused["type"] == "error" and "env" in json.dumps(refused)
+    await reviewer.approve(item, arguments={"service": "api", "env": "staging"})
+    await asyncio.wait_for(run, 10)
+    assert agent.runs() == ["deploy api staging"]
 
 
 async def test_a_denial_reaches_the_model_with_its_reason_and_nothing_runs(
