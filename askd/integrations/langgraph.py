@@ -26,6 +26,9 @@ a string, one question object (``{"question", "options"?, ...}``, section
 4), or ``{"questions": [...]}``; the resume value is the answer (one
 question) or the answers by question text (several).
 
+:class:`AskdInterrupts` blocks (``invoke``); :class:`AsyncAskdInterrupts`
+is the same for asyncio (``ainvoke``), each method awaited.
+
 Two modes. *Inline* (:meth:`AskdInterrupts.invoke`, :meth:`~AskdInterrupts.resume`):
 run the graph and answer every interrupt through askd until the run ends,
 asking every interrupt of a step at once and waiting through dropped links
@@ -55,11 +58,12 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command, GraphOutput, Interrupt
 from pydantic import BaseModel
 
-from askd.client import AgentClient, Result, Status
+from askd.client import AgentClient, AsyncAgentClient, Result, Status
 from askd.receipts import ReceiptError, digest, questions_content, verify
 from askd.integrations.calls import (
     ApprovalGate,
     Approved,
+    AsyncApprovalGate,
     Denied,
     GateOptions,
     Outcome,
@@ -69,7 +73,7 @@ from askd.integrations.calls import (
     denial_message,
 )
 
-__all__ = ["AskdInterrupts", "NotAnswered", "answer_refusal", "tool_schema"]
+__all__ = ["AskdInterrupts", "AsyncAskdInterrupts", "NotAnswered", "answer_refusal", "tool_schema"]
 
 FRAMEWORK = "langgraph"
 
@@ -122,7 +126,80 @@ _Item = _Review | _Question
 _ItemOutcome = Outcome | _Answered
 
 
-class AskdInterrupts:
+class _Interrupts:
+    """What the blocking and the asyncio adapter share: whom to ask, and
+    what each interrupt asks (no I/O)."""
+
+    def __init__(self, tools: Iterable[BaseTool], asking: GateOptions) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        asking.setdefault("agent", "LangGraph agent")
+        if asking.get("allow_always"):
+            raise ValueError("LangChain's review decisions have no 'always': allow_always cannot be offered")
+        self._jwks: dict[str, Any] | None = None
+
+    def _pending_in(self, state: Any) -> list[tuple[Interrupt, list[_Item]]]:
+        """Each interrupt ``state`` (a ``StateSnapshot``) waits on, with what askd is asked for it."""
+        messages = state.values.get("messages", []) if isinstance(state.values, Mapping) else []
+        return [(interrupt, self._items(interrupt, messages)) for interrupt in state.interrupts]
+
+    def _items(self, interrupt: Interrupt, messages: Sequence[Any]) -> list[_Item]:
+        value = interrupt.value
+        if isinstance(value, Mapping) and "action_requests" in value and "review_configs" in value:
+            ids = _batched_call_ids(value["action_requests"], messages)
+            by_tool = {c["action_name"]: tuple(c["allowed_decisions"]) for c in value["review_configs"]}
+            return [
+                self._review(ids[n] or f"{interrupt.id}/{n}", request["name"], request["args"],
+                             request.get("description"), by_tool[request["name"]])
+                for n, request in enumerate(value["action_requests"])
+            ]
+        if isinstance(value, Mapping) and value.get("type") == "tool_approval" and "tool_call_id" in value:
+            allowed = _allowed_from_schema(interrupt.response_schema)
+            schema = _edit_args_schema(interrupt.response_schema)
+            return [self._review(value["tool_call_id"], value["name"], value["args"], value.get("description"), allowed,
+                                 schema)]
+        return [_free_form(interrupt)]
+
+    def _review(self, call_id: str, name: str, args: Mapping[str, Any], description: str | None,
+                allowed: tuple[str, ...], schema: dict[str, Any] | None = None) -> _Item:
+        tool = self.tools.get(name)
+        editable = "edit" in allowed
+        call = ToolCall(
+            call_id=call_id, name=name, arguments=dict(args),
+            schema=tool_schema(tool) if tool is not None else schema,
+            description=tool.description if tool is not None else description,
+            editable=editable,
+        )
+        review = _Review(call, allowed)
+        if "approve" in allowed or editable:
+            if "reject" not in allowed:
+                # A denial the graph cannot be told would be a silent approval.
+                raise ValueError(f"tool {name!r} allows no 'reject' decision, so askd could not deny it: allow reject")
+            return review
+        if "respond" in allowed:
+            question = args.get("question")
+            text = question if isinstance(question, str) and question.strip() else (description or name)
+            return _Question(call_id, [{"question": text}], single=True, respond=review)
+        raise ValueError(f"tool {name!r} allows none of approve, edit, respond: nothing askd can ask")
+
+
+
+def _question_ask(asking: Any, item: _Question) -> dict[str, Any]:
+    """``submit``'s keywords for a question (the session, the key, whom to ask)."""
+    metadata = {**(asking.metadata or {}), "framework": FRAMEWORK, "agent": asking.agent, "interruptId": item.call_id}
+    return {
+        "session": asking.session, "user": asking.user, "questions": item.questions, "metadata": metadata,
+        "timeout": asking.timeout, "parent_session": asking.parent_session,
+        "idempotency_key": call_key(FRAMEWORK, asking.session, item.call_id),
+        "to": list(asking.to) if asking.to is not None else None,
+    }
+
+
+def _answer_refused(result: Result, why: str) -> Denied:
+    return Denied(f"askd's receipt does not verify, so the answer was not used: {why}", "refused", result.request_id,
+                  result.answered_by)
+
+
+class AskdInterrupts(_Interrupts):
     """Answers a graph's interrupts through askd. ``session``: askd's session
     for this agent's questions; ``tools``: the agent's LangChain tools (their
     schemas and descriptions go into the approvals); whom and how to ask:
@@ -142,12 +219,8 @@ class AskdInterrupts:
         client: AgentClient | None = None,
         **asking: Unpack[GateOptions],
     ) -> None:
-        self.tools = {tool.name: tool for tool in tools}
-        asking.setdefault("agent", "LangGraph agent")
-        if asking.get("allow_always"):
-            raise ValueError("LangChain's review decisions have no 'always': allow_always cannot be offered")
+        super().__init__(tools, asking)
         self.gate = ApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
-        self._jwks: dict[str, Any] | None = None
 
     def __enter__(self) -> AskdInterrupts:
         return self
@@ -192,7 +265,7 @@ class AskdInterrupts:
     def submit(self, graph: Any, config: Mapping[str, Any]) -> list[_ItemOutcome]:
         """Ask for every interrupt the thread waits on and return at once:
         each ask's outcome (``Pending`` until someone decides)."""
-        return [self._ask(item, wait=0.0) for _, items in self._pending(graph, config) for item in items]
+        return [self._ask(item, wait=0.0) for _, items in self._pending_in(graph.get_state(config)) for item in items]
 
     def collect(self, graph: Any, config: Mapping[str, Any], wait: float | None = 0.0) -> Command[Any] | None:
         """The ``Command`` that resumes the thread with every decision, or
@@ -205,7 +278,7 @@ class AskdInterrupts:
     # -- the work ------------------------------------------------------------
 
     def _decide(self, graph: Any, config: Mapping[str, Any], wait: float | None) -> Command[Any] | None:
-        pending = self._pending(graph, config)
+        pending = self._pending_in(graph.get_state(config))
         if wait != 0.0:  # every question of the step out at once, then the waits
             for _, items in pending:
                 for item in items:
@@ -218,50 +291,6 @@ class AskdInterrupts:
             resume[interrupt.id] = _resume_value(interrupt, items, outcomes)
         return Command(resume=resume)
 
-    def _pending(self, graph: Any, config: Mapping[str, Any]) -> list[tuple[Interrupt, list[_Item]]]:
-        state = graph.get_state(config)
-        messages = state.values.get("messages", []) if isinstance(state.values, Mapping) else []
-        return [(interrupt, self._items(interrupt, messages)) for interrupt in state.interrupts]
-
-    def _items(self, interrupt: Interrupt, messages: Sequence[Any]) -> list[_Item]:
-        value = interrupt.value
-        if isinstance(value, Mapping) and "action_requests" in value and "review_configs" in value:
-            ids = _batched_call_ids(value["action_requests"], messages)
-            by_tool = {c["action_name"]: tuple(c["allowed_decisions"]) for c in value["review_configs"]}
-            return [
-                self._review(ids[n] or f"{interrupt.id}/{n}", request["name"], request["args"],
-                             request.get("description"), by_tool[request["name"]])
-                for n, request in enumerate(value["action_requests"])
-            ]
-        if isinstance(value, Mapping) and value.get("type") == "tool_approval" and "tool_call_id" in value:
-            allowed = _allowed_from_schema(interrupt.response_schema)
-            schema = _edit_args_schema(interrupt.response_schema)
-            return [self._review(value["tool_call_id"], value["name"], value["args"], value.get("description"), allowed,
-                                 schema)]
-        return [_free_form(interrupt)]
-
-    def _review(self, call_id: str, name: str, args: Mapping[str, Any], description: str | None,
-                allowed: tuple[str, ...], schema: dict[str, Any] | None = None) -> _Item:
-        tool = self.tools.get(name)
-        editable = "edit" in allowed
-        call = ToolCall(
-            call_id=call_id, name=name, arguments=dict(args),
-            schema=tool_schema(tool) if tool is not None else schema,
-            description=tool.description if tool is not None else description,
-            editable=editable,
-        )
-        review = _Review(call, allowed)
-        if "approve" in allowed or editable:
-            if "reject" not in allowed:
-                # A denial the graph cannot be told would be a silent approval.
-                raise ValueError(f"tool {name!r} allows no 'reject' decision, so askd could not deny it: allow reject")
-            return review
-        if "respond" in allowed:
-            question = args.get("question")
-            text = question if isinstance(question, str) and question.strip() else (description or name)
-            return _Question(call_id, [{"question": text}], single=True, respond=review)
-        raise ValueError(f"tool {name!r} allows none of approve, edit, respond: nothing askd can ask")
-
     def _ask(self, item: _Item, wait: float | None) -> _ItemOutcome:
         if isinstance(item, _Review):
             return self.gate.ask(item.call) if wait == 0.0 else self.gate.collect(item.call, wait)
@@ -269,12 +298,7 @@ class AskdInterrupts:
 
     def _ask_question(self, item: _Question, wait: float | None) -> _ItemOutcome:
         asking, client = self.gate.asking, self.gate.client
-        metadata = {**(asking.metadata or {}), "framework": FRAMEWORK, "agent": asking.agent, "interruptId": item.call_id}
-        result = client.submit(
-            asking.session, asking.user, item.questions, metadata, asking.timeout, parent_session=asking.parent_session,
-            idempotency_key=call_key(FRAMEWORK, asking.session, item.call_id),
-            to=list(asking.to) if asking.to is not None else None,
-        )
+        result = client.submit(**_question_ask(asking, item))
         if result.pending and (wait is None or wait > 0):
             result = client.wait(asking.session, result.request_id, wait)
         outcome = _question_outcome(result)
@@ -283,13 +307,123 @@ class AskdInterrupts:
             if why is not None and why.startswith("unknown kid"):  # a key newer than the copy kept
                 why = answer_refusal(result, item.questions, self._keys(fresh=True))
             if why is not None:
-                return Denied(f"askd's receipt does not verify, so the answer was not used: {why}", "refused",
-                              result.request_id, result.answered_by)
+                return _answer_refused(result, why)
         return outcome
 
     def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:
             self._jwks = self.gate.client.jwks()
+        return self._jwks
+
+
+class AsyncAskdInterrupts(_Interrupts):
+    """:class:`AskdInterrupts` for asyncio: the graph run with ``ainvoke``
+    and ``aget_state``, askd reached with an ``AsyncAgentClient`` (``client``);
+    the same parameters and methods, awaited."""
+
+    def __init__(
+        self,
+        *,
+        session: str,
+        tools: Iterable[BaseTool] = (),
+        client: AsyncAgentClient | None = None,
+        **asking: Unpack[GateOptions],
+    ) -> None:
+        super().__init__(tools, asking)
+        self.gate = AsyncApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
+
+    async def __aenter__(self) -> AsyncAskdInterrupts:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.gate.aclose()
+
+    # -- inline --------------------------------------------------------------
+
+    async def invoke(self, graph: Any, input: Any, config: Mapping[str, Any], **kwargs: Any) -> GraphOutput[Any]:
+        """Run ``graph`` on ``input`` (its ``ainvoke``, ``version="v2"``) and
+        answer each interrupt through askd until the run ends; the run's
+        last output. ``config`` names the thread (the graph needs a checkpointer)."""
+        output: GraphOutput[Any] = await graph.ainvoke(input, config, version="v2", **kwargs)
+        return await self._answer_until_done(graph, config, output, kwargs)
+
+    async def resume(self, graph: Any, config: Mapping[str, Any], **kwargs: Any) -> GraphOutput[Any] | None:
+        """Answer the interrupts a stopped run of this thread is waiting on (a
+        restarted process: the same questions, asked once) and run it to its
+        end; None when the thread waits on nothing."""
+        if not (await graph.aget_state(config)).interrupts:
+            return None
+        command = await self._decide(graph, config, wait=None)
+        assert command is not None, "waited on every decision"
+        output: GraphOutput[Any] = await graph.ainvoke(command, config, version="v2", **kwargs)
+        return await self._answer_until_done(graph, config, output, kwargs)
+
+    async def _answer_until_done(
+        self, graph: Any, config: Mapping[str, Any], output: GraphOutput[Any], kwargs: Mapping[str, Any]
+    ) -> GraphOutput[Any]:
+        while output.interrupts:
+            command = await self._decide(graph, config, wait=None)
+            assert command is not None, "waited on every decision"
+            output = await graph.ainvoke(command, config, version="v2", **kwargs)
+        return output
+
+    # -- deferred ------------------------------------------------------------
+
+    async def submit(self, graph: Any, config: Mapping[str, Any]) -> list[_ItemOutcome]:
+        """Ask for every interrupt the thread waits on and return at once:
+        each ask's outcome (``Pending`` until someone decides)."""
+        pending = self._pending_in(await graph.aget_state(config))
+        return [await self._ask(item, wait=0.0) for _, items in pending for item in items]
+
+    async def collect(self, graph: Any, config: Mapping[str, Any], wait: float | None = 0.0) -> Command[Any] | None:
+        """The ``Command`` that resumes the thread with every decision, or
+        None while one is still pending. ``wait``: 0 reports at once, N waits
+        up to N seconds for each, None until each ends. Asks what was never
+        asked (the same keys: still one question per call). Raises
+        :class:`NotAnswered` when a free-form question ended unanswered."""
+        return await self._decide(graph, config, wait)
+
+    # -- the work ------------------------------------------------------------
+
+    async def _decide(self, graph: Any, config: Mapping[str, Any], wait: float | None) -> Command[Any] | None:
+        pending = self._pending_in(await graph.aget_state(config))
+        if wait != 0.0:  # every question of the step out at once, then the waits
+            for _, items in pending:
+                for item in items:
+                    await self._ask(item, wait=0.0)
+        resume: dict[str, Any] = {}
+        for interrupt, items in pending:
+            outcomes = [await self._ask(item, wait) for item in items]
+            if any(isinstance(outcome, Pending) for outcome in outcomes):
+                return None
+            resume[interrupt.id] = _resume_value(interrupt, items, outcomes)
+        return Command(resume=resume)
+
+    async def _ask(self, item: _Item, wait: float | None) -> _ItemOutcome:
+        if isinstance(item, _Review):
+            return await self.gate.ask(item.call) if wait == 0.0 else await self.gate.collect(item.call, wait)
+        return await self._ask_question(item, wait)
+
+    async def _ask_question(self, item: _Question, wait: float | None) -> _ItemOutcome:
+        asking, client = self.gate.asking, self.gate.client
+        result = await client.submit(**_question_ask(asking, item))
+        if result.pending and (wait is None or wait > 0):
+            result = await client.wait(asking.session, result.request_id, wait)
+        outcome = _question_outcome(result)
+        if isinstance(outcome, _Answered) and asking.verify_receipts:
+            why = answer_refusal(result, item.questions, await self._keys())
+            if why is not None and why.startswith("unknown kid"):  # a key newer than the copy kept
+                why = answer_refusal(result, item.questions, await self._keys(fresh=True))
+            if why is not None:
+                return _answer_refused(result, why)
+        return outcome
+
+    async def _keys(self, fresh: bool = False) -> dict[str, Any]:
+        if self._jwks is None or fresh:
+            self._jwks = await self.gate.client.jwks()
         return self._jwks
 
 

@@ -21,12 +21,12 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 
 from askd.client import AgentClient
-from askd.integrations.langgraph import AskdInterrupts, NotAnswered
+from askd.integrations.langgraph import AskdInterrupts, AsyncAskdInterrupts, NotAnswered
 from askd.receipts.jws import verify
 from tests.conftest import RunningDaemon
 from tests.integrations.agent_restart import killed_mid_wait_then_approved
 from tests.integrations.langchain_scripted import ask_user, calls, delete_tool, deploy_tool, script, tool_messages
-from tests.integrations.person import FAST_RETRY, forged_signature, other_arguments
+from tests.integrations.person import FAST_RETRY, agent_client, forged_signature, other_arguments
 from tests.integrations.reviewer import BlockingTampering, Reviewer
 from tests.receipts.test_wire import jwks
 
@@ -342,3 +342,43 @@ async def test_an_agent_killed_while_it_waits_asks_the_same_question_again(
 def test_approve_always_cannot_be_offered() -> None:
     with pytest.raises(ValueError, match="no 'always'"):
         AskdInterrupts(session="lg", user="alice", allow_always=True, client=AgentClient("http://127.0.0.1:9", "t"))
+
+
+# The asyncio adapter: the graph run with ainvoke in the test's own loop.
+
+
+async def test_async_two_calls_asked_at_once_one_approved_one_denied(
+    daemon: RunningDaemon, reviewer: Reviewer, tmp_path: Path
+) -> None:
+    agent = Agent(tmp_path, DEPLOY, DELETE, mode="per_call")
+
+    async def run() -> dict[str, str]:
+        async with AsyncAskdInterrupts(session="lg", user="alice", tools=agent.tools, client=agent_client(daemon)) as askd:
+            output = await askd.invoke(agent.graph, {"messages": [("user", "go")]}, CONFIG)
+        return tool_messages(output.value["messages"])
+
+    running = asyncio.create_task(run())
+    items = await reviewer.pending(2)
+    by_name = {item["action"]["name"]: item for item in items}
+    await reviewer.approve(by_name["deploy"], arguments={"service": "web", "env": "production"})
+    await reviewer.deny(by_name["delete_file"], "keep it")
+    told = await asyncio.wait_for(running, 10)
+    assert agent.runs() == ["deploy web production"]
+    assert "alice denied it: keep it" in told["call_delete"]
+
+
+async def test_async_deferred_collect_and_a_free_form_question(daemon: RunningDaemon, reviewer: Reviewer) -> None:
+    graph = free_form_graph("Which region?")
+    await graph.ainvoke({}, CONFIG, version="v2")
+    async with AsyncAskdInterrupts(session="lg", user="alice", client=agent_client(daemon)) as askd:
+        [pending] = await askd.submit(graph, CONFIG)
+        assert type(pending).__name__ == "Pending"
+        assert await askd.collect(graph, CONFIG) is None
+        [item] = await reviewer.pending()
+        await reviewer.answer(item, {"Which region?": "eu"})
+        command = await askd.collect(graph, CONFIG, wait=None)
+        assert command is not None and list(command.resume.values()) == ["eu"]
+        output = await askd.resume(graph, CONFIG)  # what a later process would do: the same answer, asked once
+        assert output is not None and output.value == {"region": "eu"} and not output.interrupts
+        assert await askd.resume(graph, CONFIG) is None  # the thread waits on nothing now
+    assert await reviewer.asked_count() == 1
