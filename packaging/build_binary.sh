@@ -55,6 +55,8 @@ for mod in tornado structlog pydantic pydantic_settings typer rich prometheus_cl
   hidden+=(--hidden-import "$mod")
 done
 
+# askd.integrations is left out: its adapters are libraries an agent's own
+# Python imports beside its framework, which the binary neither has nor runs.
 mkdir -p "$WORK"
 cd "$WORK"
 # --strip: the interpreter's libraries carry debug symbols (libpython alone
@@ -66,6 +68,7 @@ cd "$WORK"
   --strip \
   --distpath "$DIST" --workpath "$WORK/work-$MODE" --specpath "$WORK" \
   --collect-submodules askd \
+  --exclude-module askd.integrations \
   --collect-data askd \
   --copy-metadata askd \
   "${hidden[@]}" \
