@@ -19,7 +19,7 @@ import pytest
 import websockets
 
 from askd import state, tokens
-from tests.askd_process import ASKD, START_TIMEOUT, STOP_TIMEOUT, ServeProcess, spawn
+from tests.support.askd_process import ASKD, START_TIMEOUT, STOP_TIMEOUT, ServeProcess, spawn
 from tests.conftest import FRAME_TIMEOUT, WsClient
 from tests.receipts.independent import receipted
 

@@ -12,7 +12,7 @@ from askd.channels.event import event
 from askd.channels.mail import message as mail
 from askd.channels.slack.message import slack_text
 from askd.channels.webhook import request
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 ACTION = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship it"}
 

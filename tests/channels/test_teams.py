@@ -14,7 +14,7 @@ from askd.channels.event import event
 from askd.channels.webhook import request
 from askd.core import Request
 from tests.conftest import q
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 PUBLIC = "https://askd.example/"
 KEY = "secret-0123456789abcdef-0123456789"

@@ -16,7 +16,7 @@ import pytest
 from askd.server.app import Daemon
 from tests.conftest import SECRET, RunningDaemon, daemon_settings
 from tests.cluster.nodes import Node
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 
 @pytest.fixture

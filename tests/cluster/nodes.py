@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 
 
 class Node(Service):

@@ -7,7 +7,7 @@ import redis.asyncio as aioredis
 
 from tests.cluster.conftest import Cluster
 from tests.conftest import eventually, q
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 
 async def test_pending_and_stats_see_the_whole_cluster_once(cluster: Cluster) -> None:

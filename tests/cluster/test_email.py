@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.cluster.conftest import Cluster
 from tests.conftest import QUIET, q
-from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.support.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
 
 
 async def test_two_nodes_send_one_mail_per_recipient(cluster: Cluster, mailbox: Mailbox) -> None:

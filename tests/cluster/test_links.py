@@ -11,7 +11,7 @@ from askd.channels import links
 from tests.cluster.conftest import Cluster
 from tests.conftest import SECRET, eventually, q
 from tests.links.conftest import PUBLIC_URL, link, local
-from tests.open_codes import exchange, new_code
+from tests.support.open_codes import exchange, new_code
 
 
 async def test_two_taps_on_two_nodes_answer_once(cluster: Cluster) -> None:

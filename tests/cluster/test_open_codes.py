@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from tests.cluster.conftest import Cluster
-from tests.open_codes import exchange, new_code, refused_as_used, user_of
-from tests.redis_server import RedisServer
+from tests.support.open_codes import exchange, new_code, refused_as_used, user_of
+from tests.support.redis_server import RedisServer
 
 
 async def test_a_code_taken_on_one_node_is_refused_on_the_other(cluster: Cluster) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from tests.cluster.conftest import Cluster
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 
 @pytest.mark.parametrize("redis_appendonly", [True])

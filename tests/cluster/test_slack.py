@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.cluster.conftest import Cluster
 from tests.conftest import QUIET, q
-from tests.slack_api import FakeSlack, fake_slack, slack_settings  # noqa: F401  (the fixture)
+from tests.support.slack_api import FakeSlack, fake_slack, slack_settings  # noqa: F401  (the fixture)
 
 # The ask lets the asking process's own host relay the answer below (protocol section 5).
 HOST_KEY = "the-asking-process-own-host-key-0123456789"

@@ -8,7 +8,7 @@ import asyncio
 from askd.core.changes import Escalated
 from tests.cluster.conftest import Cluster
 from tests.conftest import QUIET, eventually, q
-from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 
 
 async def test_a_group_change_on_one_node_moves_the_question_on_every_node(cluster: Cluster) -> None:

@@ -7,7 +7,7 @@ import asyncio
 
 from tests.cluster.conftest import Cluster
 from tests.conftest import QUIET, q
-from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 
 
 async def test_three_nodes_send_one_webhook_per_question(cluster: Cluster, receiver: Receiver) -> None:  # noqa: F811

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz.conftest import MAX_REQUEST_BYTES, LiveDaemon
 from tests.fuzz.strategies import answers_not_for, dumps, huge_numbers, json_values, nested, texts
-from tests.model.profiles import scaled
+from tests.support.profiles import scaled
 from tests.receipts.independent import receipted
 
 # The spec's (and docs/decisions.md's) status for each error code.

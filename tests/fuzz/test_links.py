@@ -16,7 +16,7 @@ from askd.channels import links
 from tests.conftest import SECRET
 from tests.fuzz.conftest import LiveDaemon
 from tests.fuzz.strategies import json_values
-from tests.model.profiles import scaled
+from tests.support.profiles import scaled
 
 url_safe = st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/?#"), max_size=300)
 # Sealed with askd's own link key, but not a payload askd writes.

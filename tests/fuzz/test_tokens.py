@@ -17,7 +17,7 @@ from websockets.sync.client import connect
 
 from tests.fuzz.conftest import LiveDaemon
 from tests.fuzz.strategies import json_values
-from tests.model.profiles import scaled
+from tests.support.profiles import scaled
 
 
 def b64(obj: object) -> str:

@@ -18,7 +18,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from tests.fuzz.conftest import MAX_MESSAGE_BYTES, LiveDaemon
 from tests.fuzz.strategies import answers_not_for, dumps, huge_numbers, json_values, nested, texts
-from tests.model.profiles import scaled
+from tests.support.profiles import scaled
 
 WS_ERROR_CODES = {"bad_json", "invalid_request", "unknown_type", "forbidden", "invalid_answer"}
 FRAME_TYPES = ["subscribe", "unsubscribe", "ask_user_questions_result", "ping", "extend", "decline"]

@@ -21,7 +21,7 @@ import pytest
 from askd import state
 from askd.client import AgentClient
 from askd.client.discovery import Minter
-from tests.askd_process import free_ports
+from tests.support.askd_process import free_ports
 
 _script = Path(sys.executable).with_name("askd")
 ASKD = [str(_script)] if _script.exists() else [sys.executable, "-m", "askd.cli.main"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.askd_process import free_ports, spawn
+from tests.support.askd_process import free_ports, spawn
 from tests.kubernetes.links import ASKD_SERVICE, NAMESPACE
 
 

@@ -19,7 +19,7 @@ from askd.config import load_settings
 from askd.config.environment import setting_variables
 from askd.config.settings import Settings
 from askd.server.front_door.door import HostRule
-from tests.askd_process import free_ports, spawn
+from tests.support.askd_process import free_ports, spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "packaging" / "kubernetes"

@@ -16,7 +16,7 @@ from askd.channels import links
 from askd.channels.retry import Retry
 from tests.conftest import QUIET, SECRET, RunningDaemon
 from tests.links.conftest import PUBLIC_URL, local
-from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.support.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
 
 ACTION = {
     "name": "deploy",

@@ -19,7 +19,7 @@ from askd.receipts import verify
 from tests.conftest import SECRET, RunningDaemon
 from tests.links.conftest import PUBLIC_URL, local
 from tests.receipts.test_wire import jwks
-from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 
 ACTION = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship the **release**", "preview": "`make deploy`"}
 

@@ -17,8 +17,8 @@ from askd.channels.retry import Retry
 from askd.protocol.visible import HIDDEN
 from tests.conftest import QUIET, RunningDaemon
 from tests.links.conftest import PUBLIC_URL, link, local
-from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
-from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.support.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 
 RLI, PDI, ZWSP = "\u2067", "\u2069", "\u200b"
 TROJAN = f"cat README.md {RLI}; echo PWNED #{PDI}"

@@ -14,7 +14,7 @@ import pytest
 from askd.channels import links
 from tests.conftest import RunningDaemon, q
 from tests.links.conftest import PUBLIC_URL, claim, local
-from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 
 CARD = "application/vnd.microsoft.card.adaptive"
 

@@ -16,7 +16,7 @@ from askd.channels.webhook import request as webhook
 from askd.channels.retry import Retry
 from tests.conftest import SECRET, RunningDaemon, q
 from tests.links.conftest import PUBLIC_URL, local
-from tests.receiver import Delivery, Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.receiver import Delivery, Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "hook-secret-0123456789abcdef"
 

@@ -48,7 +48,7 @@ from askd.core.changes import Change
 from askd.store.sqlite import SqliteStore
 from askd.core.snapshot import restore
 from tests.core.test_registry import FakeClock
-from tests.model.profiles import scaled
+from tests.support.profiles import scaled
 
 USERS = ("alice", "bob")
 AGENTS = (None, "agent-a", "agent-b")  # the agent token's sub; None: a token without one

@@ -30,7 +30,7 @@ from askd.core.changes import Change
 from askd.store.sqlite import SqliteStore
 from askd.core.snapshot import restore
 from tests.core.test_registry import FakeClock
-from tests.model.profiles import scaled
+from tests.support.profiles import scaled
 from tests.model.test_registry_model import at_once
 
 USERS = ("alice", "bob", "carol")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.askd_process import ServeProcess, Service
+from tests.support.askd_process import ServeProcess, Service
 from tests.conftest import SECRET, RunningDaemon
 
 HOW = ["kill", "term"]  # kill -9, or SIGTERM (the clean stop, which must exit 0)

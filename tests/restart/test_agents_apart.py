@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunningDaemon, q
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 from tests.restart import restart, running
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import QUIET, q
-from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.support.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
 from tests.restart import HOW, epoch, restart, running
 
 AFTER = 1.0  # notify.after_seconds of the second test

@@ -22,7 +22,7 @@ import pytest_asyncio
 from askd.client import UserClient
 from askd.client.events import ENDED_WHILE_AWAY, CancelledEvent, QuestionEvent
 from askd.core.lifecycle import CANCEL_ERROR
-from tests.askd_process import ServeProcess, Service
+from tests.support.askd_process import ServeProcess, Service
 from tests.conftest import FRAME_TIMEOUT, RunningDaemon, eventually, q
 from tests.restart import HOW, epoch, restart, running
 from tests.receipts.independent import receipted

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.open_codes import exchange, new_code, refused_as_used, user_of
+from tests.support.open_codes import exchange, new_code, refused_as_used, user_of
 from tests.restart import HOW, restart, running
 
 

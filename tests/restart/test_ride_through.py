@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from askd.client import AgentClient, AsyncAgentClient, RetryPolicy
-from tests.askd_process import ASKD, START_TIMEOUT
+from tests.support.askd_process import ASKD, START_TIMEOUT
 from tests.conftest import FRAME_TIMEOUT, WsClient, q
 from tests.restart import running
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import QUIET, eventually, q
 from tests.restart import HOW, restart, running
-from tests.slack_api import HANG, TOKEN, FakeSlack, fake_slack  # noqa: F401  (the fixture)
+from tests.support.slack_api import HANG, TOKEN, FakeSlack, fake_slack  # noqa: F401  (the fixture)
 
 # The ask lets the asking process's own host relay the answer below (protocol section 5).
 HOST_KEY = "the-asking-process-own-host-key-0123456789"

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from askd.protocol import codec
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 from tests.conftest import SECRET, RunningDaemon, running_daemon
 from tests.restart import epoch
 

@@ -1,5 +1,5 @@
 """A real daemon posting to a local fake of Slack's Web API
-(tests/slack_api.py) through Slack's own SDK."""
+(tests/support/slack_api.py) through Slack's own SDK."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from askd.channels.retry import Retry
 from tests.conftest import RunningDaemon
 from tests.links.conftest import PUBLIC_URL
-from tests.slack_api import FakeSlack, fake_slack, slack_settings  # noqa: F401  (the fixture)
+from tests.support.slack_api import FakeSlack, fake_slack, slack_settings  # noqa: F401  (the fixture)
 
 
 @pytest.fixture

@@ -32,8 +32,8 @@ import httpx
 import websockets
 
 from askd import tokens
-from tests.askd_process import Service
-from tests.redis_server import RedisServer
+from tests.support.askd_process import Service
+from tests.support.redis_server import RedisServer
 
 SECRET = "soak-secret-0123456789abcdef-0123456789"
 QUESTION_TIMEOUT = 2.5

@@ -35,7 +35,7 @@ import websockets
 from askd import tokens
 from askd.client import AsyncAgentClient, QuestionLost, RetryPolicy
 from askd.client.errors import AskdClientError
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 from tests.soak.chaos import QUESTION, SECRET, Tab, TabRecords, soak_service
 
 QUESTION_TIMEOUT = 10.0  # the daemon's default; some asks set SHORT, to expire while askd is down

@@ -17,7 +17,7 @@ from askd.core.snapshot import restore
 from askd.core.changes import Change
 from askd.store.redis import RedisStore
 from askd.store.redis.keys import STREAM
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
 

@@ -14,7 +14,7 @@ from askd.core.registry import Registry
 from askd.core.snapshot import restore
 from askd.store.parts import notify_key
 from askd.store.redis import RedisStore
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 from tests.store.test_take_effect import Quiet
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")

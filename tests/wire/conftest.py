@@ -19,7 +19,7 @@ import pytest
 
 from askd.server.app import Daemon
 from tests.conftest import RunningDaemon, daemon_settings, running_daemon
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 # The modules about what crosses nodes: asks, waits, answers, races,
 # resumes, withdraws, cancels. Of the others, run on two nodes, some tests

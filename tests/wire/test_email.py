@@ -16,7 +16,7 @@ import pytest
 
 from askd.channels.retry import Retry
 from tests.conftest import QUIET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
-from tests.mailbox import HANG, PASSWORD, USER, Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.support.mailbox import HANG, PASSWORD, USER, Mailbox, mailbox  # noqa: F401  (the fixture)
 from tests.links.conftest import PUBLIC_URL, local
 from tests.wire.test_groups import ask_to
 from tests.wire.test_webhooks import metric

@@ -19,7 +19,7 @@ import trustme
 
 from askd.channels.retry import Retry
 from tests.conftest import QUIET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
-from tests.mailbox import PASSWORD, USER, Mailbox, listening, server_tls
+from tests.support.mailbox import PASSWORD, USER, Mailbox, listening, server_tls
 from tests.wire.test_email import SENDER, TIMEOUT, addresses
 from tests.wire.test_webhooks import metric
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import websockets
 
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 from tests.conftest import SECRET, RunningDaemon
 
 BIG = 1024 * 1024

@@ -8,7 +8,7 @@ import asyncio
 
 from askd import tokens
 from tests.conftest import SECRET, RunningDaemon
-from tests.open_codes import exchange, new_code, refused_as_used, user_of
+from tests.support.open_codes import exchange, new_code, refused_as_used, user_of
 
 
 async def test_a_code_gives_its_users_token_once(daemon: RunningDaemon) -> None:

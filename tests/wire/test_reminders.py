@@ -17,8 +17,8 @@ import pytest
 
 from askd.server.app import Daemon
 from tests.conftest import QUIET, RunningDaemon, eventually, q
-from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
-from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.support.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 from tests.wire.conftest import TwoNodes, daemon_on
 from tests.wire.test_groups import ask_to
 

@@ -13,7 +13,7 @@ import pytest
 from askd.channels import links
 from tests.conftest import SECRET, RunningDaemon, eventually, q, running_daemon
 from tests.links.conftest import PUBLIC_URL, link, local
-from tests.open_codes import exchange, new_code, user_of
+from tests.support.open_codes import exchange, new_code, user_of
 
 
 async def test_revoke_all_refuses_older_tokens_and_closes_their_sockets(daemon: RunningDaemon, store: str, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from askd.channels.retry import Retry
 from tests.conftest import QUIET, SECRET, RunningDaemon, eventually, log_text, q  # noqa: F401  (log_text: the fixture)
-from tests.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "whsec-0123456789abcdef"
 TIMEOUT = 0.8  # one attempt's limit, for the receiver that hangs
