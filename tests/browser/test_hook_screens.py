@@ -19,8 +19,8 @@ from playwright.async_api import expect
 
 from askd import state, tokens
 from tests.browser.conftest import WAIT_MS
-from tests.hooks import conftest as hooks
-from tests.hooks.conftest import RUN_TIMEOUT, Served, event_text
+from tests.cli.hooks import conftest as hooks
+from tests.cli.hooks.conftest import RUN_TIMEOUT, Served, event_text
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.packaging.builds import clean_tree
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def dry_run(*args: str, venv: Path) -> list[str]:

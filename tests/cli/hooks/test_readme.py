@@ -10,9 +10,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from tests.hooks.conftest import ASKD, RUN_TIMEOUT, Served
+from tests.cli.hooks.conftest import ASKD, RUN_TIMEOUT, Served
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def quick_start_commands() -> list[list[str]]:

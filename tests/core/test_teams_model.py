@@ -31,7 +31,7 @@ from askd.store.sqlite import SqliteStore
 from askd.core.snapshot import restore
 from tests.core.test_registry import FakeClock
 from tests.support.profiles import scaled
-from tests.model.test_registry_model import at_once
+from tests.core.test_registry_model import at_once
 
 USERS = ("alice", "bob", "carol")
 GROUPS = ("g1", "g2")

@@ -1,5 +1,6 @@
 """A real daemon posting to a local fake of Slack's Web API
-(tests/support/slack_api.py) through Slack's own SDK."""
+(tests/support/slack_api.py) through Slack's own SDK, for the tests that
+ask for ``daemon``."""
 
 from __future__ import annotations
 
@@ -25,7 +26,12 @@ def settings_overrides(fake_slack: FakeSlack, notify_settings: dict[str, Any]) -
 
 
 @pytest.fixture(autouse=True)
-def fast_retry(daemon: RunningDaemon) -> Retry:
+def fast_retry(request: pytest.FixtureRequest) -> Retry | None:
+    """Slack's retries in hundredths of a second, for every test here that
+    runs a daemon; the renderer's tests (no daemon) start none."""
+    if "daemon" not in request.fixturenames:
+        return None
+    daemon: RunningDaemon = request.getfixturevalue("daemon")
     assert daemon.daemon.slack is not None
     retry = daemon.daemon.slack.retry = Retry(attempts=4, base=0.02, cap=2.0)
     return retry

@@ -11,7 +11,7 @@ import pytest
 
 from askd.config import ConfigError, load_settings
 from askd.config.service_links import service_links
-from tests.kubernetes.links import ASKD_SERVICE, NAMESPACE, service_env
+from tests.packaging.kubernetes.links import ASKD_SERVICE, NAMESPACE, service_env
 
 
 def _setenv(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:

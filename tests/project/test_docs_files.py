@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ["docs/architecture.md"]
 NAMED = re.compile(r"`([\w./-]+\.(?:py|lua|md|ts|js|html|css|toml))`")
 ROOTS = [ROOT, ROOT / "askd", ROOT / "askd" / "server", ROOT / "clients" / "js"]

@@ -10,7 +10,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Where each package's source lives (pyproject.toml's package-dir).
 PACKAGE_DIRS = {"askd": ROOT / "askd", "askd.cli": ROOT / "cli", "askd.config": ROOT / "config"}

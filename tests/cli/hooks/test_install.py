@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.hooks.conftest import ASKD, RUN_TIMEOUT
+from tests.cli.hooks.conftest import ASKD, RUN_TIMEOUT
 
 THEIRS = {
     "model": "opus",

@@ -16,7 +16,7 @@ from packaging.version import Version
 
 import askd
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 

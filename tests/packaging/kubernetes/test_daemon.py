@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 
 from tests.support.askd_process import free_ports, spawn
-from tests.kubernetes.links import ASKD_SERVICE, NAMESPACE
+from tests.packaging.kubernetes.links import ASKD_SERVICE, NAMESPACE
 
 
 def _pod_env(tmp_path: Path, links: dict[str, str], **settings: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ from askd.channels.slack import message as slack_blocks
 from askd.core import Request
 from askd.core.lifecycle import Status
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "notify.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "notify.md"
 LINK = "https://askd.example.com/a/…"  # each link's token left out, as the doc shows it
 
 

@@ -1,4 +1,4 @@
-"""The hook on the agents' own documented examples (tests/hooks/events/,
+"""The hook on the agents' own documented examples (tests/cli/hooks/events/,
 README.md there names where each comes from): Claude Code's hooks-reference
 events as printed, and Codex's events and decisions checked against the
 JSON schemas Codex generates for its PermissionRequest hook."""
@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 
 from askd.cli.hook_event import read_event
-from tests.hooks.conftest import EVENTS, Served, event_text
-from tests.hooks.test_hook_daemon import ALLOW, approve, finish, start
+from tests.cli.hooks.conftest import EVENTS, Served, event_text
+from tests.cli.hooks.test_hook_daemon import ALLOW, approve, finish, start
 
 CLAUDE_DOCS = ["claude_docs_bash", "claude_docs_bash_tool_always_allow"]
 CODEX_SCHEMA = EVENTS / "codex_schema"
@@ -85,4 +85,4 @@ def test_the_codex_schemas_are_the_recorded_ones() -> None:
 def test_every_fixture_is_named_in_the_readme() -> None:
     readme = (EVENTS / "README.md").read_text()
     for path in sorted(Path(EVENTS).glob("*.json")):
-        assert f"`{path.name}`" in readme, f"{path.name} is not described in tests/hooks/events/README.md"
+        assert f"`{path.name}`" in readme, f"{path.name} is not described in tests/cli/hooks/events/README.md"

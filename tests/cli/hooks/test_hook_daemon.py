@@ -14,7 +14,7 @@ import pytest
 
 from askd.client.errors import AuthError
 
-from tests.hooks.conftest import ASKD, RUN_TIMEOUT, Served, event_text
+from tests.cli.hooks.conftest import ASKD, RUN_TIMEOUT, Served, event_text
 
 ALLOW = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
 

@@ -1,5 +1,5 @@
 """The front door's settings (spec section 13) from the environment and TOML
-(their errors are in tests/test_config.py); ``public_url`` in ``askd.json``,
+(their errors are in tests/config/test_config.py); ``public_url`` in ``askd.json``,
 in the Origin check and in ``askd open``'s link."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from askd.channels import links
 from askd.channels.channel import REMINDER, Notice
 from tests.conftest import QUIET, SECRET, RunningDaemon, log_text, q  # noqa: F401  (log_text: the fixture)
 from tests.links.conftest import PUBLIC_URL, local
-from tests.slack.conftest import slack_ids
+from tests.channels.slack.conftest import slack_ids
 from tests.support.slack_api import SLOW, TOKEN, ApiCall, FakeSlack
 from tests.wire.test_groups import ask_to
 

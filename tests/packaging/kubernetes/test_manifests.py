@@ -21,7 +21,7 @@ from askd.config.settings import Settings
 from askd.server.front_door.door import HostRule
 from tests.support.askd_process import free_ports, spawn
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "packaging" / "kubernetes"
 DEPLOY_MD = ROOT / "docs" / "deploy.md"
 POD_NAME = "askd-5d9c7b8f6d-x2x9z"
