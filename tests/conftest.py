@@ -233,7 +233,7 @@ def settings_overrides() -> dict[str, Any]:
 @pytest.fixture
 def store() -> str:
     """The daemon fixture's store: the default (SQLite in the test's state
-    directory). ``tests/wire`` runs against every store."""
+    directory). ``tests/system/wire`` runs against every store."""
     return "sqlite"
 
 

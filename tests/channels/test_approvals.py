@@ -1,7 +1,7 @@
 """An action to approve (protocol section 17) goes through the notification
 channels: the webhook's ``json`` body names the action, Slack's and the
 mail say that an agent waits, with the links to open (their Approve and
-Deny buttons: tests/links/test_approval_*.py)."""
+Deny buttons: tests/system/links/test_approval_*.py)."""
 
 from __future__ import annotations
 

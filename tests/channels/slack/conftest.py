@@ -10,7 +10,7 @@ import pytest
 
 from askd.channels.retry import Retry
 from tests.conftest import RunningDaemon
-from tests.links.conftest import PUBLIC_URL
+from tests.system.links.conftest import PUBLIC_URL
 from tests.support.slack_api import FakeSlack, fake_slack, slack_settings  # noqa: F401  (the fixture)
 
 

@@ -17,10 +17,10 @@ import pytest
 from askd.channels import links
 from askd.channels.channel import REMINDER, Notice
 from tests.conftest import QUIET, SECRET, RunningDaemon, log_text, q  # noqa: F401  (log_text: the fixture)
-from tests.links.conftest import PUBLIC_URL, local
+from tests.system.links.conftest import PUBLIC_URL, local
 from tests.channels.slack.conftest import slack_ids
 from tests.support.slack_api import SLOW, TOKEN, ApiCall, FakeSlack
-from tests.wire.test_groups import ask_to
+from tests.system.wire.test_groups import ask_to
 
 # The asks let the asking process's own host relay: _answer and _decline do (protocol section 5).
 HOST_KEY = "the-asking-process-own-host-key-0123456789"

@@ -3,7 +3,7 @@ time the hub's start returns, before the daemon serves its listeners: no
 tab subscribing in the first moment is shown it, and a client that rode
 through the restart hears of the end on its return (``ended``), not as a
 live ``timeout``. The daemon serves only after ``Hub.start``; the wire
-side is tests/restart/test_matrix.py."""
+side is tests/system/restart/test_matrix.py."""
 
 from __future__ import annotations
 
