@@ -26,7 +26,7 @@ import redis
 
 from askd.store.redis import BEAT, COMMIT, FORGET_NODE
 from bench.proc import Server, cpu_seconds
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 # This process's own connection, named so that its commands (INFO, CLIENT
 # LIST, the monitor's end marker) are told apart from the nodes'.

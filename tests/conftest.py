@@ -25,7 +25,7 @@ from askd import tokens
 from askd.config import load_settings
 from askd.server import logs
 from askd.server.app import Daemon
-from tests.model import profiles  # noqa: F401  registers Hypothesis profiles before --hypothesis-profile applies
+from tests.support import profiles  # noqa: F401  registers Hypothesis profiles before --hypothesis-profile applies
 
 SECRET = "test-secret-0123456789abcdef-0123456789"
 # How long a test waits for a frame that must come; a frame that must NOT
@@ -115,7 +115,7 @@ class WsClient:
 
 class Listening(Protocol):
     """Where an askd listens: an in-process ``Daemon`` or a ``Service``
-    running ``askd serve`` (tests/askd_process.py) with ``ASKD_AUTH__SECRET``
+    running ``askd serve`` (tests/support/askd_process.py) with ``ASKD_AUTH__SECRET``
     set to ``SECRET``."""
 
     scheme: str
@@ -233,7 +233,7 @@ def settings_overrides() -> dict[str, Any]:
 @pytest.fixture
 def store() -> str:
     """The daemon fixture's store: the default (SQLite in the test's state
-    directory). ``tests/wire`` runs against every store."""
+    directory). ``tests/system/wire`` runs against every store."""
     return "sqlite"
 
 

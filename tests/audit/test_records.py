@@ -10,7 +10,7 @@ from askd.audit.records import bodies
 from askd.core import AskInput, Limits, NotifyPolicy
 from askd.core.changes import Forgot, GroupSet, Notified
 from tests.core.test_registry import FakeClock
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 QS = [{"question": "Deploy?"}]
 

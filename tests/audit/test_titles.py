@@ -12,7 +12,7 @@ from askd.audit.trail import MemoryTrail
 from askd.core import AskInput, Limits, NotifyPolicy
 from askd.core.changes import Change
 from tests.core.test_registry import FakeClock
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 LONG = "Should we " + "really " * 60 + "deploy?"
 

@@ -1,7 +1,7 @@
 """An action to approve (protocol section 17) goes through the notification
 channels: the webhook's ``json`` body names the action, Slack's and the
 mail say that an agent waits, with the links to open (their Approve and
-Deny buttons: tests/links/test_approval_*.py)."""
+Deny buttons: tests/system/links/test_approval_*.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from askd.channels.event import event
 from askd.channels.mail import message as mail
 from askd.channels.slack.message import slack_text
 from askd.channels.webhook import request
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 ACTION = {"name": "deploy", "arguments": {"env": "prod"}, "summary": "Ship it"}
 

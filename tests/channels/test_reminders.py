@@ -18,7 +18,7 @@ from askd.channels.webhook import request
 from askd.channels.channel import ASKED, REMINDER, OnceKey, Notice
 from askd.channels.mail.channel import MailChannel
 from askd.channels.webhook.channel import WebhookChannel
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 QS = [{"question": "Deploy?", "header": "Release", "options": [{"label": "Yes"}, {"label": "No"}]}]
 

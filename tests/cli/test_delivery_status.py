@@ -15,7 +15,7 @@ from askd.channels.mail import message as mail
 from askd.channels.retry import Retry
 from tests.cli.test_commands import askd, local  # noqa: F401 (fixture)
 from tests.conftest import RunningDaemon, eventually, log_text, q  # noqa: F401 (fixture)
-from tests.mailbox import Mailbox, mailbox  # noqa: F401 (fixture)
+from tests.support.mailbox import Mailbox, mailbox  # noqa: F401 (fixture)
 
 SECRET_TEXT = "Rotate the production keys?"
 

@@ -13,8 +13,8 @@ import pytest
 import trustme
 
 from tests.cli.test_commands import askd, one_error_line
-from tests.mailbox import PASSWORD, USER, Mailbox, listening, mailbox, server_tls  # noqa: F401  (mailbox: the fixture)
-from tests.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.mailbox import PASSWORD, USER, Mailbox, listening, mailbox, server_tls  # noqa: F401  (mailbox: the fixture)
+from tests.support.receiver import HANG, Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "whsec-cli-0123456789"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 from tests.conftest import RunningDaemon
-from tests.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
-from tests.receiver import Receiver, receiver  # noqa: F401  (the fixture)
+from tests.support.mailbox import Mailbox, mailbox  # noqa: F401  (the fixture)
+from tests.support.receiver import Receiver, receiver  # noqa: F401  (the fixture)
 
 HOOK_SECRET = "whsec-daemon-0123456789"
 

@@ -17,7 +17,7 @@ import pytest
 from askd.cli.open import handoff_file, wait_until_read
 from tests.cli.test_subprocess import ASKD, RUN_TIMEOUT
 from tests.conftest import SECRET, RunningDaemon, eventually
-from tests.open_codes import exchange, refused_as_used, user_of
+from tests.support.open_codes import exchange, refused_as_used, user_of
 
 # Records its argv, the mode of the file it is given, and the file's text.
 BROWSER = """#!/bin/sh

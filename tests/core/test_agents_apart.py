@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from askd.core import AskInput, NotFound
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 Q: list[dict[str, Any]] = [{"question": "Go?", "header": "Go", "options": [{"label": "Yes"}, {"label": "No"}]}]
 

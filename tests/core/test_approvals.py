@@ -19,7 +19,7 @@ from askd.core.lifecycle import Status
 from askd.core.rules import takes
 from askd.receipts.digest import approval_content, digest
 from askd.protocol import codec
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 NOW = 1_800_000_000.0
 DEPLOY = {"name": "deploy", "arguments": {"env": "prod", "replicas": 3}}

@@ -13,7 +13,7 @@ from askd.core import AskInput, Forbidden, InvalidRequest, Limits, NotifyPolicy,
 from askd.protocol import codec
 from askd.core.changes import Escalated
 from tests.core.test_registry import FakeClock
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 QS = [{"question": "Deploy?"}]
 

@@ -14,7 +14,7 @@ from askd.core import InvalidRequest, Limits, NotFound, NotifyPolicy
 from askd.core.changes import AwayEnded, AwaySet
 from askd.core.snapshot import Loaded, restore
 from tests.core.test_registry import FakeClock
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 QS = [{"question": "Deploy?"}]
 

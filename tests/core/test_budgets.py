@@ -10,7 +10,7 @@ import pytest
 
 from askd.core import AskInput, Limits, TooManyPending
 from tests.core.test_registry import FakeClock
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 BIG = [{"question": "Big?", "description": "x" * 10_000}]  # a frame of about 10.2 KB
 

@@ -16,7 +16,7 @@ from askd.core import deadlines
 from askd.core.deadlines import Deadlines
 from askd.core.changes import Ended
 from askd.core.deadlines import RETRY_MAX_SECONDS
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 NOW = 1_800_000_000.0
 # An integer no double holds: RFC 8785 cannot write it, so no digest. askd

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from askd.core import Limits, NotifyPolicy
 from askd.core.changes import Notified
 from tests.core.test_registry import QS, FakeClock, tick
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from askd.core import (
     UserOffline,
 )
 from askd.core.lifecycle import IllegalTransition, Trigger, next_status
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 
 class FakeClock:

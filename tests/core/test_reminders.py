@@ -11,7 +11,7 @@ import pytest
 
 from askd.core import Limits, NotifyPolicy, Request
 from tests.core.test_registry import QS, FakeClock, tick
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 
 @pytest.fixture

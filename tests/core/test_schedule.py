@@ -10,7 +10,7 @@ from askd.core import Limits, NotifyPolicy
 from askd.core.deadlines import DEADLINE_KINDS
 from askd.core.deadlines import COMPACT_MIN, Schedule
 from tests.core.test_registry import QS, FakeClock
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 
 def test_many_kinds_come_out_in_time_order_and_ties_in_the_order_added() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from askd import tokens
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 
 ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "clients" / "js"

@@ -23,7 +23,7 @@ import pytest
 from askd import tokens
 from askd.client import AsyncAgentClient
 from askd.receipts import Keyring, ReceiptError, approval_content, derive_key, digest, receipt_claims, sign, verify
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 
 ROOT = Path(__file__).resolve().parents[2]
 JS = ROOT / "clients" / "js"

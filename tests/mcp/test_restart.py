@@ -16,7 +16,7 @@ import pytest
 import websockets
 
 from askd import state, tokens
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 from tests.conftest import FRAME_TIMEOUT, WsClient, q
 from tests.mcp.conftest import BridgeFactory
 from tests.mcp.test_bridge import text

@@ -13,7 +13,7 @@ from askd.protocol import codec
 from askd.protocol.events import EVENT_TYPES
 from askd.protocol.parse import parse
 from askd.protocol.results import PendingQuestion, QuestionResult
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 QUESTIONS = [{"question": "Deploy?", "options": [{"label": "yes"}, {"label": "no"}]}]
 

@@ -1,11 +1,11 @@
 """The receipts' wire tests run against every store, redis as two nodes
-(each request to the other node than the one before), as tests/wire does."""
+(each request to the other node than the one before), as tests/system/wire does."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.wire.conftest import daemon  # noqa: F401  the two-node daemon for store=redis
+from tests.system.wire.conftest import daemon  # noqa: F401  the two-node daemon for store=redis
 
 WIRE_MODULES = {"test_wire", "test_approvals"}
 

@@ -13,7 +13,7 @@ from askd.receipts import ReceiptError, verify
 from tests.conftest import RunningDaemon
 from tests.receipts.independent import check, digest_of, js_parse
 from tests.receipts.test_wire import ended, jwks
-from tests.wire.test_approvals import approve, ask_action
+from tests.system.wire.test_approvals import approve, ask_action
 
 CLAIMS = ["iss", "iat", "sid", "rid", "status", "approved", "scope", "by", "via", "approvals", "approvalsVia", "digest", "endedAt"]
 ARGS = {"env": "prod", "replicas": 3, "big": 2**53 - 1}  # the largest integer askd takes (I-JSON)

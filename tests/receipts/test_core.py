@@ -6,7 +6,7 @@ from __future__ import annotations
 from askd.core import Status
 from tests.core.test_registry import FakeClock, clock, reg, tick  # noqa: F401  (clock, reg: the core tests' fixtures)
 from tests.receipts.independent import digest_of
-from tests.registry_steps import StepRegistry
+from tests.support.registry_steps import StepRegistry
 
 QS = [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}], "x": {"b": 1, "a": [2.5]}}]
 

@@ -17,7 +17,7 @@ import pytest
 
 from askd.protocol import codec
 from tests.conftest import RunningDaemon, WsClient, eventually
-from tests.wire.test_approvals import reply, until
+from tests.system.wire.test_approvals import reply, until
 
 BIG = int("9" * 309)
 

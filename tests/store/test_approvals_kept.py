@@ -21,7 +21,7 @@ from askd.core.snapshot import restore
 from askd.store import Store
 from askd.store.redis import RedisStore
 from askd.store.sqlite import SqliteStore
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 NOW = 1_800_000_000.0
 ACTION = {"name": "deploy", "arguments": {"env": "prod"}, "allowAlways": True}

@@ -26,7 +26,7 @@ from askd.store.redis import RedisStore
 from askd.store.redis import audit as redis_audit
 from askd.store.sqlite import SqliteStore
 from askd.store.sqlite.schema import MIGRATIONS
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 from tests.store.test_take_effect import Quiet
 
 

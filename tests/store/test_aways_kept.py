@@ -17,7 +17,7 @@ from askd.store import Store
 from askd.store.memory import MemoryStore
 from askd.store.redis import RedisStore
 from askd.store.sqlite import SqliteStore
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 from tests.store.test_take_effect import Quiet
 
 NOW = 1_800_000_000.0

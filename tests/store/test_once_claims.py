@@ -15,7 +15,7 @@ import pytest
 from askd.store import Store
 from askd.store.sqlite import SqliteStore
 from tests.conftest import RunningDaemon
-from tests.open_codes import exchange, new_code, refused_as_used, user_of
+from tests.support.open_codes import exchange, new_code, refused_as_used, user_of
 from tests.store.test_store_failures import read_only
 from tests.store.test_take_effect import loaded
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_layout import import_graph
+from tests.project.test_layout import import_graph
 
 STORE = Path(__file__).resolve().parents[2] / "askd" / "store"
 

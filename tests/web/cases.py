@@ -1,6 +1,6 @@
 """The shared Markdown inputs (markdown_cases.json): ordinary Markdown and
 hostile text. The server's renderer is checked on them here, the page's
-against the server's in tests/browser/test_rich.py."""
+against the server's in tests/system/browser/test_rich.py."""
 
 from __future__ import annotations
 

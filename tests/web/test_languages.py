@@ -1,5 +1,5 @@
 """Which language a page speaks: Accept-Language on the server (the page's
-navigator.languages choice is the same lookup, tests/browser/test_rich.py)."""
+navigator.languages choice is the same lookup, tests/system/browser/test_rich.py)."""
 
 from __future__ import annotations
 

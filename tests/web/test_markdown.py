@@ -1,5 +1,5 @@
 """The server's Markdown renderer (askd.web.markdown): what it keeps,
-what it refuses. The page's renderer gives the same HTML (tests/browser)."""
+what it refuses. The page's renderer gives the same HTML (tests/system/browser)."""
 
 from __future__ import annotations
 

@@ -1,1 +1,0 @@
-"""The chaos soak (``python -m tests.soak --seconds N``); see ``chaos.py``."""
