@@ -16,7 +16,7 @@ from mcp_types import CallToolResult, Request, RequestParams, Result
 from pydantic import ConfigDict
 
 from askd import state, tokens
-from tests.askd_process import Service
+from tests.support.askd_process import Service
 from tests.conftest import RunningDaemon, WsClient, q
 from tests.mcp.conftest import ASKD, CALL_TIMEOUT
 from tests.mcp.wire import TASKS, Host, caps, host
