@@ -81,7 +81,7 @@ async def test_history_has_no_axe_violation(daemon: RunningDaemon, inbox: OpenIn
     for rid in (drop, deploy):  # closed before the next arrives: no panel moves under a click
         await expect(tab.note(rid)).to_be_visible()
     question = await a_question_with_previews(daemon)
-    # By keyboard: a tap in Chromium's phone emulation lands on the option's row, not its radio (so on main too).
+    # By keyboard: a tap in Chromium's phone emulation lands on the option's row, not on its radio.
     await tab.panel(question).get_by_label("Patch B").focus()
     await page.keyboard.press("Space")
     await expect(tab.panel(question).get_by_label("Patch B")).to_be_checked()

@@ -306,7 +306,13 @@ class LinkPageHandler(tornado.web.RequestHandler):
         else:
             text = t("cancelled")
         self._page(
-            200, "title", view="outcome", ended=req.status.value, outcome=text, taken=taken.get("answers"), reason=taken.get("reason")
+            200,
+            "title",
+            view="outcome",
+            ended=req.status.value,
+            outcome=text,
+            taken=taken.get("answers"),
+            reason=taken.get("reason"),
         )
 
     def _page(self, status: int, heading: str, **values: Any) -> None:
