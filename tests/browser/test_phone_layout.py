@@ -73,6 +73,10 @@ async def open_at(inbox: OpenInbox, browser: Any, viewport: dict[str, int], **kw
 
 async def keep(tab: Tab, name: str, *, full_page: bool = True) -> Path:
     path = tab.shots / f"{name}.png"
+    # Panels fade in as they arrive: shot once they have (the pulsing dot never ends, so it is left out).
+    await tab.page.evaluate(
+        "() => Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished))"
+    )
     await tab.page.screenshot(path=str(path), full_page=full_page)
     if KEEP:
         Path(KEEP).mkdir(parents=True, exist_ok=True)
