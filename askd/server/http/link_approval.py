@@ -84,3 +84,16 @@ def outcome(req: Request, user_id: str | None, mine: bool, t: Callable[..., str]
     if req.status is Status.TIMEOUT:
         return t("approval.timeout")
     return t("approval.cancelled")
+
+
+def action_name(req: Request) -> str:
+    """The pending action's name, as asked."""
+    return str(req.ask_payload()["action"].get("name", ""))
+
+
+def decision_view(taken: dict[str, Any]) -> dict[str, Any]:
+    """What a sent form decided, for the reply to it alone: ``key``, its
+    words (approved once or always, or denied), the action's name as safe HTML,
+    and whether a reason went with a denial (never the reason itself)."""
+    key = {APPROVE: "taken.approve", ALWAYS: "taken.always", DECLINE: "taken.deny"}[taken["decision"]]
+    return {"key": key, "name": markdown.shown_plain(taken["name"]), "reason": bool(taken.get("reason"))}

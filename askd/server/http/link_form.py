@@ -114,3 +114,29 @@ def answers_from_form(questions: list[dict[str, Any]], form: dict[str, list[str]
         if text or picked:
             answers[q["question"]] = text or picked[0]
     return answers
+
+
+def taken_view(questions: list[dict[str, Any]], answers: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a sent form gave, for the reply to that form alone (never on a
+    later visit): per answered question, the options chosen (as safe HTML,
+    hidden characters as badges) and whether an answer of one's own was
+    sent; the words typed are not repeated. ``question`` names it when there
+    are several (its header, else its first sentence)."""
+    out = []
+    several = len(questions) > 1
+    for q in questions:
+        if q.get("question") not in answers:
+            continue
+        value = answers[q["question"]]
+        values = value if isinstance(value, list) else [value]
+        labels = {str(o.get("label", "")) for o in q.get("options") or [] if isinstance(o, dict)}
+        header = q.get("header")
+        name = header if isinstance(header, str) and header.strip() else markdown.plain(str(q.get("question", "")), 80)
+        out.append(
+            {
+                "question": markdown.shown_plain(name) if several else "",
+                "chosen": [markdown.shown_plain(v) for v in values if v in labels],
+                "own": any(v not in labels for v in values),
+            }
+        )
+    return out

@@ -29,7 +29,7 @@ from askd.server.context import Context
 from askd.server.front_door.revocation import not_before_now
 from askd.server.http import link_approval
 from askd.server.http.base import house_headers
-from askd.server.http.link_form import MAX_TEXT, Unclear, answers_from_form, view_questions
+from askd.server.http.link_form import MAX_TEXT, Unclear, answers_from_form, taken_view, view_questions
 from askd.server.http.web import SECURITY_HEADERS
 from askd.server.logs import get_logger
 from askd.store import StoreUnavailable
@@ -155,12 +155,14 @@ class LinkPageHandler(tornado.web.RequestHandler):
         if req.approval is not None:
             return await self._decide(token, found, (form.get("action") or [""])[-1], form)
         hub, sid, rid = self.ctx.hub, req.session_id, req.request_id
+        taken: dict[str, Any] = {}  # what this form gave, named in the reply to it alone
         try:
             if (form.get("action") or [""])[-1] == "decline":
                 reason = (form.get("reason") or [""])[-1].strip() or None
                 if reason is not None and len(reason) > MAX_REASON:
                     raise Refused(self.t("reason.long", n=MAX_REASON))
                 ended = await hub.decline(sid, rid, reason, user_id=claim.user_id, via="link")
+                taken["reason"] = reason is not None
             else:
                 if claim.option is not None:
                     label = links.one_tap_labels(req.questions)[claim.option]
@@ -169,7 +171,9 @@ class LinkPageHandler(tornado.web.RequestHandler):
                     answers = answers_from_form(req.questions, form)
                     if not answers:
                         raise Refused(self.t("empty"))
+                shown = taken_view(req.questions, answers)  # read first: an ended request keeps no questions
                 ended = await hub.answer(sid, rid, answers, user_id=claim.user_id, via="link")
+                taken["answers"] = shown
         except Refused as err:
             return self._ask(found, form, notice=str(err))
         except Unclear as err:
@@ -183,7 +187,7 @@ class LinkPageHandler(tornado.web.RequestHandler):
         except StoreUnavailable:
             return self._ask(found, form, notice=self.t("unavailable"), status=503)
         log.info("link.taken", status=ended.status.value, answeredBy=ended.answered_by)
-        return self._outcome(Found(claim, ended), mine=True)
+        return self._outcome(Found(claim, ended), mine=True, taken=taken)
 
     async def _decide(self, token: str, found: Found, action: str, form: dict[str, list[str]]) -> None:
         """Approve (once, or always where offered) or deny an action, as the
@@ -191,12 +195,15 @@ class LinkPageHandler(tornado.web.RequestHandler):
         exactly as a tab's frame."""
         claim, req = found.claim, found.req
         hub, sid, rid = self.ctx.hub, req.session_id, req.request_id
+        # Named in the reply to this form alone; the action's name read first: an ended request keeps no payload.
+        taken: dict[str, Any] = {"decision": action, "name": link_approval.action_name(req)}
         try:
             if action == link_approval.DECLINE:
                 reason = (form.get("reason") or [""])[-1].strip() or None
                 if reason is not None and len(reason) > MAX_REASON:
                     return self._approval(found, self.t("reason.long", n=MAX_REASON), 400)
                 ended = await hub.decline(sid, rid, reason, user_id=claim.user_id, via="link")
+                taken["reason"] = reason is not None
             elif action in (link_approval.APPROVE, link_approval.ALWAYS):
                 scope = "always" if action == link_approval.ALWAYS else None
                 ended = await hub.approve(sid, rid, None, scope, user_id=claim.user_id, via="link")
@@ -216,7 +223,7 @@ class LinkPageHandler(tornado.web.RequestHandler):
         log.info("link.taken", status=ended.status.value, answeredBy=ended.answered_by, approvals=ended.approvals)
         if ended.pending:  # an approval short of its quorum: recorded, the others still to come
             return self._approval(Found(claim, ended), self.t("approval.recorded"), 200)
-        return self._outcome(Found(claim, ended), mine=True)
+        return self._outcome(Found(claim, ended), mine=True, taken=taken)
 
     def _same_origin(self) -> bool:
         """Refuse a form another site's page sends. The page's own
@@ -270,16 +277,21 @@ class LinkPageHandler(tornado.web.RequestHandler):
             max_reason=MAX_REASON,
         )
 
-    def _outcome(self, found: Found, *, mine: bool) -> None:
+    def _outcome(self, found: Found, *, mine: bool, taken: dict[str, Any] | None = None) -> None:
         """How the question ended and who answered, never what: whoever holds
         the link (a whole channel) sees this page, and what a person typed,
         an answer or a decline's reason, is for the agent only. ``mine``:
         this request just ended it; the link's own recipient who ended it
-        earlier is told "you" too."""
+        earlier is told "you" too. ``taken``: what the form this page
+        replies to gave (options chosen, an answer of one's own, an approval
+        or a denial, whether a reason went with it), shown in that reply
+        only: a later visit has none."""
         req, t = found.req, self.t
+        taken = taken or {}
         if req.approval is not None:
             text = link_approval.outcome(req, found.claim.user_id, mine, t)
-            return self._page(200, "approval.title", view="outcome", ended=req.status.value, outcome=text)
+            decision = link_approval.decision_view(taken) if taken else None
+            return self._page(200, "approval.title", view="outcome", ended=req.status.value, outcome=text, decision=decision)
         who = req.answered_by
         own = found.claim.user_id is not None and who == found.claim.user_id
         if req.status is Status.ANSWERED:
@@ -293,12 +305,21 @@ class LinkPageHandler(tornado.web.RequestHandler):
             text = t("defaulted") if req.defaulted else t("timeout")
         else:
             text = t("cancelled")
-        self._page(200, "title", view="outcome", ended=req.status.value, outcome=text)
+        self._page(
+            200,
+            "title",
+            view="outcome",
+            ended=req.status.value,
+            outcome=text,
+            taken=taken.get("answers"),
+            reason=taken.get("reason"),
+        )
 
     def _page(self, status: int, heading: str, **values: Any) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        values.setdefault("notice", "")
+        for name, default in (("notice", ""), ("taken", None), ("decision", None), ("reason", False)):
+            values.setdefault(name, default)
         notice_kind = "error" if status >= 400 else ""
         self.finish(
             _template().generate(lang=self.lang, t=self.t, heading=heading, static="../static/", notice_kind=notice_kind, **values)

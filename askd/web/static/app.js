@@ -18,6 +18,8 @@ import { claims, takeToken, TOKEN_KEY } from './token.js';
 import { Inbox } from './vendor/askd-client/index.js';
 
 const NOTE_MS = 20_000;
+// Questions arriving within this long are announced as one summary ("5 waiting, 2 approvals"): on load, askd pushes them all at once.
+const ANNOUNCE_MS = 400;
 const BACKOFF_CAP_MS = 5000;
 
 const $ = (id) => document.getElementById(id);
@@ -52,6 +54,8 @@ class InboxView {
     this.groups = new Map(); // sessionId -> {section, list, count}
     this.sending = new Map(); // requestId -> the status text of its answer or decline, waiting for askd's verdict
     this.connState = { state: 'connecting' };
+    this.arrived = []; // the panels not yet announced
+    this.announceTimer = undefined;
     this.inboxEl = $('inbox');
     this.alerts = new Alerts($('alerts'), (requestId) => this.reveal(requestId));
     this.client = new Inbox({ url: wsUrl(), token, sessionId: focus ?? '*', backoff: { cap: BACKOFF_CAP_MS, ...backoff } });
@@ -98,10 +102,33 @@ class InboxView {
     this.panels.set(requestId, panel);
     const group = this.group(sessionId);
     group.list.append(panel.form);
-    $('announce').textContent = t('announce.new', { title: panel.title });
+    this.arrived.push(panel);
+    this.announceTimer ??= setTimeout(() => this.announce(), ANNOUNCE_MS);
     this.render();
     const more = panel.fields.length > 1 ? t('alert.more', { n: panel.fields.length - 1 }) : '';
     this.alerts.question(requestId, panel.header || t('alert.newQuestion'), `${panel.title}${more}`);
+  }
+
+  /**
+   * One message for the live region per burst: one question arriving is
+   * named ("New question: …"); several at once (a load, a reconnect) are
+   * counted with all that waits ("5 waiting, 2 approvals"), so that no
+   * announcement overwrites another unheard.
+   */
+  announce() {
+    this.announceTimer = undefined;
+    const arrived = this.arrived.filter((p) => this.panels.get(p.requestId) === p);
+    this.arrived = [];
+    if (!arrived.length) return;
+    let message;
+    if (arrived.length === 1) {
+      message = t('announce.new', { title: arrived[0].title });
+    } else {
+      const waiting = t('announce.waiting', { n: this.panels.size });
+      const approvals = [...this.panels.values()].filter((p) => p instanceof ApprovalPanel).length;
+      message = approvals ? t('announce.summary', { waiting, approvals: t('announce.approvals', { n: approvals }) }) : waiting;
+    }
+    $('announce').textContent = message;
   }
 
   /** Scroll to a question and focus it (a notification was clicked). */
@@ -242,7 +269,7 @@ class InboxView {
       h(
         'div',
         { class: 'session-head' },
-        h('h2', { id: headingId }, h('span', { class: 'session-word', text: t('session') }), h('code', { text: sessionId })),
+        h('h2', { id: headingId }, h('span', { class: 'session-word', text: t('session') }), this.sessionId(sessionId)),
         count,
         link,
       ),
@@ -252,6 +279,13 @@ class InboxView {
     this.groups.set(sessionId, group);
     this.inboxEl.append(section);
     return group;
+  }
+
+  /** A session's id on one line, cut with "…" when long: whole in its title, and unfolded by a tap or click. */
+  sessionId(sessionId) {
+    const id = h('code', { class: 'session-id', title: sessionId, text: sessionId });
+    id.addEventListener('click', () => id.classList.toggle('whole'));
+    return id;
   }
 
   render() {

@@ -60,10 +60,10 @@ export class ApprovalPanel extends Panel {
     const body = h(
       'div',
       { class: 'action' },
-      h('div', { class: 'action-head', id: nameId }, h('span', { class: 'chip', text: t('approval.chip') }), h('code', { class: 'action-name' }, revealNodes(name))),
+      h('h3', { class: 'action-head', id: nameId }, h('span', { class: 'chip', text: t('approval.chip') }), h('code', { class: 'action-name' }, revealNodes(name))),
       why ? h('div', { class: 'qtext md action-summary' }, renderNodes(why)) : null,
-      this._preview(action.preview),
-      this._arguments(action),
+      this._preview(action.preview, revealText(name)),
+      this._arguments(action, revealText(name)),
     );
     this.progressEl = h('p', { class: 'progress', role: 'status' });
     this.form.setAttribute('aria-labelledby', nameId);
@@ -84,23 +84,39 @@ export class ApprovalPanel extends Panel {
     this.check();
   }
 
-  _preview(preview) {
+  /**
+   * The preview, a focusable region named for its action ("What deploy will
+   * change": two approvals' previews are two different landmarks). A
+   * preview that is one code block (a diff) has its *Copy* in the caption's
+   * row, not on a row of its own.
+   */
+  _preview(preview, name) {
     if (typeof preview !== 'string' || !preview) return null;
-    const id = uid('preview');
+    const body = h('div', { class: 'preview-body md' }, renderNodes(preview, { tabbable: false }));
+    const head = h('div', { class: 'preview-head' }, h('div', { class: 'preview-caption', 'aria-hidden': 'true', text: t('approval.preview') }));
+    const blocks = body.querySelectorAll(':scope > .code');
+    if (blocks.length === 1 && body.childElementCount === 1) head.append(blocks[0].querySelector('.copy'));
     return h(
-      'section',
-      { class: 'preview action-preview', role: 'region', tabindex: '0', 'aria-labelledby': id },
-      h('div', { class: 'preview-caption', id, text: t('approval.preview') }),
-      h('div', { class: 'preview-body md' }, renderNodes(preview, { tabbable: false })),
+      'div',
+      { class: 'preview action-preview', role: 'region', tabindex: '0', 'aria-label': t('approval.previewOf', { name }) },
+      head,
+      body,
     );
   }
 
-  _arguments(action) {
+  _arguments(action, name) {
     const args = isObject(action.arguments) ? action.arguments : {};
     const id = uid('args');
     if (action.editable !== true) {
       this.editor = null;
-      return h('div', { class: 'args' }, h('div', { class: 'args-label', id, text: t('approval.arguments') }), h('pre', { class: 'args-json', tabindex: '0', 'aria-labelledby': id }, h('code', {}, revealNodes(pretty(args)))));
+      // A focusable region named for its action, so a keyboard scrolls it; *Wrap lines* shows long lines whole.
+      const json = h('pre', { class: 'args-json', tabindex: '0', role: 'region', 'aria-label': t('approval.argumentsOf', { name }) }, h('code', {}, revealNodes(pretty(args))));
+      const wrap = h('button', { type: 'button', class: 'link-button wrap-toggle', 'aria-pressed': 'false', text: t('approval.wrap') });
+      wrap.addEventListener('click', () => {
+        const on = json.classList.toggle('wrapped');
+        wrap.setAttribute('aria-pressed', String(on));
+      });
+      return h('div', { class: 'args' }, h('div', { class: 'args-head' }, h('div', { class: 'args-label', id, 'aria-hidden': 'true', text: t('approval.arguments') }), wrap), json);
     }
     this.validate = checker(action.schema);
     const text = escapeInJson(pretty(args));

@@ -12,6 +12,8 @@ import { summary } from './markdown.js';
 
 // How a question ended, and how an answer reached askd: each has its words (history.status.*, history.via.*).
 const STATUSES = new Set(['answered', 'declined', 'timeout', 'cancelled', 'withdrawn']);
+// An approval's end in its own words (history.approval.*): approved, denied, timed out (protocol section 17).
+const APPROVAL_WORD = { answered: 'approved', declined: 'denied' };
 const VIAS = new Set(['ws', 'link', 'mcp', 'admin']);
 // The trail's record is written in the same commit the end is pushed from; a short wait lets a burst of ends load once.
 const RELOAD_MS = 300;
@@ -39,8 +41,9 @@ export class HistoryView {
     this.tabs.history.addEventListener('click', () => this.show(true));
     $('history-refresh').addEventListener('click', () => this.load());
     $('history-retry').addEventListener('click', () => this.load());
-    // askd's history names each question (header); one asked before askd kept titles, this tab names by what it was shown.
-    this.titles = new Map(); // requestId -> title, the last SEEN_MAX shown
+    // askd's history names each question (header) but does not say which were approvals (protocol section 19):
+    // what this tab was shown says it, and names one asked before askd kept titles.
+    this.seen = new Map(); // requestId -> {title, action: the action's name, or null for questions}, the last SEEN_MAX shown
     client.on('asked', (q) => this.remember(q.requestId, q.payload));
     client.on('closed', () => {
       if (!this.open) return;
@@ -50,18 +53,21 @@ export class HistoryView {
     $('views').hidden = false;
   }
 
-  /** A shown question's title, as its panel had it: an action's summary or name, else the first question's header or text. */
+  /**
+   * What a shown question was: its title, as its panel had it (an action's
+   * summary or name, else the first question's header or text), and for an
+   * approval its action's name.
+   */
   remember(requestId, payload) {
-    const action = payload?.action;
+    const action = payload?.action && typeof payload.action === 'object' ? payload.action : null;
     const first = Array.isArray(payload?.questions) ? payload.questions[0] : undefined;
     const named = action
       ? (typeof action.summary === 'string' && summary(action.summary)) || action.name
       : first && (first.header || summary(String(first.question ?? '')) || first.question);
-    if (typeof named !== 'string' || !named) return;
-    const title = revealText(named); // hidden characters as marks, as the panel showed them
-    this.titles.delete(requestId);
-    this.titles.set(requestId, title);
-    if (this.titles.size > SEEN_MAX) this.titles.delete(this.titles.keys().next().value);
+    const title = typeof named === 'string' ? revealText(named) : ''; // hidden characters as marks, as the panel showed them
+    this.seen.delete(requestId);
+    this.seen.set(requestId, { title, action: action ? revealText(typeof action.name === 'string' ? action.name : '') : null });
+    if (this.seen.size > SEEN_MAX) this.seen.delete(this.seen.keys().next().value);
   }
 
   /** Open the History view (true) or go back to the inbox (false). */
@@ -107,27 +113,40 @@ export class HistoryView {
     this.list.replaceChildren();
   }
 
-  /** One ended question: its title, how it ended, the answers, who and through what, when. */
+  /**
+   * One ended question: its title, how it ended, the answers, who and
+   * through what, when. An approval this tab was shown says approved or
+   * denied and names its action; it has no answers to be gone.
+   */
   item(entry) {
     const status = STATUSES.has(entry.status) ? entry.status : 'cancelled';
     const answers = entry.answers && typeof entry.answers === 'object' ? Object.entries(entry.answers) : [];
+    const seen = this.seen.get(entry.requestId);
+    const approval = typeof seen?.action === 'string';
     // The title askd's history keeps (header); for a question asked before askd kept titles, the title this
     // tab saw, else its first question (an answer's key, while kept).
     const title =
-      revealText(entry.header) || this.titles.get(entry.requestId) || (answers.length ? summary(answers[0][0]) || answers[0][0] : '') || t('history.untitled');
+      revealText(entry.header) || seen?.title || (answers.length ? summary(answers[0][0]) || answers[0][0] : '') || t('history.untitled');
     const ended = new Date(entry.endedAt);
     const titleId = uid('history');
+    const word = approval && APPROVAL_WORD[status] ? `history.approval.${APPROVAL_WORD[status]}` : `history.status.${status}`;
+    // "The answers are no longer kept" only where there were answers: a question this tab saw answered
+    // (one it did not see may have been an approval, which has none; askd's history does not say).
+    const gone = !answers.length && status === 'answered' && seen !== undefined && !approval;
     return h(
       'li',
-      { class: `hist hist-${status}`, 'aria-labelledby': titleId, dataset: { requestId: entry.requestId, status } },
+      { class: `hist hist-${status}`, 'aria-labelledby': titleId, dataset: { requestId: entry.requestId, status, kind: approval ? 'approval' : 'question' } },
       h(
         'div',
         { class: 'hist-head' },
-        h('span', { class: `hist-status status-${status}`, text: t(`history.status.${status}`) }),
+        h('span', { class: `hist-status status-${status}`, text: t(word) }),
         h('span', { class: 'hist-title', id: titleId, text: title }),
       ),
+      approval && seen.action && seen.action !== title
+        ? h('p', { class: 'hist-action' }, `${t('history.action')} `, h('code', { text: seen.action }))
+        : null,
       answers.length ? this.answers(answers) : null,
-      !answers.length && status === 'answered' ? h('p', { class: 'hist-gone', text: t('history.answersGone') }) : null,
+      gone ? h('p', { class: 'hist-gone', text: t('history.answersGone') }) : null,
       h(
         'p',
         { class: 'hist-meta' },

@@ -94,7 +94,7 @@ class QuestionField {
     this.previewBody = h('div', { class: 'preview-body md' });
     this.previewCaption = h('div', { class: 'preview-caption', 'aria-hidden': 'true' });
     // Named by title, not aria-label: an option's label then names only its input.
-    this.preview = h('section', { class: 'preview', role: 'region', tabindex: '0' }, this.previewCaption, this.previewBody);
+    this.preview = h('div', { class: 'preview', role: 'region', tabindex: '0' }, this.previewCaption, this.previewBody);
     this.shown = undefined;
     const chosen = () => this.choices.findLast((c) => c.input.checked && c.preview) ?? this.choices.find((c) => c.preview);
     const box = h('div', { class: 'with-preview' }, options, this.preview);
@@ -278,6 +278,13 @@ export class Panel {
     };
     this.declineEl.addEventListener('click', () => toggle(this.declineBox.hidden));
     keep.addEventListener('click', () => toggle(false));
+    // Escape closes the box as *Keep it* does (and goes no further: nothing else on the page closes with it).
+    this.declineBox.addEventListener('keydown', (event) => {
+      if (event.key !== 'Escape' || event.isComposing) return;
+      event.preventDefault();
+      event.stopPropagation();
+      toggle(false);
+    });
     send.addEventListener('click', () => onDecline(this, this.reasonEl.value.trim() || undefined));
     // Enter in the reason declines; it must not submit the form's answers.
     this.reasonEl.addEventListener('keydown', (event) => {
