@@ -1,4 +1,4 @@
-"""axe-core (vendored: tests/browser/vendor) in Chromium against a real
+"""axe-core (vendored: tests/system/browser/vendor) in Chromium against a real
 daemon: no violation of WCAG 2.0/2.1 A and AA nor of axe's best practices on
 the inbox (three approvals and a question with previews), the History view
 and the answer link pages (a question's form, an approval, the reply to a
@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import OpenInbox, Tab
-from tests.browser.test_phone_layout import LAPTOP, LONG_SESSION, PHONE, three_approvals
+from tests.system.browser.conftest import OpenInbox, Tab
+from tests.system.browser.test_phone_layout import LAPTOP, LONG_SESSION, PHONE, three_approvals
 from tests.conftest import RunningDaemon, q
-from tests.links.conftest import PUBLIC_URL, link
-from tests.links.test_approvals import ask_action
+from tests.system.links.conftest import PUBLIC_URL, link
+from tests.system.links.test_approvals import ask_action
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import OpenInbox
+from tests.system.browser.conftest import OpenInbox
 from tests.conftest import RunningDaemon, eventually, q
 
 pytestmark = pytest.mark.browser

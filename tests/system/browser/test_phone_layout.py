@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import OpenInbox, Tab
-from tests.browser.test_approvals import DIFF, SCHEMA
+from tests.system.browser.conftest import OpenInbox, Tab
+from tests.system.browser.test_approvals import DIFF, SCHEMA
 from tests.conftest import RunningDaemon
 
 pytestmark = pytest.mark.browser

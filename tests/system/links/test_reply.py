@@ -10,8 +10,8 @@ import re
 
 from askd.channels import links
 from tests.conftest import RunningDaemon, q
-from tests.links.conftest import link
-from tests.links.test_approvals import ask_action
+from tests.system.links.conftest import link
+from tests.system.links.test_approvals import ask_action
 
 ZH = {"Accept-Language": "zh-CN"}
 
