@@ -28,7 +28,7 @@ import asyncio
 import contextvars
 from collections.abc import Callable
 
-from askd.core.deadlines import DeadlineFailure
+from askd.core.registry.deadlines import DeadlineFailure
 from askd.core.records import Request
 from askd.core.registry import Registry
 from askd.server.hub.commits import Commits

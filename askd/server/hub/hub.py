@@ -32,8 +32,8 @@ import structlog
 from askd.channels.pipeline import Pipeline
 from askd.core import AskInput, Connection, Limits, NotFound, NotifyPolicy, NotPending, Request
 from askd.core.away import Away
-from askd.core.deadlines import DeadlineFailure
-from askd.core.decisions import Relay
+from askd.core.registry.deadlines import DeadlineFailure
+from askd.core.registry.decisions import Relay
 from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended

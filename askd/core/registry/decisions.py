@@ -25,8 +25,8 @@ from typing import Any
 
 from askd.core import events as ev
 from askd.core.approvals import Approval, Vote
-from askd.core.audiences import Audiences
-from askd.core.budgets import check_bytes, check_count
+from askd.core.registry.audiences import Audiences
+from askd.core.registry.budgets import check_bytes, check_count
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.digests import approval_digest, ended_digest, same_content
 from askd.core.errors import (
@@ -46,8 +46,8 @@ from askd.core.errors import (
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
 from askd.core.records import ALL_SESSIONS, GROUP_PREFIX, AskInput, Limits, Request, Session, audience_key, is_team
-from askd.core.reservations import Reservations
-from askd.core.sessions import SessionBook
+from askd.core.registry.reservations import Reservations
+from askd.core.registry.sessions import SessionBook
 from askd.protocol import codec
 from askd.protocol.action import arguments_problem
 from askd.protocol.models import Answers, check_answers

@@ -35,14 +35,14 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from askd.core import rules
-from askd.core.audiences import Audiences
+from askd.core.registry import rules
+from askd.core.registry.audiences import Audiences
 from askd.core.away import Away
 from askd.core.changes import Asked, Change
-from askd.core.connections import Connections
-from askd.core.deadlines import DeadlineFailure, Deadlines
-from askd.core.decisions import Decisions
-from askd.core.effects import Apply
+from askd.core.registry.connections import Connections
+from askd.core.registry.deadlines import DeadlineFailure, Deadlines
+from askd.core.registry.decisions import Decisions
+from askd.core.registry.effects import Apply
 from askd.core.records import (
     ALL_SESSIONS,
     AskInput,
@@ -54,8 +54,8 @@ from askd.core.records import (
     Request,
     Session,
 )
-from askd.core.reservations import Reservations
-from askd.core.sessions import SessionBook
+from askd.core.registry.reservations import Reservations
+from askd.core.registry.sessions import SessionBook
 
 __all__ = [
     "ALL_SESSIONS",
