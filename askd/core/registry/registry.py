@@ -118,7 +118,9 @@ class Registry(Decisions):
         self.owner = book.owner
         self.pending = book.pending
         self.session_users = book.session_users
-        # A user's away (None: not away), as the rules read it.
+        # A group's members and a user's away (None: none), as the rules read
+        # them: with ``get``, the registry is the rows ``rules.taking`` reads.
+        self.group = audiences.groups.get
         self.away = audiences.aways.get
         # Time (deadlines.py): ``due`` changes nothing; a deadline whose kind
         # raises is left out and retried later (``failing_deadlines``).
