@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd.channels import sample as notify_sample
 from askd.addresses import EmailAddress
-from askd.core import Request
+from askd.core import NotFound, Request
+from askd.core.away import Away
 from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id
 from askd.protocol.models import AnswerBody, AwayBody, DeclineBody, GroupBody, UserBody
@@ -146,12 +147,13 @@ class GroupHandler(_AdminHandler):
     async def put(self, group: str) -> None:
         name = self.path_id(group, "group")
         body, _ = self.json_body(GroupBody)
-        members = await self.ctx.hub.set_group(name, body.members)
-        self.send_json({"group": name, "members": list(members)})
+        change = await self.ctx.hub.decide(lambda registry: registry.prepare_group_set(name, body.members), fresh=False)
+        self.send_json({"group": name, "members": list(change.members)})
 
     async def delete(self, group: str) -> None:
         name = self.path_id(group, "group")
-        await self.ctx.hub.delete_group(name)  # NotFound: base.py's code
+        # Not taken: none, or another node deleted it first (NotFound: base.py's 404).
+        await self.ctx.hub.decide(lambda registry: registry.prepare_group_delete(name), refused=NotFound(f"no group {name}"))
         self.send_json({"deleted": True})
 
 
@@ -180,12 +182,14 @@ class AwayHandler(_AdminHandler):
         uid = self.path_id(user, "user")
         body, _ = self.json_body(AwayBody)
         until = rfc3339_seconds(body.until, "until")
-        away = await self.ctx.hub.set_away(uid, until, body.delegates)  # InvalidRequest: base.py's 400
-        self.send_json(away.wire(uid))
+        # The groups as the cluster holds them; InvalidRequest: base.py's 400.
+        change = await self.ctx.hub.decide(lambda registry: registry.prepare_away(uid, until, body.delegates))
+        self.send_json(Away(change.until, change.delegates).wire(uid))
 
     async def delete(self, user: str) -> None:
         uid = self.path_id(user, "user")
-        await self.ctx.hub.end_away(uid)  # NotFound: base.py's 404
+        # Not away, or another node ended it first (NotFound: base.py's 404).
+        await self.ctx.hub.decide(lambda registry: registry.prepare_back(uid), refused=NotFound(f"{uid} is not away"))
         self.send_json({"user": uid, "away": None})
 
 

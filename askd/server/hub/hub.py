@@ -22,16 +22,15 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 from askd.channels.pipeline import Pipeline
-from askd.core import AskInput, Connection, Limits, NotFound, NotifyPolicy, NotPending, Request
-from askd.core.away import Away
+from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Request
 from askd.core.registry.deadlines import DeadlineFailure
 from askd.core.registry.decisions import Relay
 from askd.core.registry import Registry
@@ -62,6 +61,9 @@ ASK_ATTEMPTS = 3
 # An approval not taken lost to another approval (the count moved on, at
 # most a quorum's worth) or to the end: decided again at most this often.
 APPROVE_ATTEMPTS = MAX_QUORUM + 2
+
+# What ``Hub.decide`` hands back: the change its decision made.
+ChangeT = TypeVar("ChangeT", bound=Change)
 
 # Who may cancel a session: its agent, or the admin.
 CANCEL_VIAS = ("agent", "admin")
@@ -443,46 +445,31 @@ class Hub:
         if self._on_revoked is not None:
             self._on_revoked(at)
 
-    # ---- the admin's: groups, and a user's away with delegates (their
-    # questions also go to them); each a change the core decides, so it
-    # holds on every node and across restarts ------------------------------
+    # ---- one decision, whatever it is: the admin's groups and aways, and
+    # any new one, need no method of their own here ------------------------
+
+    async def decide(
+        self, prepare: Callable[[Registry], ChangeT], *, fresh: bool = True, refused: Exception | None = None
+    ) -> ChangeT:
+        """Decide one change through the core (``prepare``, a registry's
+        ``prepare_*`` with its arguments; it raises what it refuses,
+        changing nothing), commit it (stored, applied, flushed) and return
+        it for the reply. ``fresh``: catch up with the cluster first, so it
+        is decided against what every node holds. ``refused``: raised when
+        the store did not take it (another node got there first); else a
+        change not taken is returned all the same (a group set: the last
+        stored wins)."""
+        if fresh:
+            await self.store.catch_up()
+        change = prepare(self.registry)
+        if not await self.commits.commit([change]) and refused is not None:  # flushed once stored
+            raise refused
+        return change
 
     async def groups(self) -> dict[str, tuple[str, ...]]:
         """Every group and its members, as the cluster holds them now."""
         await self.store.catch_up()
         return dict(self.registry.audiences.groups)
-
-    async def set_group(self, group: str, members: list[str]) -> tuple[str, ...]:
-        """Replace a group's members; returns them as stored."""
-        change = self.registry.prepare_group_set(group, members)
-        await self.commits.commit([change])  # flushed once stored
-        return change.members
-
-    async def delete_group(self, group: str) -> None:
-        """Delete a group; raises :class:`NotFound` when there is none (or
-        another node deleted it first)."""
-        await self.store.catch_up()
-        change = self.registry.prepare_group_delete(group)
-        if not await self.commits.commit([change]):
-            raise NotFound(f"no group {group}")
-
-    async def set_away(self, user: str, until: float, delegates: Iterable[str]) -> Away:
-        """The user is away until ``until`` (the clock's seconds), their
-        questions also going to ``delegates``; raises ``InvalidRequest``
-        for an ``until`` past or delegates the core refuses. Its end at
-        ``until`` is the core's own deadline."""
-        await self.store.catch_up()  # the groups as the cluster holds them
-        change = self.registry.prepare_away(user, until, delegates)
-        await self.commits.commit([change])  # flushed once stored
-        return Away(change.until, change.delegates)
-
-    async def end_away(self, user: str) -> None:
-        """End the user's away; raises :class:`NotFound` when they are not
-        away (or another node ended it first)."""
-        await self.store.catch_up()
-        change = self.registry.prepare_back(user)
-        if not await self.commits.commit([change]):
-            raise NotFound(f"{user} is not away")
 
     # ---- the admin's: the directory (users' e-mail addresses and Slack ids)
 
