@@ -18,7 +18,7 @@ import sys
 def bare() -> None:
     """Patch out the trail's records, the ends' digests and the receipts."""
     from askd.audit.trail import MemoryTrail
-    from askd.core import deadlines, decisions
+    from askd.core.registry import deadlines, decisions
     from askd.server.http.receipting import Receipts
     from askd.store.sqlite.audit import SqliteTrail
 

@@ -18,7 +18,7 @@ from askd.channels.slack.app import SlackApp
 from askd.channels.webhook.channel import WebhookChannel
 from askd.channels.webhook.request import redact_url
 from askd.channels.worker import Worker
-from askd.store.parts import SLACK
+from askd.store.parts import EMAIL, SLACK
 
 if TYPE_CHECKING:
     from askd.config import Settings
@@ -100,7 +100,7 @@ def _mailer(settings: Settings, hub: Hub, minter: links.Minter | None, link_base
         sender=Address(n.email_from.name, addr_spec=n.email_from.email),
         timeout=n.timeout_seconds,
         link_base=link_base,
-        addresses=hub.emails,  # the directory's e-mail addresses, through the hub
+        addresses=partial(hub.store.directory.get, EMAIL),  # the directory's e-mail addresses
         metrics=hub.metrics.emails,
         links=minter.links_for if minter is not None else None,
     )

@@ -2,13 +2,13 @@
 
 Nothing here imports Tornado or touches a socket, a file or the real clock
 unless one is injected. The records are in ``records.py``, the changes a
-store makes durable in ``changes.py``, what can change when (each change's
-guard and effect) in ``rules.py``, the engine in ``registry.py`` (a front
-over ``sessions.py``, ``connections.py``, ``reservations.py``,
-``deadlines.py``, ``decisions.py`` and ``effects.py``), its deadlines and
-their kinds in ``deadlines.py``, who a question is for in
-``audiences.py``. The daemon (``askd.server``) drives it
-and the stores (``askd.store``) keep its changes. The wire's shapes are
+store makes durable in ``changes.py``, the events in ``events.py``, the
+errors in ``errors.py``. The engine is the sub-package ``registry/``:
+``Registry`` (``registry/registry.py``) and its parts (the session book,
+connections, reservations, audiences, deadlines and their kinds, the
+decisions, what can change when in ``rules.py`` and what each change does
+in ``effects.py``). The daemon (``askd.server``) drives it and the stores
+(``askd.store``) keep its changes. The wire's shapes are
 ``askd.protocol``'s, shared with the clients, the CLI and the MCP bridge.
 The engine is not imported here (``from askd.core.registry import
 Registry``): what needs only the records does not load it.

@@ -11,10 +11,15 @@ was decided with).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from askd.core.events import isotime
 from askd.protocol import codec
+
+if TYPE_CHECKING:
+    from askd.protocol.action import Scope
+    from askd.protocol.results import ApprovalGiven
+    from askd.protocol.status import Via
 
 
 @dataclass(slots=True, frozen=True)
@@ -24,11 +29,11 @@ class Vote:
     scope they chose."""
 
     by: str | None
-    via: str
+    via: Via
     at: float
-    scope: str = "once"
+    scope: Scope = "once"
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> ApprovalGiven:
         return {"by": self.by, "via": self.via, "at": isotime(self.at)}
 
 
@@ -42,13 +47,13 @@ class Approval:
     arguments: Any
     votes: tuple[Vote, ...] = ()
     edited: bool = False
-    scope: str | None = None
+    scope: Scope | None = None
 
     def voted(self, by: str | None) -> bool:
         """Whether ``by`` approved it already."""
         return any(v.by == by for v in self.votes)
 
-    def wire(self) -> list[dict[str, Any]]:
+    def wire(self) -> list[ApprovalGiven]:
         """``approvals`` as the wire shows them: ``[{"by","via","at"}]``."""
         return [v.wire() for v in self.votes]
 
@@ -59,15 +64,8 @@ class Approval:
         """The final record with ``vote`` completing the quorum: the scope
         is ``always`` only when every approval chose it."""
         votes = (*self.votes, vote)
-        scope = "always" if all(v.scope == "always" for v in votes) else "once"
+        scope: Scope = "always" if all(v.scope == "always" for v in votes) else "once"
         return Approval(self.quorum, arguments, votes, edited, scope)
-
-    def result_fields(self, approved: bool, ended: bool) -> dict[str, Any]:
-        """What a result adds for an approval (section 17)."""
-        out: dict[str, Any] = {"approvals": self.wire()}
-        if ended:
-            out.update(approved=approved, arguments=self.arguments, edited=self.edited, scope=self.scope)
-        return out
 
     def to_json(self) -> bytes:
         """As stores keep it."""

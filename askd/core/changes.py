@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from askd.core.approvals import Approval, Vote
 from askd.core.lifecycle import TRANSITIONS, Status, Trigger
 from askd.protocol.models import Answers
 from askd.core.records import Request
+
+if TYPE_CHECKING:
+    from askd.protocol.status import Via
 
 
 @dataclass(slots=True)
@@ -53,7 +56,7 @@ class Ended:
     ended_at: float
     # Who ended it and how (an answer or a decline; protocol section 4).
     answered_by: str | None = None
-    via: str | None = None
+    via: Via | None = None
     reason: str | None = None  # a decline's reason
     defaulted: bool = False  # a timeout whose answers are the ask's onTimeout default
     # What the receipt covers (protocol section 16), hashed while the questions are

@@ -6,6 +6,7 @@ to and however often it is re-pushed: the encoded frame is cached on it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -38,7 +39,7 @@ class Event:
 
     type: str
     session_id: str | None = None
-    payload: dict[str, Any] | None = None
+    payload: Mapping[str, Any] | None = None  # one of askd.protocol.events' payload shapes
     id: Any = None
     request_id: str | None = None  # the question an ask event carries (for logs)
     _frame: bytes | None = field(default=None, repr=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from askd.protocol import codec
 from askd.core import events as ev
@@ -21,6 +21,14 @@ from askd.core.lifecycle import END_REASON, Status
 from askd.protocol.ids import ALL_SESSIONS as ALL_SESSIONS  # re-exported: askd.core.ALL_SESSIONS
 from askd.protocol.models import Answers
 from askd.core.smallmap import SmallMap
+
+if TYPE_CHECKING:
+    # The wire's one definition of each shape a record builds: mypy holds
+    # every key and value built below to it, and nothing is imported or
+    # checked when askd runs (the dicts stay plain dicts).
+    from askd.protocol.events import CancelledPayload
+    from askd.protocol.results import PendingQuestion, QuestionResult
+    from askd.protocol.status import Via
 
 # The statuses read on every ask and answer, bound once: a member read off
 # its enum class goes through the enum's metaclass, some 15 times dearer
@@ -151,7 +159,7 @@ class Request:
     extended: float = 0.0  # the time the person added so far
     on_timeout: Answers | None = None  # the default a timeout ends with
     answered_by: str | None = None  # who answered or declined (None: an admin without a sub)
-    via: str | None = None  # ws, link, mcp or admin
+    via: Via | None = None  # ws, link, mcp or admin
     reason: str | None = None  # a decline's reason
     defaulted: bool = False  # timed out with on_timeout as its answers
     escalate: tuple[Step, ...] = ()  # escalation steps (the ask's `escalate`, protocol section 5), in time order
@@ -254,11 +262,12 @@ class Request:
         metadata: dict[str, Any] = self.ask_payload()["metadata"]
         return metadata
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> QuestionResult:
         """The question's result as the agent API sends it: a plain dict of
-        the shape ``askd.protocol.results.QuestionResult`` defines
-        (``tests/protocol/test_shapes.py`` checks every key is declared there)."""
-        out: dict[str, Any] = {
+        the shape ``askd.protocol.results.QuestionResult`` defines, key for
+        key (mypy checks it here; ``tests/protocol/test_shapes.py`` parses
+        what it builds)."""
+        out: QuestionResult = {
             "requestId": self.request_id,
             "sessionId": self.session_id,
             "status": self.status.value,
@@ -280,13 +289,20 @@ class Request:
             out["error"] = self.error
         if self.escalate:
             out["escalations"] = self.escalations
-        if self.approval is not None:
-            out.update(self.approval.result_fields(self.status is _ANSWERED, self.status is not _PENDING))
+        approval = self.approval
+        if approval is not None:  # an action's approvals, and once it ended what came of it (protocol section 17)
+            out["approvals"] = approval.wire()
+            if self.status is not _PENDING:
+                out["approved"] = self.status is _ANSWERED
+                out["arguments"] = approval.arguments
+                out["edited"] = approval.edited
+                out["scope"] = approval.scope
         return out
 
-    def end_payload(self) -> dict[str, Any]:
-        """The ``ask_user_questions_cancelled`` payload of the ended question."""
-        out: dict[str, Any] = {"requestId": self.request_id, "reason": END_REASON[self.status]}
+    def end_payload(self) -> CancelledPayload:
+        """The ``ask_user_questions_cancelled`` payload of the ended question
+        (``askd.protocol.events.CancelledPayload``, key for key)."""
+        out: CancelledPayload = {"requestId": self.request_id, "reason": END_REASON[self.status]}
         if self.status in _ANSWERED_OR_DECLINED:
             out["answeredBy"] = self.answered_by
             out["via"] = self.via
@@ -299,28 +315,29 @@ class Request:
             out["defaulted"] = True
         return out
 
-    def describe(self) -> dict[str, Any]:
-        """The pending question as listings show it."""
+    def describe(self) -> PendingQuestion:
+        """The pending question as listings show it
+        (``askd.protocol.results.PendingQuestion``, key for key, in its order)."""
         payload = self.ask_payload()
-        out: dict[str, Any] = {"sessionId": self.session_id}
         user = self.one_user
+        # Built key by key in the wire's order; mypy holds each key to the shape.
+        out = cast("PendingQuestion", {"sessionId": self.session_id})
         if user is not None:
             out["userId"] = user
         out["to"] = self.to
         if self.escalate:
             out["escalations"] = self.escalations
+        out["requestId"] = self.request_id
         if self.approval is not None:
-            asked = {"action": payload["action"], "quorum": payload["quorum"], "approvals": self.approval.wire()}
+            out["action"] = payload["action"]
+            out["quorum"] = payload["quorum"]
+            out["approvals"] = self.approval.wire()
         else:
-            asked = {"questions": payload["questions"]}
-        return {
-            **out,
-            "requestId": self.request_id,
-            **asked,
-            "metadata": payload["metadata"],
-            "createdAt": payload["createdAt"],
-            "expiresAt": payload["expiresAt"],
-        }
+            out["questions"] = payload["questions"]
+        out["metadata"] = payload["metadata"]
+        out["createdAt"] = payload["createdAt"]
+        out["expiresAt"] = payload["expiresAt"]
+        return out
 
 
 @dataclass(slots=True, eq=False)

@@ -275,7 +275,7 @@ class Daemon:
         self.ctx.pinger.stop()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         # Let woken agents get their 503 and tabs finish the close handshake.
-        while (self.hub.counts()["connections"] or self.hub.waiting()) and time.monotonic() < deadline:
+        while ((counts := self.hub.counts())["connections"] or counts["waiting"]) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         for server in self._servers:
             try:

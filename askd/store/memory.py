@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from askd.audit.trail import MemoryTrail
-from askd.core import rules
+from askd.core.registry import rules
 from askd.core.changes import Change
 from askd.core.snapshot import Loaded
 from askd.store.parts import LocalCluster, Post, StoreListener, check_setting

@@ -16,7 +16,7 @@ from askd.core import AlreadyVoted, InvalidRequest, NoSeat, NotPending
 from askd.core.approvals import Vote
 from askd.core.changes import Approved, Change, Ended
 from askd.core.lifecycle import Status
-from askd.core.rules import takes
+from askd.core.registry.rules import takes
 from askd.receipts.digest import approval_content, digest
 from askd.protocol import codec
 from tests.support.registry_steps import StepRegistry

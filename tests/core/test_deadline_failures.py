@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from askd.core import Limits, Request, Status
-from askd.core import deadlines
-from askd.core.deadlines import Deadlines
+from askd.core.registry import deadlines
+from askd.core.registry.deadlines import Deadlines
 from askd.core.changes import Ended
-from askd.core.deadlines import RETRY_MAX_SECONDS
+from askd.core.registry.deadlines import RETRY_MAX_SECONDS
 from tests.support.registry_steps import StepRegistry
 
 NOW = 1_800_000_000.0

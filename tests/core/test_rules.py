@@ -11,11 +11,11 @@ from typing import get_args
 import pytest
 
 from askd.core import AskInput
-from askd.core import rules
+from askd.core.registry import rules
 from askd.core.changes import Asked, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import TIMEOUT_ERROR, TRANSITIONS, Status, Trigger
 from askd.core.registry import Registry
-from askd.core.rules import RULES, RowState, UnknownChange, takes
+from askd.core.registry.rules import RULES, RowState, UnknownChange, takes
 
 QS = [{"question": "Ship it?"}]
 NOW = 1_800_000_000.0

@@ -7,8 +7,8 @@ import itertools
 import json
 
 from askd.core import Limits, NotifyPolicy
-from askd.core.deadlines import DEADLINE_KINDS
-from askd.core.deadlines import COMPACT_MIN, Schedule
+from askd.core.registry.deadlines import DEADLINE_KINDS
+from askd.core.registry.deadlines import COMPACT_MIN, Schedule
 from tests.core.test_registry import QS, FakeClock
 from tests.support.registry_steps import StepRegistry
 

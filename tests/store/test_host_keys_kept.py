@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from askd.core import AskInput, Forbidden, Limits
-from askd.core.decisions import Relay
+from askd.core.registry.decisions import Relay
 from askd.core.registry import Registry
 from askd.core.snapshot import restore
 from askd.protocol.relay import host_key_hash

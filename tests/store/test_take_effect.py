@@ -18,7 +18,7 @@ import pytest
 from askd.core import AskInput, Connection, Limits, Request
 from askd.core.registry import Registry
 from askd.core.snapshot import restore
-from askd.core import rules
+from askd.core.registry import rules
 from askd.core.approvals import Approval, Vote
 from askd.core.changes import (
     Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified,

@@ -14,4 +14,4 @@ from askd.server.context import Context
 async def not_before_now(ctx: Context) -> float:
     """The later of this node's ``auth.not_before`` and the store's; raises
     :class:`StoreUnavailable` when the store cannot say."""
-    return max(ctx.not_before, await ctx.hub.admin.not_before())
+    return max(ctx.not_before, await ctx.hub.not_before())

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 
 from askd.channels import sample as notify_sample
 from askd.addresses import EmailAddress
-from askd.core import Request
+from askd.core import NotFound, Request
+from askd.core.away import Away
 from askd.protocol.action import ApproveBody
 from askd.protocol.ids import Id
 from askd.protocol.models import AnswerBody, AwayBody, DeclineBody, GroupBody, UserBody
@@ -18,6 +19,7 @@ from askd.server.front_door.proxy import public_base
 from askd.server.context import Context
 from askd.server.http.base import ApiError, ApiHandler
 from askd.server.metrics import CONTENT_TYPE
+from askd.store.parts import EMAIL
 
 
 class _AdminHandler(ApiHandler):
@@ -93,7 +95,7 @@ class ApproveHandler(_EndHandler):
 
 class ConnectionsHandler(_AdminHandler):
     async def get(self) -> None:
-        conns = await self.ctx.hub.admin.connections(self.optional_query_id("userId"))
+        conns = await self.ctx.hub.list_connections(self.optional_query_id("userId"))
         self.send_json({"connections": conns})
 
 
@@ -115,7 +117,7 @@ class DisconnectHandler(_AdminHandler):
         if body.sessionId is not None:
             self.no_wildcard(body.sessionId)  # an Id already (DisconnectBody)
         selector = body.model_dump(exclude={"mode"}, exclude_none=True)
-        self.send_json({"disconnected": await self.ctx.hub.admin.disconnect_matching(selector, body.mode)})
+        self.send_json({"disconnected": await self.ctx.hub.disconnect_matching(selector, body.mode)})
 
 
 class CancelHandler(_AdminHandler):
@@ -131,13 +133,13 @@ class RevokeAllHandler(_AdminHandler):
 
     async def post(self) -> None:
         at = round(time.time(), 3)
-        await self.ctx.hub.admin.revoke_before(at)
+        await self.ctx.hub.revoke_before(at)
         self.send_json({"notBefore": at})
 
 
 class GroupsHandler(_AdminHandler):
     async def get(self) -> None:
-        groups = await self.ctx.hub.admin.groups()
+        groups = await self.ctx.hub.groups()
         self.send_json({"groups": [{"group": g, "members": list(m)} for g, m in sorted(groups.items())]})
 
 
@@ -145,12 +147,13 @@ class GroupHandler(_AdminHandler):
     async def put(self, group: str) -> None:
         name = self.path_id(group, "group")
         body, _ = self.json_body(GroupBody)
-        members = await self.ctx.hub.admin.set_group(name, body.members)
-        self.send_json({"group": name, "members": list(members)})
+        change = await self.ctx.hub.decide(lambda registry: registry.prepare_group_set(name, body.members), fresh=False)
+        self.send_json({"group": name, "members": list(change.members)})
 
     async def delete(self, group: str) -> None:
         name = self.path_id(group, "group")
-        await self.ctx.hub.admin.delete_group(name)  # NotFound: base.py's code
+        # Not taken: none, or another node deleted it first (NotFound: base.py's 404).
+        await self.ctx.hub.decide(lambda registry: registry.prepare_group_delete(name), refused=NotFound(f"no group {name}"))
         self.send_json({"deleted": True})
 
 
@@ -162,16 +165,13 @@ class UserHandler(_AdminHandler):
 
     async def get(self, user: str) -> None:
         uid = self.path_id(user, "user")
-        self.send_json(await self.ctx.hub.admin.user(uid))
+        self.send_json(await self.ctx.hub.user(uid))
 
     async def put(self, user: str) -> None:
         uid = self.path_id(user, "user")
         body, _ = self.json_body(UserBody)
-        if "email" in body.model_fields_set:
-            await self.ctx.hub.admin.set_email(uid, body.email)
-        if "slack" in body.model_fields_set:
-            await self.ctx.hub.admin.set_slack(uid, body.slack)
-        self.send_json(await self.ctx.hub.admin.user(uid))
+        given = {name: getattr(body, name) for name in ("email", "slack") if name in body.model_fields_set}
+        self.send_json(await self.ctx.hub.set_user(uid, **given))
 
 
 class AwayHandler(_AdminHandler):
@@ -182,12 +182,14 @@ class AwayHandler(_AdminHandler):
         uid = self.path_id(user, "user")
         body, _ = self.json_body(AwayBody)
         until = rfc3339_seconds(body.until, "until")
-        away = await self.ctx.hub.admin.set_away(uid, until, body.delegates)  # InvalidRequest: base.py's 400
-        self.send_json(away.wire(uid))
+        # The groups as the cluster holds them; InvalidRequest: base.py's 400.
+        change = await self.ctx.hub.decide(lambda registry: registry.prepare_away(uid, until, body.delegates))
+        self.send_json(Away(change.until, change.delegates).wire(uid))
 
     async def delete(self, user: str) -> None:
         uid = self.path_id(user, "user")
-        await self.ctx.hub.admin.end_away(uid)  # NotFound: base.py's 404
+        # Not away, or another node ended it first (NotFound: base.py's 404).
+        await self.ctx.hub.decide(lambda registry: registry.prepare_back(uid), refused=NotFound(f"{uid} is not away"))
         self.send_json({"user": uid, "away": None})
 
 
@@ -242,7 +244,7 @@ class NotifyTestHandler(_AdminHandler):
         s = self.ctx.settings
         to = body.email
         if to is None and s.notify.smtp_url is not None:
-            to = (await self.ctx.hub.admin.emails([body.user])).get(body.user)
+            to = (await self.ctx.hub.store.directory.get(EMAIL, [body.user])).get(body.user)
         scheme = "https" if s.tls.enabled else "http"
         report = await notify_sample.run(
             s.notify,
@@ -259,7 +261,7 @@ class NotifyTestHandler(_AdminHandler):
 class MetricsHandler(_AdminHandler):
     def get(self) -> None:
         self.set_header("Content-Type", CONTENT_TYPE)
-        self.finish(self.ctx.hub.metrics_text())
+        self.finish(self.ctx.hub.metrics.render())
 
 
 def routes(ctx: Context) -> list[tuple[str, type, dict[str, Any]]]:

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import structlog
 
 from askd.core import AskInput, NotPending, Request
-from askd.core.decisions import Relay
+from askd.core.registry.decisions import Relay
 from askd.core.events import isotime
 from askd.protocol.models import (
     ASK_VIAS,

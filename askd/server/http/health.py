@@ -47,17 +47,18 @@ class HealthHandler(ApiHandler):
 
     def get(self) -> None:
         hub = self.ctx.hub
-        failing = hub.clock.failing()  # deadlines whose handling fails, retried (protocol section 6)
-        body: dict[str, Any] = {"status": "degraded" if hub.degraded or failing else "ok"}
+        health = hub.health()
+        failing = health.failing  # deadlines whose handling fails, retried (protocol section 6)
+        body: dict[str, Any] = {"status": "degraded" if health.degraded or failing else "ok"}
         if self._may_see_details():
             body.update(version=self.ctx.version, time=time.time(), store=hub.store_kind, node=hub.node_id)
             # Deadlines whose handling fails (protocol section 6): still
             # retried; a monitor alerts on ``failing`` above 0.
             body["deadlines"] = {"failing": len(failing), "since": failing[0].since if failing else None}
-            if hub.degraded:
+            if health.degraded:
                 body["reason"] = "the store refuses writes"
             elif failing:
                 body["reason"] = f"{len(failing)} deadline(s) fail and are retried (the log's deadline.failed names them)"
         # 503 only while the store refuses writes: taking this node out of
         # service mends no failing deadline, and a probe must not restart it.
-        self.send_json(body, 503 if hub.degraded else 200)
+        self.send_json(body, 503 if health.degraded else 200)

@@ -73,7 +73,7 @@ class OpenCodeBody(BaseModel):
 class OpenCodeHandler(ApiHandler):
     """``POST /v1/open``: the page exchanges ``askd open``'s one-time code
     for a user token. The code is the credential, so no token is asked for.
-    Its use is claimed in the store (``take_once``) before the token is
+    Its use is claimed in the store (a once key) before the token is
     made: taken once on every node, across restarts; a store that fails
     answers 503 and grants nothing. A code made before the last
     ``askd token revoke-all`` is refused as a token made then would be."""
@@ -87,7 +87,7 @@ class OpenCodeHandler(ApiHandler):
         try:
             if code.iat < await not_before_now(self.ctx):
                 raise ApiError("unauthorized", "this link was made before its tokens were revoked; run `askd open` again")
-            first = await self.ctx.hub.take_once(OPEN_ONCE_KEY + code.jti, code.exp + CLOCK_SLACK_SECONDS)
+            first = await self.ctx.hub.store.once_keys.take(OPEN_ONCE_KEY + code.jti, code.exp + CLOCK_SLACK_SECONDS)
         except StoreUnavailable:
             # The page has already taken the code out of its address: a
             # retry needs a fresh link.

@@ -170,12 +170,6 @@ class Commits:
             if type(change) is Asked:
                 self.registry.release(change)
 
-    def followed(self, changes: list[Change]) -> None:
-        """A shared store's follower: the cluster's changes, in its order
-        (this node's own among them), applied and flushed."""
-        self.apply(changes)
-        self._flush()
-
     def apply(self, changes: list[Change]) -> None:
         """Apply stored changes and run the replies waiting on them."""
         for change in changes:

@@ -1,11 +1,10 @@
-"""The WebSocket connections of this node, and the admin's view of every
-node's: presence (each change told to the store, which lists them cluster
-wide on a shared store), pushes, listings and disconnects."""
+"""This node's WebSocket sockets (the hub's part): the peers the hub
+connected, what the flush writes to them, every node's listing, and the
+closes an admin's disconnect orders. The hub tells the store each change
+of presence (``Hub.connect``, ``subscribe``, ...)."""
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from askd.core import Connection
@@ -33,32 +32,6 @@ class Connections:
         self._registry, self._store, self._node_id = registry, store, node_id
         self.peers: dict[str, Peer] = {}
 
-    def connect(self, peer: Peer, user_id: str, remote: str) -> str:
-        conn_id = "c_" + secrets.token_urlsafe(9)
-        conn = self._registry.connect(conn_id, user_id, remote)
-        self.peers[conn_id] = peer
-        self._store.cluster.present(conn_id, conn)
-        return conn_id
-
-    def disconnect(self, conn_id: str) -> None:
-        self.peers.pop(conn_id, None)
-        self._registry.disconnect(conn_id)  # never ends a question: the person may answer later
-        self._store.cluster.present(conn_id, None)
-
-    def peer_count(self, user_id: str) -> int:
-        return len(self._registry.connections(user_id))
-
-    def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
-        """Subscribe and queue the re-push (the hub's flush sends it); returns
-        the number of questions re-pushed."""
-        pushed = self._registry.subscribe(conn_id, session_id, reply_id)
-        self._store.cluster.present(conn_id, self._registry.connection(conn_id))
-        return pushed
-
-    def unsubscribe(self, conn_id: str, session_id: str) -> None:
-        self._registry.unsubscribe(conn_id, session_id)
-        self._store.cluster.present(conn_id, self._registry.connection(conn_id))
-
     def deliver(self, sends: list[ev.Send]) -> None:
         for send in sends:
             frame = send.event.frame  # encoded once for every connection
@@ -74,24 +47,15 @@ class Connections:
         owner = self._registry.session_users(selector.session_id) if selector.session_id else set()
         return [c for c in self._registry.connections() if matches(c, selector, owner)]
 
-    def listed(self) -> Awaitable[None] | None:
-        """None when every node's listing already shows this node's
-        connections as they are; else an awaitable done once it does (a
-        shared store writes presence after the change): the ack of a
-        subscribe or an unsubscribe waits for it, so a listing after the
-        ack agrees with it on every node."""
-        return self._store.cluster.presence_written()
-
-    async def listing(self, user_id: str | None = None) -> list[dict[str, Any]]:
+    async def listing(self) -> list[dict[str, Any]]:
         """Every connection, on every node, with its node: this node's from
         its registry (always current: presence is written after the change,
         and an ack must not be contradicted by the listing that follows it),
         the other nodes' from the store, in the order of the nodes."""
         node = self._node_id
         others = [c for c in await self._store.cluster.connections() if c["node"] != node] if self._store.shared else []
-        own = [{**c.describe(), "node": node} for c in self._registry.connections(user_id)]
-        out = sorted(others + own, key=lambda c: c["node"])  # stable: each node's in its own order
-        return [c for c in out if user_id is None or c["userId"] == user_id]
+        own = [{**c.describe(), "node": node} for c in self._registry.connections()]
+        return sorted(others + own, key=lambda c: c["node"])  # stable: each node's in its own order
 
     async def online_elsewhere(self, *users: str) -> bool:
         """Whether one of the users has a connection on another node and
@@ -103,15 +67,6 @@ class Connections:
             return any(c["node"] != self._node_id and c["userId"] in users for c in await self.listing())
         except StoreUnavailable:
             return False
-
-    async def disconnect_matching(self, selector: Selector, mode: str) -> int:
-        """Drop the connections ``selector`` names, on every node."""
-        owner = self._registry.session_users(selector.session_id) if selector.session_id else set()
-        listed = (Connection.from_description(c) for c in await self.listing())
-        n = sum(1 for c in listed if matches(c, selector, owner))
-        if n:
-            await self._store.cluster.command({"disconnect": selector.to_wire(), "mode": mode})
-        return n
 
     def on_command(self, command: dict[str, Any]) -> None:
         if "disconnect" in command:

@@ -19,7 +19,7 @@ new kind of deadline needs nothing here.
 
 A deadline whose kind raised is left out by the registry and tried again
 later with a backoff; each failure is logged here with its question's ids,
-and ``/healthz`` reports those still failing (``failing``; protocol section 6).
+and ``/healthz`` reports those still failing (``Hub.health``; protocol section 6).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import asyncio
 import contextvars
 from collections.abc import Callable
 
-from askd.core.deadlines import DeadlineFailure
+from askd.core.registry.deadlines import DeadlineFailure
 from askd.core.records import Request
 from askd.core.registry import Registry
 from askd.server.hub.commits import Commits
@@ -100,29 +100,17 @@ class DeadlineClock:
             self._commits.defer(due)  # its write flushes (and re-arms) when done
         else:
             self._flush()  # notifications that came due; re-arms the timer
-        self._log_failures()
-
-    async def catch_up(self) -> None:
-        """At start, before the listeners open: end what passed its deadline
-        while no daemon ran, so no tab is shown a question already over and
-        no client is told of the end as if it happened live; then hand on
-        what the load made due (webhooks) and arm the timer."""
-        due = self._registry.due()
-        if due:
-            await self._commits.write_deferred(due)  # flushes once stored
-        self._flush()
-        self._log_failures()
-
-    def _log_failures(self) -> None:
-        for failure in self._registry.drain_deadline_failures():  # after: what came due is on its way
-            _log_failure(failure)
-
-    def failing(self) -> list[DeadlineFailure]:
-        """The deadlines that failed and are still retried, oldest first."""
-        return self._registry.failing_deadlines()
+        log_failures(self._registry)
 
     def close(self) -> None:
         self._timer.close()
+
+
+def log_failures(registry: Registry) -> None:
+    """Log each deadline failure the registry noted since last asked (after
+    what came due is on its way)."""
+    for failure in registry.drain_deadline_failures():
+        _log_failure(failure)
 
 
 def _log_failure(failure: DeadlineFailure) -> None:

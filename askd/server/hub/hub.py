@@ -1,41 +1,46 @@
-"""The hub: the one door the handlers use; it composes the parts and routes.
+"""The hub: the one door the handlers use, and the one place that does
+what they ask.
 
-The parts, each made with those below it that it calls: the flush
-(``flush.py``), the commit path (``commits.py``), the deadline timer and
-clock (``deadlines.py``), the connections, the waiting agents, the
-notification pipeline (``askd/channels/pipeline.py``) and the admin's changes
-(``admin_ops.py``, which the admin handlers hold: the hub forwards them
-nothing), a session's cancel (``cancels.py``). For an event that
-changes a question the registry decides the change and the commit path
-stores, applies and flushes it. Handlers call the methods below, never a
-part (tests may), except the admin's part, which is the admin's door. It
-never asks which store it has. All of it runs on the event loop thread: no
-locks.
+For an event that changes a question, a group, an away or a session, the
+hub decides the change through the registry (``askd/core``, no I/O), hands
+it to the commit path (``commits.py``: stored, applied, flushed) and
+replies. What it does on the connections (connect, subscribe, the admin's
+listing and disconnects) and for the admin (revocations, groups, aways,
+the directory) is written here too. The parts beneath it are its
+internals, each made with the parts it calls: the flush (``flush.py``),
+the commit path, the deadline timer and clock (``deadlines.py``), this
+node's sockets (``connections.py``), the waiting agents (``waiters.py``)
+and the notification pipeline (``askd/channels/pipeline.py``). Handlers
+call the methods below, never a part (tests may); a plain read or
+once-only take of a store part (the audit trail, the once keys, the
+directory, presence) goes to ``hub.store``'s part itself. It never asks
+which store it has. All of it runs on the event loop thread: no locks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 from askd.channels.pipeline import Pipeline
 from askd.core import AskInput, Connection, Limits, NotifyPolicy, NotPending, Request
-from askd.core.decisions import Relay
+from askd.core.registry.deadlines import DeadlineFailure
+from askd.core.registry.decisions import Relay
 from askd.core.registry import Registry
 from askd.core import events as ev
 from askd.core.changes import Change, Ended
 from askd.core.errors import AskInFlight
+from askd.core.selectors import Selector, matches
 from askd.core.snapshot import restore
 from askd.protocol.action import MAX_QUORUM
-from askd.server.hub.admin_ops import AdminOps
-from askd.server.hub.cancels import Cancels
-from askd.server.hub.deadlines import DeadlineClock, DeadlineTimer
+from askd.server.hub.deadlines import DeadlineClock, DeadlineTimer, log_failures
 from askd.server.hub.commits import Commits
 from askd.server.hub.connections import Connections, Peer
 from askd.server.hub.flush import Flush
@@ -43,10 +48,11 @@ from askd.server.hub.tasks import Tasks
 from askd.server.hub.waiters import ShuttingDown, Waiters
 from askd.server.logs import get_logger
 from askd.server.metrics import Metrics
-from askd.store import Store, StoreUnavailable
+from askd.store import Store, StoreError, StoreUnavailable
 from askd.store.memory import MemoryStore
+from askd.store.parts import EMAIL, SLACK
 
-__all__ = ["Hub", "Peer", "ShuttingDown"]
+__all__ = ["Health", "Hub", "Peer", "ShuttingDown"]
 
 log = get_logger("askd.hub")
 
@@ -55,6 +61,24 @@ ASK_ATTEMPTS = 3
 # An approval not taken lost to another approval (the count moved on, at
 # most a quorum's worth) or to the end: decided again at most this often.
 APPROVE_ATTEMPTS = MAX_QUORUM + 2
+
+# What ``Hub.decide`` hands back: the change its decision made.
+ChangeT = TypeVar("ChangeT", bound=Change)
+
+# Who may cancel a session: its agent, or the admin.
+CANCEL_VIAS = ("agent", "admin")
+
+# What a directory field left out of an admin's write means: keep it.
+UNCHANGED: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """What ``/healthz`` reports: why the store fails, while it does, and
+    the deadlines whose handling fails and is retried, oldest first."""
+
+    degraded: str | None
+    failing: list[DeadlineFailure]
 
 
 class Hub:
@@ -91,8 +115,8 @@ class Hub:
             clock=clock,
         )
         self.flush.attach(self.webhooks)
-        self.admin = AdminOps(self.registry, self.store, self.commits, self.connections, self.waiters, on_revoked)
-        self.cancels = Cancels(self.registry, self.store, self.commits)
+        # Takes each new revocation instant, from this node or (shared store) another.
+        self._on_revoked = on_revoked
 
     @property
     def degraded(self) -> str | None:
@@ -116,15 +140,27 @@ class Hub:
         return restore(await self.store.load(), self.registry)
 
     async def start(self) -> None:
-        """Go, before the listeners open: end what is overdue, hand over what
-        the load made due (webhooks) and arm the timer."""
-        await self.clock.catch_up()
+        """Go, before the listeners open: end what passed its deadline while
+        no daemon ran, so no tab is shown a question already over and no
+        client is told of the end as if it happened live; then hand on what
+        the load made due (webhooks) and arm the timer (the flush)."""
+        due = self.registry.due()
+        if due:
+            await self.commits.write_deferred(due)  # flushes once stored
+        self.flush()
+        log_failures(self.registry)
+
+    def health(self) -> Health:
+        """The store's state and the failing deadlines (protocol section 6)."""
+        return Health(self.commits.degraded, self.registry.failing_deadlines())
 
     # ---- what the store calls back (askd.store.base.StoreListener) ------
 
     def on_changes(self, changes: list[Change]) -> None:
-        """A shared store's follower: the cluster's changes, in its order."""
-        self.commits.followed(changes)
+        """A shared store's follower: the cluster's changes, in its order
+        (this node's own among them), applied and flushed."""
+        self.commits.apply(changes)
+        self.flush()
 
     def on_failed(self, err: StoreUnavailable) -> None:
         self.commits.failed(err)
@@ -133,21 +169,33 @@ class Hub:
         self.commits.ok()
 
     def on_command(self, command: dict[str, Any]) -> None:
-        self.admin.on_command(command)
+        """An order sent to every node: a revocation for the waiting agents
+        and the daemon's sockets, anything else for the connections."""
+        if "notBefore" in command:
+            self._revoked(float(command["notBefore"]))
+        else:
+            self.connections.on_command(command)
 
     def local_connections(self) -> list[Connection]:
         return self.registry.connections()
 
-    # ---- connections ----------------------------------------------------
+    # ---- connections: presence is told to the store, which lists them
+    # cluster wide on a shared store --------------------------------------
 
     def connect(self, peer: Peer, user_id: str, remote: str) -> str:
-        return self.connections.connect(peer, user_id, remote)
+        conn_id = "c_" + secrets.token_urlsafe(9)
+        conn = self.registry.connect(conn_id, user_id, remote)
+        self.connections.peers[conn_id] = peer
+        self.store.cluster.present(conn_id, conn)
+        return conn_id
 
     def disconnect(self, conn_id: str) -> None:
-        self.connections.disconnect(conn_id)
+        self.connections.peers.pop(conn_id, None)
+        self.registry.disconnect(conn_id)  # never ends a question: the person may answer later
+        self.store.cluster.present(conn_id, None)
 
     def peer_count(self, user_id: str) -> int:
-        return self.connections.peer_count(user_id)
+        return len(self.registry.connections(user_id))
 
     def subscriptions(self, conn_id: str) -> Mapping[str, Any]:
         """What the connection is subscribed to (the registry's own record)."""
@@ -158,7 +206,8 @@ class Hub:
         The re-push goes out through the one flush, which also hands on what
         else the registry holds (webhooks the clock found due before its
         write, waiters to wake): a subscribe drops none of it."""
-        pushed = self.connections.subscribe(conn_id, session_id, reply_id)
+        pushed = self.registry.subscribe(conn_id, session_id, reply_id)
+        self.store.cluster.present(conn_id, self.registry.connection(conn_id))
         out = self.flush()
         if pushed:
             # One line per subscribe, not per question: a log line costs more
@@ -169,11 +218,8 @@ class Hub:
         return pushed
 
     def unsubscribe(self, conn_id: str, session_id: str) -> None:
-        self.connections.unsubscribe(conn_id, session_id)
-
-    def listed(self) -> Awaitable[None] | None:
-        """None, or done once every node's listing shows this node's connections."""
-        return self.connections.listed()
+        self.registry.unsubscribe(conn_id, session_id)
+        self.store.cluster.present(conn_id, self.registry.connection(conn_id))
 
     # ---- agents and answers -------------------------------------------
 
@@ -296,8 +342,23 @@ class Hub:
         return req
 
     async def cancel_session(self, session_id: str, *, agent: str | None = None, via: str = "agent") -> int:
-        """``agent``: the caller's sub; via ``admin`` (the admin API), the admin's, reaching every session."""
-        return await self.cancels.cancel_session(session_id, agent, via)
+        """End the session's pending questions (and its sub-sessions') as
+        ``cancelled``; how many. Via ``agent``, ``agent`` is the agent
+        token's sub, which must reach the session; via ``admin`` (the admin
+        API), the admin token's, which reaches every session. Who did it and
+        through what go into the change itself (``Ended.actor`` and
+        ``actor_via``), so the audit trail writes what the change says."""
+        if via not in CANCEL_VIAS:
+            raise ValueError(f"via is one of {CANCEL_VIAS}, not {via!r}")
+        # On a shared store, questions of the session (or of a sub-session)
+        # asked on another node a moment ago are cancelled too.
+        await self.store.catch_up()
+        changes = self.registry.prepare_cancel(session_id, agent if via == "agent" else None)
+        for change in changes:
+            change.actor, change.actor_via = agent, via
+        n = await self.commits.commit(list(changes)) if changes else 0  # flushed once stored
+        log.info("session.cancelled", sessionId=session_id, cancelled=n, via=via)
+        return n
 
     async def lookup(
         self, session_id: str, request_id: str, *, fresh: bool = False, agent: str | None = None
@@ -344,23 +405,101 @@ class Hub:
         """Whom a pending question is asked of now (its groups resolved)."""
         return tuple(self.registry.audiences.of(req))
 
-    async def take_once(self, key: str, expires_at: float) -> bool:
-        """Whether this is a once-only credential's first use: ``key`` is
-        ``open:<jti>``, claimed until the credential expires (``store.once_keys``)."""
-        return await self.store.once_keys.take(key, expires_at)
+    # ---- the admin's: connections and tokens ----------------------------
 
-    # ---- the admin's: its handlers call ``self.admin`` (admin_ops.py) --
+    async def list_connections(self, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Every node's connections, with their node (of ``user_id`` only, when given)."""
+        listed = await self.connections.listing()
+        return [c for c in listed if user_id is None or c["userId"] == user_id]
 
-    async def emails(self, users: Sequence[str]) -> dict[str, str]:
-        """The e-mail addresses kept for ``users`` (the notification channels')."""
-        return await self.admin.emails(users)
+    async def disconnect_matching(self, selector: dict[str, Any], mode: str) -> int:
+        """Drop the connections ``selector`` names (``userId``, ``sessionId``,
+        ``connectionId``, ``all``), on every node; how many."""
+        chosen = Selector.from_wire(selector)
+        owner = self.registry.session_users(chosen.session_id) if chosen.session_id else set()
+        listed = (Connection.from_description(c) for c in await self.connections.listing())
+        n = sum(1 for c in listed if matches(c, chosen, owner))
+        if n:
+            await self.store.cluster.command({"disconnect": chosen.to_wire(), "mode": mode})
+        return n
+
+    async def revoke_before(self, at: float) -> None:
+        """Refuse tokens issued before ``at`` from now on, on every node:
+        kept in the store (so a restart keeps it) and applied here at once;
+        a shared store tells every node (this one again: no harm)."""
+        await self.store.save_not_before(at)
+        self._revoked(at)
+
+    async def not_before(self) -> float:
+        """The latest revocation instant the store keeps (0: none); raises
+        :class:`StoreUnavailable` when the store cannot say."""
+        try:
+            return await self.store.load_not_before()
+        except StoreError as err:  # Redis says so when it cannot be read
+            raise StoreUnavailable(str(err)) from None
+
+    def _revoked(self, at: float) -> None:
+        """A revocation reached this node: agents waiting with a revoked
+        token stop waiting (401), and the daemon closes its sockets."""
+        self.waiters.revoke_before(at)
+        if self._on_revoked is not None:
+            self._on_revoked(at)
+
+    # ---- one decision, whatever it is: the admin's groups and aways, and
+    # any new one, need no method of their own here ------------------------
+
+    async def decide(
+        self, prepare: Callable[[Registry], ChangeT], *, fresh: bool = True, refused: Exception | None = None
+    ) -> ChangeT:
+        """Decide one change through the core (``prepare``, a registry's
+        ``prepare_*`` with its arguments; it raises what it refuses,
+        changing nothing), commit it (stored, applied, flushed) and return
+        it for the reply. ``fresh``: catch up with the cluster first, so it
+        is decided against what every node holds. ``refused``: raised when
+        the store did not take it (another node got there first); else a
+        change not taken is returned all the same (a group set: the last
+        stored wins)."""
+        if fresh:
+            await self.store.catch_up()
+        change = prepare(self.registry)
+        if not await self.commits.commit([change]) and refused is not None:  # flushed once stored
+            raise refused
+        return change
+
+    async def groups(self) -> dict[str, tuple[str, ...]]:
+        """Every group and its members, as the cluster holds them now."""
+        await self.store.catch_up()
+        return dict(self.registry.audiences.groups)
+
+    # ---- the admin's: the directory (users' e-mail addresses and Slack ids)
+
+    async def user(self, user: str) -> dict[str, Any]:
+        """What the directory keeps of ``user`` (``GET /admin/v1/users/{U}``),
+        and their away while they are (as the cluster holds it now)."""
+        directory = self.store.directory
+        out = {"user": user, "email": (await directory.get(EMAIL, [user])).get(user), "slack": (await directory.get(SLACK, [user])).get(user)}
+        await self.store.catch_up()
+        away = self.registry.away(user)  # shown only while away
+        return out if away is None else {**out, "away": away.wire(user)}
+
+    async def set_user(self, user: str, *, email: str | None = UNCHANGED, slack: str | None = UNCHANGED) -> dict[str, Any]:
+        """Keep ``user``'s e-mail address and Slack user id (None: forget
+        it; left out: unchanged); returns the user as ``user`` reads it."""
+        if email is not UNCHANGED:
+            await self.store.directory.set(EMAIL, user, email)
+        if slack is not UNCHANGED:
+            await self.store.directory.set(SLACK, user, slack)
+        return await self.user(user)
+
+    # ---- counters -------------------------------------------------------
 
     def waiting(self) -> int:
         """Agents waiting on a question now."""
         return self.waiters.count()
 
     def counts(self) -> dict[str, int]:
-        return self.registry.stats()  # this node's counters
+        """This node's counters, with the agents waiting now (``waiting``)."""
+        return {**self.registry.stats(), "waiting": self.waiters.count()}
 
     async def stats(self) -> dict[str, Any]:
         """The counters, with the connections and users of every node."""
@@ -369,9 +508,6 @@ class Hub:
             conns = await self.connections.listing()
             stats["connections"], stats["users"] = len(conns), len({c["userId"] for c in conns})
         return stats
-
-    def metrics_text(self) -> bytes:
-        return self.metrics.render()
 
     # ---- stop ---------------------------------------------------------
 

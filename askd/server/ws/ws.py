@@ -238,7 +238,7 @@ class WsHandler(JsonErrors, PeerSocket):
         """Send a (un)subscribe's ack once every node's connection listing
         shows the change (at once but on a shared store): the admin's
         listing after the ack agrees with it, on every node."""
-        listed = self.ctx.hub.listed()
+        listed = self.ctx.hub.store.cluster.presence_written()
         if listed is None:
             self._reply(ack)
             return None

@@ -8,7 +8,7 @@ from askd.core import Request
 from askd.core.approvals import Approval
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.lifecycle import Trigger
-from askd.core.rules import UnknownChange
+from askd.core.registry.rules import UnknownChange
 from askd.protocol import codec
 from askd.store.rows import remind_from_json, remind_to_json, steps_from_json, steps_to_json
 

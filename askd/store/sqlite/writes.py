@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Change, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
-from askd.core.rules import UnknownChange
+from askd.core.registry.rules import UnknownChange
 from askd.protocol import codec
 from askd.store.rows import steps_to_json
 

@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from askd.core import Request, deadlines
+from askd.core import Request
+from askd.core.registry import deadlines
 from askd.server.hub.deadlines import REARM_SECONDS
 from tests.conftest import RunningDaemon, running_daemon
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 
-from askd.core.audiences import Audiences
-from askd.core.budgets import Tally
+from askd.core.registry.audiences import Audiences
+from askd.core.registry.budgets import Tally
 from askd.core.records import Request, Session
 from askd.core.smallmap import SmallMap
 

@@ -11,16 +11,16 @@ store's restore puts a kept request in.
 from __future__ import annotations
 
 from askd.core import events as ev
-from askd.core.audiences import Audiences
+from askd.core.registry.audiences import Audiences
 from askd.core.away import Away, set_away
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Ended, Escalated, Extended, Forgot, GroupDeleted, GroupSet, Notified
 from askd.core.events import Event, isotime
 from askd.core.lifecycle import REASSIGNED, next_status
-from askd.core.connections import Connections
-from askd.core.deadlines import Deadlines
+from askd.core.registry.connections import Connections
+from askd.core.registry.deadlines import Deadlines
 from askd.core.records import Counters, Outbox, Request
-from askd.core.reservations import Reservations
-from askd.core.sessions import SessionBook
+from askd.core.registry.reservations import Reservations
+from askd.core.registry.sessions import SessionBook
 
 
 class Apply:

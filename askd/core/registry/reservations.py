@@ -12,11 +12,11 @@ being asked in for the first time is its asker's already.
 
 from __future__ import annotations
 
-from askd.core.budgets import Tally
+from askd.core.registry.budgets import Tally
 from askd.core.changes import Asked
 from askd.core.errors import NotFound
 from askd.core.records import Request
-from askd.core.sessions import SessionBook
+from askd.core.registry.sessions import SessionBook
 
 
 class Reservations:

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from askd.core import events as ev
-from askd.core.audiences import Audiences
-from askd.core.sessions import SessionBook
+from askd.core.registry.audiences import Audiences
+from askd.core.registry.sessions import SessionBook
 from askd.core.errors import Forbidden
 from askd.core.events import Event, Send
 from askd.core.records import ALL_SESSIONS, Connection, Counters, Outbox, Request, Session

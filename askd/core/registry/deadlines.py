@@ -40,7 +40,7 @@ from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 from askd.core import reminders
-from askd.core.audiences import Audiences
+from askd.core.registry.audiences import Audiences
 from askd.core.changes import AwayEnded, Change, Ended, Escalated, Forgot
 from askd.core.digests import ended_digest
 from askd.core.lifecycle import TIMEOUT_ERROR, Trigger

@@ -11,14 +11,18 @@ from ``drain()``: frames to send to connections, requests that ended (so
 that agents waiting on them can be woken), questions due for a webhook.
 The clock is injected; tests move it.
 
-This is a thin front over parts, each owning its state: the session book
-(``sessions.py``: the session tree, keys, counts and bytes held), the
-connections (``connections.py``: who is connected, subscriptions, replay),
-the reservations (``reservations.py``: the asks in flight), the
-deadlines (``deadlines.py``: the one schedule of deadlines, webhooks due)
-and the effects (``effects.py``). The decisions (``decisions.py``: every
-``prepare_*``, the ask's too) are the registry's own methods, inherited
-from ``Decisions``, not a part it forwards to.
+It holds parts, each owning its state: the session book (``sessions.py``:
+the session tree, keys, counts and bytes held), the connections
+(``connections.py``: who is connected, subscriptions, replay), the
+reservations (``reservations.py``: the asks in flight), the deadlines
+(``deadlines.py``: the one schedule of deadlines, webhooks due) and the
+effects (``effects.py``). It hands no call on to them: what a front end
+asks of a part (``get``, ``connect``, ``due``, ...) is the part's own
+method, bound once as the registry's in ``__init__`` (the table there says
+which part answers). The decisions (``decisions.py``: every ``prepare_*``,
+the ask's too) are the registry's own methods, inherited from
+``Decisions``. What is written here is what needs more than one part:
+``apply``, ``taking``, ``drain``, the restore, ``stats``.
 What can change when is one table, ``rules.py``: ``apply`` and ``taking``
 both run it. Who each question is for is ``audiences.py``.
 """
@@ -31,14 +35,14 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from askd.core import rules
-from askd.core.audiences import Audiences
+from askd.core.registry import rules
+from askd.core.registry.audiences import Audiences
 from askd.core.away import Away
 from askd.core.changes import Asked, Change
-from askd.core.connections import Connections
-from askd.core.deadlines import DeadlineFailure, Deadlines
-from askd.core.decisions import Decisions
-from askd.core.effects import Apply
+from askd.core.registry.connections import Connections
+from askd.core.registry.deadlines import DeadlineFailure, Deadlines
+from askd.core.registry.decisions import Decisions
+from askd.core.registry.effects import Apply
 from askd.core.records import (
     ALL_SESSIONS,
     AskInput,
@@ -50,8 +54,8 @@ from askd.core.records import (
     Request,
     Session,
 )
-from askd.core.reservations import Reservations
-from askd.core.sessions import SessionBook
+from askd.core.registry.reservations import Reservations
+from askd.core.registry.sessions import SessionBook
 
 __all__ = [
     "ALL_SESSIONS",
@@ -92,7 +96,37 @@ class Registry(Decisions):
         self._new_id, self._online = new_id, online  # what an ask's decision reads (decisions.py)
         self._effects = effects = Apply(book, connections, reservations, deadlines, audiences, counters, box)
         # The rule table bound to these parts: apply's one lookup per change.
-        self._rules = rules.bind(effects, rules.View(book.get, audiences.groups.get, audiences.aways.get))
+        self._rows = rows = rules.View(book.get, audiences.groups.get, audiences.aways.get)
+        self._rules = rules.bind(effects, rows)
+
+        # What a front end asks of one part is that part's own method, bound
+        # here once: no call is handed on between (as the decisions are the
+        # registry's own, inherited), and a reader sees below which part answers.
+        # Connections (connections.py); a disconnect never ends a question.
+        self.connect = connections.connect
+        self.disconnect = connections.disconnect
+        self.subscribe = connections.subscribe  # returns how many questions it re-pushed
+        self.unsubscribe = connections.unsubscribe
+        self.connections = connections.connections
+        # Which sessions an agent token's ``sub`` reaches, and an ask's
+        # reservation freed once its commit is over (reservations.py).
+        self.reaches = reservations.reaches
+        self.reach = reservations.reach  # raises NotFound unless ``reaches``
+        self.release = reservations.release
+        # The session book's reads (sessions.py).
+        self.get = book.get
+        self.owner = book.owner
+        self.pending = book.pending
+        self.session_users = book.session_users
+        # A group's members and a user's away (None: none), as the rules read
+        # them: with ``get``, the registry is the rows ``rules.taking`` reads.
+        self.group = audiences.groups.get
+        self.away = audiences.aways.get
+        # Time (deadlines.py): ``due`` changes nothing; a deadline whose kind
+        # raises is left out and retried later (``failing_deadlines``).
+        self.next_deadline = deadlines.next_deadline
+        self.due = deadlines.due
+        self.failing_deadlines = deadlines.failing
 
     # ---- output -------------------------------------------------------
 
@@ -109,39 +143,7 @@ class Registry(Decisions):
         out, self._deadlines.reminders = self._deadlines.reminders, []
         return out
 
-    # ---- connections (connections.py) ----------------------------------
-
-    def connect(self, conn_id: str, user_id: str, remote: str = "") -> Connection:
-        return self._connections.connect(conn_id, user_id, remote)
-
-    def disconnect(self, conn_id: str) -> None:
-        """A connection went away. This never ends a question: a
-        person may close the page and answer later."""
-        self._connections.disconnect(conn_id)
-
-    def subscribe(self, conn_id: str, session_id: str, reply_id: Any = None) -> int:
-        """Subscribe and re-push the pending questions (``Connections.subscribe``);
-        returns the number of questions re-pushed."""
-        return self._connections.subscribe(conn_id, session_id, reply_id)
-
-    def unsubscribe(self, conn_id: str, session_id: str) -> None:
-        self._connections.unsubscribe(conn_id, session_id)
-
     # ---- decisions: nothing changes until ``apply`` ---------------------
-
-    def reaches(self, session_id: str, agent: str | None) -> bool:
-        """Whether an agent token with this ``sub`` may act on the session
-        (``Reservations.reaches``)."""
-        return self._reservations.reaches(session_id, agent)
-
-    def reach(self, session_id: str, agent: str | None) -> None:
-        """Raise ``NotFound`` unless ``reaches``."""
-        self._reservations.reach(session_id, agent)
-
-    def release(self, change: Asked) -> None:
-        """The ask's commit is over (taken, refused, or failed): what it
-        reserved is free again. Applying it releases it too."""
-        self._reservations.release(change)
 
     # ``prepare_ask``, ``prepare_answer``, ``prepare_decline``, ``prepare_approve``,
     # ``prepare_extend``, ``prepare_withdraw``, ``prepare_cancel``,
@@ -174,15 +176,7 @@ class Registry(Decisions):
         nothing: what a store that keeps nothing of its own (``memory``)
         reports its commit took. ``apply`` agrees with it change by change:
         both are ``rules.RULES``."""
-        return rules.taking(self, changes)
-
-    def group(self, name: str) -> tuple[str, ...] | None:
-        """A group's members (None: no such group): its row for the rules."""
-        return self.audiences.groups.get(name)
-
-    def away(self, user: str) -> Away | None:
-        """A user's away (None: not away): its row for the rules."""
-        return self.audiences.aways.get(user)
+        return rules.taking(self._rows, changes)
 
     # ---- a store's restore (at start) ----------------------------------
 
@@ -214,58 +208,16 @@ class Registry(Decisions):
         self._effects.register(req, None)
         self.counters.count(req.status)
 
-    # ---- time (deadlines.py) -------------------------------------------
-
-    def next_deadline(self) -> float | None:
-        """When ``due()`` next has work to do, in the clock's seconds."""
-        return self._deadlines.next_deadline()
-
-    def due(self) -> list[Change]:
-        """What the clock has made due by now, changing nothing (``Deadlines.due``).
-        A deadline whose kind raises is left out and retried later
-        (``drain_deadline_failures``, ``failing_deadlines``)."""
-        return self._deadlines.due()
-
     def drain_deadline_failures(self) -> list[DeadlineFailure]:
         """Take the deadline failures since the last drain (one per failed
         try), for the front end's log."""
         out, self._deadlines.failures = self._deadlines.failures, []
         return out
 
-    def failing_deadlines(self) -> list[DeadlineFailure]:
-        """The deadlines that failed and are still to be retried (``Deadlines.failing``)."""
-        return self._deadlines.failing()
-
-    def notify_due(self, req: Request, *, again: bool = False) -> None:
-        """Report a webhook due (``Deadlines.notify_due``)."""
-        self._deadlines.notify_due(req, again=again)
-
     # ---- queries ------------------------------------------------------
-
-    def get(self, session_id: str, request_id: str) -> Request | None:
-        """A pending request, or an ended one whose result is still kept."""
-        return self._book.get(session_id, request_id)
-
-    def owner(self, session_id: str) -> str | None:
-        return self._book.owner(session_id)
-
-    def pending(self, session_id: str | None = None, user_id: str | None = None) -> list[Request]:
-        """Pending requests, oldest first (``SessionBook.pending``)."""
-        return self._book.pending(session_id, user_id)
-
-    def session_users(self, session_id: str) -> set[str]:
-        """Whom the session is for (``SessionBook.session_users``)."""
-        return self._book.session_users(session_id)
 
     def connection(self, conn_id: str) -> Connection:
         return self._connections.conns[conn_id]
-
-    def connections(self, user_id: str | None = None) -> list[Connection]:
-        return self._connections.connections(user_id)
-
-    def connections_for_session(self, session_id: str) -> list[Connection]:
-        """Connections that get this session's events on subscribe."""
-        return self._connections.connections_for_session(session_id)
 
     def stats(self) -> dict[str, int]:
         c = self.counters

@@ -21,12 +21,12 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from askd.core import events as ev
 from askd.core.approvals import Approval, Vote
-from askd.core.audiences import Audiences
-from askd.core.budgets import check_bytes, check_count
+from askd.core.registry.audiences import Audiences
+from askd.core.registry.budgets import check_bytes, check_count
 from askd.core.changes import Approved, Asked, AwayEnded, AwaySet, Ended, Extended, GroupDeleted, GroupSet
 from askd.core.digests import approval_digest, ended_digest, same_content
 from askd.core.errors import (
@@ -46,11 +46,15 @@ from askd.core.errors import (
 from askd.core.events import isotime
 from askd.core.lifecycle import CANCEL_ERROR, WITHDRAW_ERROR, Trigger, next_status
 from askd.core.records import ALL_SESSIONS, GROUP_PREFIX, AskInput, Limits, Request, Session, audience_key, is_team
-from askd.core.reservations import Reservations
-from askd.core.sessions import SessionBook
+from askd.core.registry.reservations import Reservations
+from askd.core.registry.sessions import SessionBook
 from askd.protocol import codec
 from askd.protocol.action import arguments_problem
 from askd.protocol.models import Answers, check_answers
+
+if TYPE_CHECKING:
+    from askd.protocol.action import Scope
+    from askd.protocol.status import Via
 
 
 _ANSWER = Trigger.ANSWER  # read once: see records._PENDING
@@ -244,7 +248,7 @@ class Decisions:
         answers: Answers,
         *,
         user_id: str | None = None,
-        via: str = "ws",
+        via: Via = "ws",
         answered_by: str | None = None,
         relay: Relay | None = None,
     ) -> Ended:
@@ -285,7 +289,7 @@ class Decisions:
         reason: str | None = None,
         *,
         user_id: str | None = None,
-        via: str = "ws",
+        via: Via = "ws",
         answered_by: str | None = None,
         relay: Relay | None = None,
     ) -> Ended:
@@ -302,10 +306,10 @@ class Decisions:
         session_id: str,
         request_id: str,
         arguments: dict[str, Any] | None = None,
-        scope: str | None = None,
+        scope: Scope | None = None,
         *,
         user_id: str | None = None,
-        via: str = "ws",
+        via: Via = "ws",
         answered_by: str | None = None,
         relay: Relay | None = None,
     ) -> Approved | Ended:
@@ -423,7 +427,7 @@ class Decisions:
         answers: Answers | None = None,
         error: str | None = None,
         answered_by: str | None = None,
-        via: str | None = None,
+        via: Via | None = None,
         reason: str | None = None,
     ) -> Ended:
         next_status(req.status, trigger)  # raises on a move the lifecycle forbids
