@@ -43,7 +43,7 @@ def test_wheel_holds_the_package_its_data_and_its_entry_point(dists: dict[str, P
         info = f"askd-{project_version()}.dist-info"
         entry_points = whl.read(f"{info}/entry_points.txt").decode()
         meta = Parser().parsestr(whl.read(f"{info}/METADATA").decode())
-    for required in ("askd/py.typed", "askd/cli/main.py", "askd/config/settings.py", "askd/server/app.py", "askd/core/registry.py"):
+    for required in ("askd/py.typed", "askd/cli/main.py", "askd/config/settings.py", "askd/server/app.py", "askd/core/registry/registry.py"):
         assert required in names
     for rel in static_files():
         assert f"askd/web/static/{rel}" in names
