@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from askd.cli.common import fail
+from askd.cli.errors import fail
 from askd.protocol import codec
 
 DEFAULT_TIMEOUT = 300.0
