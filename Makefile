@@ -41,7 +41,7 @@ ARGS ?=
 EDITABLE = PYTHONWARNINGS="ignore:Editable installation" PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip install --quiet -e
 
 $(SERVE_STAMP): $(BIN)/python pyproject.toml
-	@echo "Installing askd into $(VENV) (first run only, about 30 s)..."
+	@echo "Installing askd into $(VENV) (first run only, 30 s to a minute or two)..."
 	$(EDITABLE) .
 	touch $(SERVE_STAMP)
 
