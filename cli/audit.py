@@ -14,6 +14,7 @@ from typing import Any, TextIO
 import typer
 
 from askd.audit.chain import verify as verify_chain
+from askd.audit.export import NotAnExport, read_export
 from askd.cli.clients import ADMIN, AdminTarget, CaCertOption, UrlOption, admin_command, command
 from askd.cli.common import ConfigOption, fail
 from askd.cli.receipt import jwks_of
@@ -59,7 +60,7 @@ def head(
 @app.command("verify")
 @command
 def verify(
-    file: str = typer.Argument(..., help="An export (NDJSON), or - for stdin."),
+    file: str = typer.Argument(..., help="An export (NDJSON or CSV), or - for stdin."),
     head_file: Path | None = typer.Option(None, "--head", help="A signed head (askd audit head) the chain must reach."),
     filtered: bool = typer.Option(False, "--filtered", help="An export by session or user: check each record alone."),
     jwks: str | None = typer.Option(
@@ -124,13 +125,10 @@ def _records(file: str) -> Iterator[dict[str, Any]]:
     except OSError as err:
         fail(f"cannot read {file}: {err.strerror or err}")
     with handle if stream is None else contextlib.nullcontext(handle):
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                yield codec.loads(line)
-            except ValueError:
-                fail(f"line {n} of {file} is not JSON")
+        try:
+            yield from read_export(handle)
+        except NotAnExport as err:
+            fail(f"{file}: {err}")
 
 
 @contextlib.contextmanager

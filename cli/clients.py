@@ -11,15 +11,22 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
 import typer
 
-from askd.cli.common import EXIT_ERROR, EXIT_USAGE, CliError, ConfigOption, debug_enabled, eprint
-from askd.client import AdminClient, AgentClient, Discovery
-from askd.client.errors import ApiError, AskdClientError, AuthError, DaemonUnavailable
-from askd.config import ConfigError
+from askd.cli.common import ConfigOption, debug_enabled, eprint
+# describe_error and global_options are defined without Typer (for the
+# hook's fast start); the commands import them from here as they always have.
+from askd.cli.errors import describe_error
+from askd.cli.root_options import GlobalOptions, global_options, set_global_options  # noqa: F401
+
+if TYPE_CHECKING:
+    from askd.client import AdminClient, AgentClient
+
+# The clients (httpx, and pydantic for the agent's results) and the
+# settings are imported by the calls that use them: the root command and
+# ``askd hook`` import this module for its options alone.
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,31 +48,17 @@ CaCertOption = typer.Option(
 JsonOption = typer.Option(False, "--json", help="Print JSON for scripts instead of a table.")
 
 
-@dataclass
-class GlobalOptions:
-    url: str | None = None
-    admin_url: str | None = None
-    token: str | None = None
-    cacert: Path | None = None
-
-
-_globals_now = GlobalOptions()
-
-
 def remember_globals(
     ctx: typer.Context, url: str | None, admin_url: str | None, token: str | None, cacert: Path | None
 ) -> None:
     """Called by the root callback on every invocation: keep the root's
     options for the command that runs next."""
-    global _globals_now
-    _globals_now = ctx.obj = GlobalOptions(url, admin_url, token, cacert)
-
-
-def global_options() -> GlobalOptions:
-    return _globals_now
+    ctx.obj = set_global_options(GlobalOptions(url, admin_url, token, cacert))
 
 
 def admin_client(admin_url: str | None, token: str | None, config: Path | None, cacert: Path | None = None) -> AdminClient:
+    from askd.client import AdminClient, Discovery
+
     g = global_options()
     return AdminClient(admin_url or g.admin_url, token or g.token, discovery=Discovery(config), ca_file=cacert or g.cacert)
 
@@ -115,33 +108,12 @@ def admin_command(fn: F) -> F:
 def agent_client(
     url: str | None, token: str | None, config: Path | None, poll_seconds: float, cacert: Path | None = None
 ) -> AgentClient:
+    from askd.client import AgentClient, Discovery
+
     g = global_options()
     found = Discovery(config)
     base = found.url(url or g.url)
     return AgentClient(base, found.agent_token(token or g.token), poll_seconds=poll_seconds, ca_file=cacert or g.cacert)
-
-
-def describe_error(err: BaseException) -> tuple[str, int]:
-    """The one line to print and the exit code."""
-    if isinstance(err, CliError):
-        return str(err), err.code
-    if isinstance(err, ConfigError):
-        return str(err), EXIT_USAGE
-    if isinstance(err, DaemonUnavailable):
-        if err.reason.startswith("HTTP "):  # it is there, failing: say what it said
-            return f"the daemon at {err.url} kept failing: {err.reason}", EXIT_ERROR
-        return f"cannot reach askd at {err.url} ({err.reason}); is `askd serve` running?", EXIT_ERROR
-    if isinstance(err, AuthError):
-        # One "askd:" is printed before this already.
-        what = "the token was refused" if err.status == 401 else "the token's role was refused"
-        return f"{what} ({err.status}): {err.message}", EXIT_ERROR
-    if isinstance(err, ApiError):
-        return f"{err.message} ({err.status} {err.code})", EXIT_ERROR
-    if isinstance(err, AskdClientError):
-        return str(err), EXIT_ERROR
-    if isinstance(err, httpx.HTTPError):
-        return f"HTTP error: {err}", EXIT_ERROR
-    return f"{type(err).__name__}: {err}", EXIT_ERROR
 
 
 def command(fn: F) -> F:

@@ -3,40 +3,29 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from askd.config import ConfigError, Settings, load_settings
+# Defined in askd.cli.errors (no Typer there, for the hook's fast start);
+# the commands import them from here as they always have.
+from askd.cli.errors import EXIT_ERROR, EXIT_USAGE, CliError, debug_enabled, eprint, fail  # noqa: F401
 
-EXIT_ERROR = 1
-EXIT_USAGE = 2
+if TYPE_CHECKING:
+    from askd.config import Settings
 
-
-class CliError(Exception):
-    """An error to print as one line (exit ``code``)."""
-
-    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def debug_enabled() -> bool:
-    return os.environ.get("ASKD_DEBUG", "") not in ("", "0", "false")
-
+# The settings (askd.config: pydantic-settings, the mail code) are imported
+# by the commands that read them, not by every command: ``askd --version``
+# and ``askd hook`` never load them unless they must find the daemon there.
 
 def settings(config: Path | None = None, **flags: Any) -> Settings:
+    from askd.config import ConfigError, load_settings
+
     try:
         return load_settings(config, **flags)
     except ConfigError as err:
         raise CliError(str(err), EXIT_USAGE) from None
-
-
-def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
-    raise CliError(message, code)
 
 
 def print_json(obj: Any) -> None:
@@ -56,10 +45,6 @@ def reply_ack(as_json: bool, done: str, session: str, request: str, obj: Any = N
     """What an admin did to one request: ``Declined REQ in session S.`` (``more``
     before the stop), or ``obj`` (default ``{"accepted": true}``) with ``--json``."""
     reply(as_json, {"accepted": True} if obj is None else obj, f"{done} {request} in session {session}{more}.")
-
-
-def eprint(message: str) -> None:
-    print(message, file=sys.stderr)
 
 
 ConfigOption = typer.Option(

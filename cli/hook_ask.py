@@ -1,6 +1,13 @@
-"""``askd hook``'s one approval: asked with ``AgentClient.request_approval``,
-waited on through drops and restarts as ``askd ask`` waits, and withdrawn
-at once when the agent ends the hook (SIGTERM, SIGINT, SIGHUP)."""
+"""``askd hook``'s one approval: asked and waited on through drops and
+restarts by the agent client's own calls (``askd.client.agent_calls``'
+``AgentFlows``, as ``AgentClient.request_approval`` asks), and withdrawn at
+once when the agent ends the hook (SIGTERM, SIGINT, SIGHUP).
+
+Every permission prompt starts this command, so it loads the client's HTTP
+code and nothing more (tests/hooks/test_imports.py): the action is the one
+``hook_event.action`` built, sent as the wire's approval body (protocol
+section 17) for the daemon to check, and the results are read unchecked
+(``read_result(check=False)``), as the hook acts only on ``approved is True``."""
 
 from __future__ import annotations
 
@@ -11,9 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from askd.cli.clients import global_options
-from askd.client import AgentClient, DaemonUnavailable, Discovery, Result, RetryPolicy
-from askd.client.agent import new_key
+import httpx
+
+from askd.cli.root_options import global_options
+from askd.client.agent_calls import DEFAULT_POLL_SECONDS, AgentFlows, new_key, setup
+from askd.client.discovery import Discovery, TokenSource
+from askd.client.errors import DaemonUnavailable
+from askd.client.http import RetryPolicy, drive_sync
+from askd.client.results import Result
 
 # An askd that cannot be reached to ask at all is given up on within 15 s:
 # retries for 7 s, and a timer that cuts a hanging call short at 10 s
@@ -37,10 +49,39 @@ class _GaveUp(BaseException):
     """The ask took longer than askd is waited for before it is asked."""
 
 
+class Agent:
+    """``AgentClient``'s calls (its flows, driven as it drives them) over one
+    HTTP client, each call with its own retry policy, results read unchecked.
+    One client for the ask and the wait: each client costs a TLS context
+    (some 20 ms), even for a daemon on plain HTTP."""
+
+    def __init__(self, url: str, token: TokenSource, ca_file: Path | None) -> None:
+        self._base, _, http = setup(url, token, DEFAULT_POLL_SECONDS, None, ca_file, check=False)
+        self._http = httpx.Client(**http)
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+
+    def _flows(self, retry: RetryPolicy) -> AgentFlows:
+        return AgentFlows(self._base, DEFAULT_POLL_SECONDS, retry, check=False)
+
+    def submit(self, session: str, body: dict[str, Any], key: str, retry: RetryPolicy) -> Result:
+        return drive_sync(self._http, self._flows(retry).submit(session, body, key, 0.0))
+
+    def wait(self, session: str, request_id: str) -> Result:
+        return drive_sync(self._http, self._flows(RetryPolicy()).wait(session, request_id, None))
+
+    def withdraw(self, session: str, request_id: str, retry: RetryPolicy) -> Result:
+        return drive_sync(self._http, self._flows(retry).withdraw(session, request_id))
+
+
 @dataclass
 class Approval:
-    """What ``request_approval`` is given, kept to ask again by the same
-    Idempotency-Key (which finds the question instead of a second one)."""
+    """The approval asked, kept to ask again by the same Idempotency-Key
+    (which finds the question instead of a second one)."""
 
     session: str
     action: dict[str, Any]
@@ -48,13 +89,9 @@ class Approval:
     timeout: float
     key: str = field(default_factory=new_key)
 
-    def submit(self, agent: AgentClient) -> Result:
-        a = self.action
-        return agent.request_approval(
-            self.session, a["name"], a["arguments"], summary=a.get("summary"), preview=a.get("preview"),
-            allow_always=bool(a.get("allowAlways")), to=self.to, timeout=self.timeout,
-            idempotency_key=self.key, wait=False,
-        )
+    def submit(self, agent: Agent, retry: RetryPolicy) -> Result:
+        body = {"action": self.action, "to": self.to, "timeoutSeconds": self.timeout}
+        return agent.submit(self.session, body, self.key, retry)
 
 
 @dataclass
@@ -62,7 +99,7 @@ class Target:
     """Where askd is and how to talk to it, as askd commands find it."""
 
     url: str
-    token: Any
+    token: TokenSource
     ca_file: Path | None
 
     @classmethod
@@ -71,8 +108,8 @@ class Target:
         found = Discovery(config)
         return cls(found.url(url or g.url), found.agent_token(token or g.token), cacert or g.cacert)
 
-    def client(self, retry: RetryPolicy | None = None) -> AgentClient:
-        return AgentClient(self.url, self.token, retry=retry, ca_file=self.ca_file)
+    def client(self) -> Agent:
+        return Agent(self.url, self.token, self.ca_file)
 
 
 def _raise_ended(signum: int, _frame: Any) -> None:
@@ -109,17 +146,16 @@ def ask_approval(target: Target, approval: Approval) -> Result | None:
     question then withdrawn). Errors of askd.client pass through."""
     request_id: str | None = None
     try:
-        with _ending_signals():
+        with _ending_signals(), target.client() as agent:
             try:
-                with _give_up_after(ASK_GIVE_UP_SECONDS), target.client(ASK_RETRY) as agent:
-                    result = approval.submit(agent)
+                with _give_up_after(ASK_GIVE_UP_SECONDS):
+                    result = approval.submit(agent, ASK_RETRY)
             except _GaveUp:
                 raise DaemonUnavailable(target.url, f"no answer in {ASK_GIVE_UP_SECONDS:g} s") from None
             request_id = result.request_id
             if not result.pending:
                 return result
-            with target.client() as agent:
-                return agent.wait(approval.session, request_id)
+            return agent.wait(approval.session, request_id)
     except Ended:
         for s in ENDING_SIGNALS:  # once is enough: withdraw, then go
             signal.signal(s, signal.SIG_IGN)
@@ -128,9 +164,9 @@ def ask_approval(target: Target, approval: Approval) -> Result | None:
 
 
 def _withdraw(target: Target, approval: Approval, request_id: str | None) -> None:
-    with target.client(WITHDRAW_RETRY) as agent:
+    with target.client() as agent:  # a new one: the signal may have cut the other mid-call
         if request_id is None:
             # Ended while asking: the same key finds the question if it was
             # made (or makes it, to be withdrawn at once).
-            request_id = approval.submit(agent).request_id
-        agent.withdraw(approval.session, request_id)
+            request_id = approval.submit(agent, WITHDRAW_RETRY).request_id
+        agent.withdraw(approval.session, request_id, WITHDRAW_RETRY)

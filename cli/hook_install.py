@@ -1,19 +1,22 @@
 """``askd hook install|uninstall``: askd's entry in Claude Code's settings
-JSON, merged without touching anything else, and Codex's snippet."""
+JSON, merged without touching anything else (the file's layout kept:
+indent, separators, escapes, a final newline), and Codex's snippet."""
 
 from __future__ import annotations
 
 import copy
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from askd.cli.common import fail
+from askd.cli.errors import fail
 from askd.protocol import codec
 
 DEFAULT_TIMEOUT = 300.0
@@ -56,24 +59,63 @@ def _is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and " hook claude-code" in hook["command"]
 
 
-def _read(path: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Layout:
+    """How a settings file is written, kept when askd rewrites it: people
+    edit it by hand too, and a compact file stays compact."""
+
+    indent: int | str | None = 2
+    separators: tuple[str, str] = (",", ": ")
+    ensure_ascii: bool = False
+    newline_at_end: bool = True
+
+    def dumps(self, data: Any) -> str:
+        text = json.dumps(data, indent=self.indent, separators=self.separators, ensure_ascii=self.ensure_ascii)
+        return text + ("\n" if self.newline_at_end else "")
+
+
+NEW_FILE = Layout()  # a file askd creates: indented by two
+
+
+def layout_of(text: str, data: Any) -> Layout:
+    """The layout ``text`` (holding ``data``) was written in: the one that
+    writes it back byte for byte, else its indent (the first indented
+    line's) and its separators as the text shows them."""
+    end = text.endswith("\n")
+    body = text.rstrip("\n")
+    first = re.search(r"\n([ \t]+)\S", body)
+    indent: int | str | None = None
+    if first is not None:
+        unit = first.group(1)
+        indent = len(unit) if set(unit) == {" "} else unit
+    for ensure_ascii in (False, True):
+        for separators in ((",", ": "), (",", ":"), (", ", ": "), (", ", ":")):
+            candidate = Layout(indent, separators, ensure_ascii, end)
+            if candidate.dumps(data).rstrip("\n") == body:
+                return candidate
+    item = "," if indent is not None or not re.search(r",\s", body) else ", "
+    key = ": " if re.search(r'":\s', body) else ":"
+    return Layout(indent, (item, key), False, end)
+
+
+def _read(path: Path) -> tuple[dict[str, Any], Layout]:
     if not path.exists():
-        return {}
+        return {}, NEW_FILE
     try:
-        data = codec.loads(path.read_text(encoding="utf-8") or "{}")
+        text = path.read_text(encoding="utf-8")
+        data = codec.loads(text or "{}")
     except (ValueError, UnicodeDecodeError) as err:
         fail(f"{path} is not valid JSON ({err}); left it untouched", 1)
     if not isinstance(data, dict):
         fail(f"{path} is not a JSON object; left it untouched", 1)
-    return data
+    return data, layout_of(text, data) if text.strip() else NEW_FILE
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, data: dict[str, Any], layout: Layout) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        # Indented: people edit this file by hand too; the codec writes it compact.
-        f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        f.write(layout.dumps(data))
     os.replace(tmp, path)
 
 
@@ -89,7 +131,7 @@ def _entries(data: dict[str, Any], path: Path) -> list[Any]:
 
 def install(path: Path, command: str, timeout: int) -> bool:
     """Merge askd's entry; True when the file changed."""
-    data = _read(path)
+    data, layout = _read(path)
     before = copy.deepcopy(data)
     entries = _entries(data, path)
     ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": timeout}]}
@@ -102,7 +144,7 @@ def install(path: Path, command: str, timeout: int) -> bool:
         entries.append(ours)
     if data == before:
         return False
-    _write(path, data)
+    _write(path, data, layout)
     return True
 
 
@@ -110,7 +152,7 @@ def uninstall(path: Path) -> bool:
     """Remove askd's hook and nothing else; True when the file changed."""
     if not path.exists():
         return False
-    data = _read(path)
+    data, layout = _read(path)
     hooks = data.get("hooks")
     entries = hooks.get("PermissionRequest") if isinstance(hooks, dict) else None
     if not isinstance(entries, list):
@@ -130,7 +172,7 @@ def uninstall(path: Path) -> bool:
         hooks["PermissionRequest"] = kept
     else:
         del hooks["PermissionRequest"]
-    _write(path, data)
+    _write(path, data, layout)
     return True
 
 

@@ -91,7 +91,7 @@ def test(
             fail(f"--email: {err.errors()[0]['msg']}", EXIT_USAGE)
     report: dict[str, Any] | None = None
     if webhook_url is not None or fmt is not None:
-        why = "--webhook-url and --format test from this machine"
+        why = "With --webhook-url or --format the test runs on this machine, not the daemon"
     else:
         report, why = _from_daemon(admin_url, token, config, user, email)
     if report is None:

@@ -66,6 +66,8 @@ def verify(records: Iterable[Mapping[str, Any]], *, filtered: bool = False) -> C
         if not filtered:
             out.problem = _link_problem(rows, n, seq, rec, prev_seq, prev_hash)
             if out.problem:
+                if out.problem.endswith(f"is followed by seq {seq}"):  # a gap: removed, or filtered out
+                    out.problem += _filtered_hint(rows)
                 return out
         out.count += 1
         out.first = seq if out.first is None else out.first
@@ -95,3 +97,41 @@ def _link_problem(
     if rec.get("prev") != prev_hash:
         return f"record seq {seq} was inserted or re-sealed: it does not link to seq {prev_seq}"
     return None
+
+
+def _filtered_hint(rows: list[Mapping[str, Any]]) -> str:
+    """What to add to "record seq N was removed" when the whole file reads as
+    an export by ``--session`` or ``--user`` (protocol section 19): every
+    record intact on its own, seq rising, and one session throughout, or one
+    user in the audience of every question the file asks. A removal from a
+    full export of such a trail reads the same, so verify still fails, and
+    the line names both."""
+    seqs: list[int] = []
+    for rec in rows:
+        seq = rec.get("seq") if isinstance(rec, Mapping) else None
+        if not isinstance(seq, int) or isinstance(seq, bool) or rec.get("hash") != hash_of(rec):
+            return ""
+        if seqs and seq <= seqs[-1]:
+            return ""
+        seqs.append(seq)
+    sessions = {rec.get("sessionId") for rec in rows}
+    if len(sessions) != 1 and not _one_user_throughout(rows):
+        return ""
+    gaps = sum(1 for a, b in zip(seqs, seqs[1:]) if b != a + 1)
+    return (
+        f". The export looks filtered: its {len(seqs)} records are each intact, with {gaps} "
+        f"{'gap' if gaps == 1 else 'gaps'} in seq. An export by --session or --user is checked with "
+        "`askd audit verify --filtered FILE` (each record alone); a full export with a gap had records removed"
+    )
+
+
+def _one_user_throughout(rows: list[Mapping[str, Any]]) -> bool:
+    """A user in the audience of every question the file holds an ``asked``
+    record of (its ``audience``, and the users its ``escalated`` records added)."""
+    audiences: dict[Any, set[Any]] = {}
+    for rec in rows:
+        data = rec.get("data") if isinstance(rec.get("data"), Mapping) else {}
+        added = data.get("audience") if rec.get("event") == "asked" else data.get("added") if rec.get("event") == "escalated" else None
+        if isinstance(added, list):
+            audiences.setdefault(rec.get("requestId"), set()).update(u for u in added if isinstance(u, str))
+    return bool(audiences) and bool(set.intersection(*audiences.values()))

@@ -8,52 +8,76 @@
 
 Questions and answers use the wire's one definition (``askd.protocol``:
 ``Question``, ``Option``), and what askd answers is parsed against it.
-Importing this package loads neither the daemon's engine nor its settings.
+Importing this package loads neither the daemon's engine nor its settings,
+and each name is imported when first used: ``askd hook`` reaches the HTTP
+code (``askd.client.http``) without loading the WebSocket client or pydantic.
 """
 
-from askd.client.admin import AdminClient
-from askd.client.agent import AgentClient, AsyncAgentClient
-from askd.client.discovery import Discovery, NoToken
-from askd.client.errors import (
-    ApiError,
-    AskdClientError,
-    AuthError,
-    ClientClosed,
-    DaemonUnavailable,
-    InvalidAnswer,
-    QuestionLost,
-    UntrustedCertificate,
-)
-from askd.client.events import CancelledEvent, EscalatedEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
-from askd.client.http import RetryPolicy
-from askd.client.results import Result, Status
-from askd.client.user import UserClient
-from askd.protocol.models import Option, Question
+from __future__ import annotations
 
-__all__ = [
-    "AdminClient",
-    "AgentClient",
-    "ApiError",
-    "AskdClientError",
-    "AsyncAgentClient",
-    "AuthError",
-    "CancelledEvent",
-    "EscalatedEvent",
-    "ExtendedEvent",
-    "ClientClosed",
-    "DaemonUnavailable",
-    "Discovery",
-    "Event",
-    "InvalidAnswer",
-    "NoToken",
-    "Option",
-    "Question",
-    "QuestionEvent",
-    "QuestionLost",
-    "Result",
-    "RetryPolicy",
-    "SnapshotEvent",
-    "Status",
-    "UntrustedCertificate",
-    "UserClient",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from askd.client.admin import AdminClient
+    from askd.client.agent import AgentClient, AsyncAgentClient
+    from askd.client.discovery import Discovery, NoToken
+    from askd.client.errors import (
+        ApiError,
+        AskdClientError,
+        AuthError,
+        ClientClosed,
+        DaemonUnavailable,
+        InvalidAnswer,
+        QuestionLost,
+        UntrustedCertificate,
+    )
+    from askd.client.events import CancelledEvent, EscalatedEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
+    from askd.client.http import RetryPolicy
+    from askd.client.results import Result, Status
+    from askd.client.user import UserClient
+    from askd.protocol.models import Option, Question
+
+# Each public name and the module that defines it.
+_HOMES = {
+    "AdminClient": "askd.client.admin",
+    "AgentClient": "askd.client.agent",
+    "AsyncAgentClient": "askd.client.agent",
+    "Discovery": "askd.client.discovery",
+    "NoToken": "askd.client.discovery",
+    "ApiError": "askd.client.errors",
+    "AskdClientError": "askd.client.errors",
+    "AuthError": "askd.client.errors",
+    "ClientClosed": "askd.client.errors",
+    "DaemonUnavailable": "askd.client.errors",
+    "InvalidAnswer": "askd.client.errors",
+    "QuestionLost": "askd.client.errors",
+    "UntrustedCertificate": "askd.client.errors",
+    "CancelledEvent": "askd.client.events",
+    "EscalatedEvent": "askd.client.events",
+    "Event": "askd.client.events",
+    "ExtendedEvent": "askd.client.events",
+    "QuestionEvent": "askd.client.events",
+    "SnapshotEvent": "askd.client.events",
+    "RetryPolicy": "askd.client.http",
+    "Result": "askd.client.results",
+    "Status": "askd.client.results",
+    "UserClient": "askd.client.user",
+    "Option": "askd.protocol.models",
+    "Question": "askd.protocol.models",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 import httpx
 
@@ -31,7 +31,10 @@ from askd.client.agent_calls import (
 )
 from askd.client.discovery import TokenSource
 from askd.client.http import RetryPolicy, drive_sync
-from askd.client.results import QuestionLike, Result
+from askd.client.results import Result
+
+if TYPE_CHECKING:
+    from askd.client.results import QuestionLike
 
 __all__ = [
     "DEFAULT_POLL_SECONDS",

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 import httpx
 
 from askd.client.agent_calls import DEFAULT_POLL_SECONDS, ApprovalOptions, AskOptions, ask_body, new_key, setup
 from askd.client.discovery import TokenSource
 from askd.client.http import RetryPolicy, drive_async
-from askd.client.results import QuestionLike, Result
+from askd.client.results import Result
+
+if TYPE_CHECKING:
+    from askd.client.results import QuestionLike
 
 
 class AsyncAgentClient:

@@ -9,15 +9,17 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import httpx
 
 from askd.client.discovery import Discovery, TokenSource
 from askd.client.errors import QuestionLost
 from askd.client.http import BearerAuth, Call, Flow, RetryPolicy, health, json_or_raise, send, seg
-from askd.client.results import QuestionLike, Result, question_dicts
-from askd.protocol.action import Action
+from askd.client.results import Result, question_dicts, read_result
+
+if TYPE_CHECKING:
+    from askd.client.results import QuestionLike
 
 DEFAULT_POLL_SECONDS = 25.0
 MAX_POLL_SECONDS = 55.0  # stay under the 60 s many proxies and tool runners allow
@@ -124,6 +126,8 @@ def approval_body(
         action["editable"] = True
     if allow_always:
         action["allowAlways"] = True
+    from askd.protocol.action import Action  # pydantic, loaded when an approval is built
+
     Action.model_validate(action)
     body: dict[str, Any] = {"action": action}
     if quorum is not None:
@@ -174,12 +178,17 @@ def _audience_and_limits(
 
 
 class AgentFlows:
-    """The calls, as sans-I/O flows shared by the sync and async clients."""
+    """The calls, as sans-I/O flows shared by the sync and async clients.
+    ``check``: each result is checked against the wire's definition
+    (``read_result``); ``askd hook`` alone reads its results unchecked."""
 
-    def __init__(self, base_url: str, poll_seconds: float, retry: RetryPolicy) -> None:
+    def __init__(self, base_url: str, poll_seconds: float, retry: RetryPolicy, check: bool = True) -> None:
         if not 0 < poll_seconds <= MAX_POLL_SECONDS:
             raise ValueError(f"poll_seconds must be in (0, {MAX_POLL_SECONDS:g}]")
-        self.base_url, self.poll, self.retry = base_url, poll_seconds, retry
+        self.base_url, self.poll, self.retry, self.check = base_url, poll_seconds, retry, check
+
+    def _read(self, response: httpx.Response) -> Result:
+        return read_result(json_or_raise(response), self.check)
 
     def _send(self, call: Call) -> Flow[httpx.Response]:
         return send(call, self.retry, self.base_url)
@@ -194,7 +203,7 @@ class AgentFlows:
             read_timeout=wait + READ_GRACE_SECONDS,
         )
         response = yield from self._send(call)
-        return Result.from_json(json_or_raise(response))
+        return self._read(response)
 
     def result(self, session: str, request_id: str, wait: float = 0.0) -> Flow[Result]:
         call = Call(
@@ -206,7 +215,7 @@ class AgentFlows:
         response = yield from self._send(call)
         if response.status_code == 404:
             raise QuestionLost(session, request_id)
-        return Result.from_json(json_or_raise(response))
+        return self._read(response)
 
     def wait(self, session: str, request_id: str, timeout: float | None) -> Flow[Result]:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -251,14 +260,14 @@ class AgentFlows:
         response = yield from self._send(call)
         if response.status_code == 404:
             raise QuestionLost(session, request_id, _message(response))
-        return Result.from_json(json_or_raise(response))
+        return self._read(response)
 
     def extend(self, session: str, request_id: str, seconds: float) -> Flow[Result]:
         call = Call("POST", f"/v1/sessions/{seg(session)}/questions/{seg(request_id)}/extend", json={"seconds": seconds})
         response = yield from self._send(call)
         if response.status_code == 404:
             raise QuestionLost(session, request_id, _message(response))
-        return Result.from_json(json_or_raise(response))
+        return self._read(response)
 
     def answer_for(
         self, session: str, request_id: str, user: str, answers: Mapping[str, Any], via: str, host_key: str | None
@@ -294,7 +303,7 @@ class AgentFlows:
             if _code(response) == "not_pending":
                 return None
             raise QuestionLost(session, request_id, _message(response))
-        return Result.from_json(json_or_raise(response))
+        return self._read(response)
 
     def cancel_session(self, session: str) -> Flow[int]:
         response = yield from self._send(Call("POST", f"/v1/sessions/{seg(session)}/cancel"))
@@ -326,14 +335,15 @@ def _message(response: httpx.Response) -> str | None:
 
 def setup(
     url: str | None, token: TokenSource | None, poll_seconds: float, retry: RetryPolicy | None, ca_file: str | Path | None,
-    headers: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None, check: bool = True,
 ) -> tuple[str, AgentFlows, dict[str, Any]]:
-    """The base URL, the flows and the httpx client's arguments (``headers``:
-    sent with every call, as ``askd mcp`` sends ``Askd-Via: mcp``)."""
+    """The base URL, the flows (``check``: as ``AgentFlows``') and the httpx
+    client's arguments (``headers``: sent with every call, as ``askd mcp``
+    sends ``Askd-Via: mcp``)."""
     found = Discovery()
     base = found.url(url)
     source = token if token is not None else found.agent_token()
-    flows = AgentFlows(base, poll_seconds, retry or RetryPolicy())
+    flows = AgentFlows(base, poll_seconds, retry or RetryPolicy(), check)
     http: dict[str, Any] = {
         "base_url": base,
         "auth": BearerAuth(source),

@@ -20,15 +20,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from askd import state, tokens
+from askd import state
 from askd.client.errors import AskdClientError
 
 if TYPE_CHECKING:
+    from askd import tokens
     from askd.config import Settings
 
 # The daemon's settings (askd.config, which brings the mail and settings
 # code) are imported only when a URL, a secret or a CA bundle must come from
-# them: a client given its URL and token never loads them.
+# them: a client given its URL and token never loads them. The token code
+# (askd.tokens, which brings PyJWT) is imported only to mint a token.
 
 TokenSource = str | Callable[[], str]
 
@@ -51,6 +53,8 @@ class Minter:
     def __call__(self) -> str:
         now = time.time()
         if now >= self._renew_at:
+            from askd import tokens
+
             self._token = tokens.issue(self._secret, self._role, self._sub, self._ttl)
             self._renew_at = now + self._ttl / 2
         return self._token

@@ -9,7 +9,6 @@ or a transport error; ``drive_sync`` and ``drive_async`` run them over
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -169,6 +168,8 @@ def drive_sync(http: httpx.Client, flow: Flow[T]) -> T:
 
 
 async def drive_async(http: httpx.AsyncClient, flow: Flow[T]) -> T:
+    import asyncio  # here, not above: the blocking clients (askd hook) never load it
+
     outcome: Outcome = None
     try:
         step = next(flow)

@@ -1,18 +1,25 @@
 """Typed views of what askd returns to agents, parsed against the wire's
 one definition (``askd.protocol.results.QuestionResult``), and building
-asks from the shared question models (``askd.protocol.models``)."""
+asks from the shared question models (``askd.protocol.models``).
+
+The pydantic models are imported when a result is parsed or a question
+built, not with this module: ``askd hook`` reads its one result with
+``read_result(..., check=False)`` and never loads them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from askd.protocol.action import Scope
-from askd.protocol.models import Answers, Question
-from askd.protocol.parse import parse
-from askd.protocol.results import ApprovalGiven, QuestionResult
 from askd.protocol.status import Status
+
+if TYPE_CHECKING:
+    from askd.protocol.action import Scope
+    from askd.protocol.models import Answers, Question
+    from askd.protocol.results import ApprovalGiven
+
+    QuestionLike = Question | Mapping[str, Any] | str
 
 __all__ = ["QuestionLike", "Result", "Status", "question_dicts"]
 
@@ -55,27 +62,7 @@ class Result:
         """A result, or an ask's ``201`` reply (``PendingBody``, the same
         keys and ``createdAt``); raises pydantic's ``ValidationError`` (a
         ``ValueError``) when it is neither."""
-        result = parse(QuestionResult, data)
-        return cls(
-            request_id=result["requestId"],
-            session_id=result["sessionId"],
-            status=result["status"],
-            answers=result.get("answers"),
-            error=result.get("error"),
-            created_at=data.get("createdAt"),
-            expires_at=result.get("expiresAt"),
-            answered_by=result.get("answeredBy"),
-            via=result.get("via"),
-            reason=result.get("reason"),
-            defaulted=result.get("defaulted") is True,
-            receipt=result.get("receipt"),
-            approvals=result.get("approvals"),
-            approved=result.get("approved"),
-            arguments=result.get("arguments"),
-            edited=result.get("edited"),
-            scope=result.get("scope"),
-            raw=dict(data),
-        )
+        return read_result(data)
 
     @property
     def escalations(self) -> int | None:
@@ -92,13 +79,57 @@ class Result:
         return self.status is Status.answered
 
 
-QuestionLike = Question | Mapping[str, Any] | str
+def read_result(data: Mapping[str, Any], check: bool = True) -> Result:
+    """``Result.from_json``. ``check=False`` reads the same keys without
+    checking them against ``QuestionResult`` (nor importing pydantic): only
+    for a caller that acts on nothing but what it tests itself, as ``askd
+    hook`` allows only when ``approved is True``; a missing key or an unknown
+    status still raises ``KeyError`` or ``ValueError``."""
+    if check:
+        from askd.protocol.parse import parse
+        from askd.protocol.results import QuestionResult
+
+        result: Mapping[str, Any] = parse(QuestionResult, data)
+    else:
+        result = data
+    return Result(
+        request_id=result["requestId"],
+        session_id=result["sessionId"],
+        status=Status(result["status"]),
+        answers=result.get("answers"),
+        error=result.get("error"),
+        created_at=data.get("createdAt"),
+        expires_at=result.get("expiresAt"),
+        answered_by=result.get("answeredBy"),
+        via=result.get("via"),
+        reason=result.get("reason"),
+        defaulted=result.get("defaulted") is True,
+        receipt=result.get("receipt"),
+        approvals=result.get("approvals"),
+        approved=result.get("approved"),
+        arguments=result.get("arguments"),
+        edited=result.get("edited"),
+        scope=result.get("scope"),
+        raw=dict(data),
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # ``QuestionLike`` at run time (annotations read it only when checking
+    # types), made when first imported: it names the pydantic ``Question``.
+    if name == "QuestionLike":
+        from askd.protocol.models import Question
+
+        return Question | Mapping[str, Any] | str
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def question_dicts(questions: QuestionLike | Iterable[QuestionLike]) -> list[dict[str, Any]]:
     """Questions as the wire wants them. A string is a free-text question; a
     mapping is checked against ``Question`` and sent as given (unknown fields
     pass through); a ``Question`` is sent with the fields that were set."""
+    from askd.protocol.models import Question
+
     if isinstance(questions, (str, Question, Mapping)):
         questions = [questions]
     out: list[dict[str, Any]] = []

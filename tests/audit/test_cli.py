@@ -96,3 +96,30 @@ async def test_a_head_is_trusted_only_once_its_signature_holds(daemon: RunningDa
     other.write_text(json.dumps({"keys": []}))
     r = await askd(daemon, "verify", str(out), "--head", good, "--jwks", str(other))
     assert r.returncode == 1 and r.stderr.startswith(f"the signed head {good} is refused: unknown kid ")
+
+
+async def test_a_csv_export_verifies_and_a_filtered_one_says_how(daemon: RunningDaemon, tmp_path: Path) -> None:
+    """What ``export --format csv`` writes, ``verify`` checks (the same
+    records as the NDJSON's); an export by ``--user`` verified without
+    ``--filtered`` says it looks filtered and how to check it."""
+    await daemon.ask("s1", "alice")
+    await daemon.ask("s2", "bob")
+    await daemon.ask("s3", "alice")
+    trail = tmp_path / "trail.csv"
+    assert (await askd(daemon, "export", "--format", "csv", "-o", str(trail))).returncode == 0
+    r = await askd(daemon, "verify", str(trail))
+    assert (r.returncode, r.stdout.strip()) == (0, "3 records, seq 1..3, chain intact"), r.stderr
+    edited = tmp_path / "edited.csv"
+    edited.write_text(trail.read_text().replace('""alice""', '""mallory""', 1))  # in seq 1's data (JSON, CSV-quoted)
+    r = await askd(daemon, "verify", str(edited))
+    assert (r.returncode, r.stderr.strip()) == (1, "record seq 1 was changed: its hash does not match its content")
+
+    for fmt in ("jsonl", "csv"):
+        alices = tmp_path / f"alice.{fmt}"
+        assert (await askd(daemon, "export", "--user", "alice", "--format", fmt, "-o", str(alices))).returncode == 0
+        r = await askd(daemon, "verify", str(alices))
+        assert r.returncode == 1
+        assert r.stderr.startswith("record seq 2 was removed: seq 1 is followed by seq 3. The export looks filtered: "), r.stderr
+        assert "`askd audit verify --filtered FILE`" in r.stderr
+        r = await askd(daemon, "verify", str(alices), "--filtered")
+        assert (r.returncode, r.stdout.strip()) == (0, "2 records, seq 1..3, each record intact (links not checked: a filtered export)")

@@ -140,8 +140,13 @@ async def test_without_a_webhook_or_with_a_bad_url_it_says_so() -> None:
     assert "set notify.webhook_url (ASKD_NOTIFY__WEBHOOK_URL)" in line
     line = one_error_line(await askd("notify", "test", "--webhook-url", "ftp://example.com/"), code=2)
     assert line == "askd: --webhook-url: URL scheme should be 'http' or 'https'"
-    line = one_error_line(await askd("notify", "test", "--webhook-url", "http://127.0.0.1:9/"))
+    r = await askd("notify", "test", "--webhook-url", "http://127.0.0.1:9/")
+    line = one_error_line(r)
     assert line.startswith("askd: the webhook at http://127.0.0.1:9/… did not answer: cannot connect")
+    assert r.stdout.splitlines()[0] == (
+        "With --webhook-url or --format the test runs on this machine, not the daemon: "
+        "sending from this machine's settings (its config file and ASKD_* variables)."
+    )
 
 
 # ---- e-mail -----------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""The README's "Ask permission to act, and check the receipt" walk, run
-as written (its ``sh`` blocks, in order, in bash) against a real ``askd
-serve``: only ``PORT=8765`` becomes the daemon's port. The outputs the
-README shows are checked against what the commands print."""
+"""The "Ask permission to act, and check the receipt" walk (docs/approvals.md,
+linked from the README), run as written (its ``sh`` blocks, in order, in
+bash) against a real ``askd serve``: only ``PORT=8765`` becomes the daemon's
+port. The outputs the page shows are checked against what the commands print."""
 
 from __future__ import annotations
 
@@ -15,14 +15,12 @@ from pathlib import Path
 from tests.cli.test_subprocess import RUN_TIMEOUT, Served, served  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADING = "## Ask permission to act, and check the receipt"
+PAGE = ROOT / "docs" / "approvals.md"
 
 
 def section_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    start = text.index(HEADING)
-    end = text.index("\n## ", start + len(HEADING))
-    return re.findall(r"```sh\n(.*?)```", text[start:end], flags=re.S)
+    assert "(docs/approvals.md)" in (ROOT / "README.md").read_text()  # the README links the walk
+    return re.findall(r"```sh\n(.*?)```", PAGE.read_text(), flags=re.S)
 
 
 def test_the_readme_walks_from_curl_to_a_verified_receipt(served: Served, tmp_path: Path) -> None:  # noqa: F811

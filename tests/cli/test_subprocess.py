@@ -105,7 +105,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 
 def test_ask_list_disconnect_answer_with_no_flags(served: Served) -> None:
-    """The README's walk-through: ask in one terminal, look, drop the
+    """The walk-through (docs/walkthrough.md): ask in one terminal, look, drop the
     user's connection, answer by hand, and the ask prints the answer."""
     token = served.run("token", "issue", "--role", "user", "--sub", "alice").stdout.strip()
     ws_url = f"ws://127.0.0.1:{served.info['port']}/ws"

@@ -91,3 +91,35 @@ def test_install_codex_prints_the_snippet(tmp_path: Path) -> None:
     assert "[[hooks.PermissionRequest]]" in done.stdout and "hook codex --to alice" in done.stdout
     assert "timeout = 330" in done.stdout
     assert not (tmp_path / ".claude").exists() and not (tmp_path / ".codex").exists()
+
+
+def test_install_and_uninstall_keep_the_files_layout(tmp_path: Path) -> None:
+    """Compact JSON stays compact, a four-space or tab indent stays, no
+    final newline stays absent, non-ASCII stays as written: the file reads
+    as it did, with askd's entry in it (and, uninstalled, byte for byte)."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {**THEIRS, "statusLine": "café ✓"}
+    layouts = [
+        {"separators": (",", ":"), "ensure_ascii": False},
+        {"indent": 4, "ensure_ascii": False},
+        {"indent": "\t", "ensure_ascii": True},
+        {"separators": (", ", ": "), "ensure_ascii": True},
+    ]
+    for layout in layouts:
+        for end in ("\n", ""):
+            written = json.dumps(theirs, **layout) + end  # type: ignore[arg-type]
+            settings.write_text(written, encoding="utf-8")
+            assert run(tmp_path, "install", "claude-code", "--to", "alice").returncode == 0
+            after = settings.read_text(encoding="utf-8")
+            data = json.loads(after)
+            assert after == json.dumps(data, **layout) + end, (layout, end)  # type: ignore[arg-type]
+            assert data["hooks"]["PermissionRequest"][-1]["hooks"][0]["command"].endswith("hook claude-code --to alice")
+            assert run(tmp_path, "uninstall", "claude-code").returncode == 0
+            assert settings.read_text(encoding="utf-8") == written, (layout, end)
+
+
+def test_a_new_settings_file_is_indented_by_two(tmp_path: Path) -> None:
+    assert run(tmp_path, "install", "claude-code", "--to", "alice").returncode == 0
+    text = (tmp_path / ".claude" / "settings.json").read_text()
+    assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
