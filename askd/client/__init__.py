@@ -19,24 +19,51 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from askd.client.admin import AdminClient
-    from askd.client.agent import AgentClient, AsyncAgentClient
-    from askd.client.discovery import Discovery, NoToken
-    from askd.client.errors import (
-        ApiError,
-        AskdClientError,
-        AuthError,
-        ClientClosed,
-        DaemonUnavailable,
-        InvalidAnswer,
-        QuestionLost,
-        UntrustedCertificate,
+    # `X as X`: the names this package re-exports, for type checkers (the
+    # imports at run time are lazy, in __getattr__ below).
+    from askd.client.admin import (
+        AdminClient as AdminClient,
     )
-    from askd.client.events import CancelledEvent, EscalatedEvent, Event, ExtendedEvent, QuestionEvent, SnapshotEvent
-    from askd.client.http import RetryPolicy
-    from askd.client.results import Result, Status
-    from askd.client.user import UserClient
-    from askd.protocol.models import Option, Question
+    from askd.client.agent import (
+        AgentClient as AgentClient,
+        AsyncAgentClient as AsyncAgentClient,
+    )
+    from askd.client.discovery import (
+        Discovery as Discovery,
+        NoToken as NoToken,
+    )
+    from askd.client.errors import (
+        ApiError as ApiError,
+        AskdClientError as AskdClientError,
+        AuthError as AuthError,
+        ClientClosed as ClientClosed,
+        DaemonUnavailable as DaemonUnavailable,
+        InvalidAnswer as InvalidAnswer,
+        QuestionLost as QuestionLost,
+        UntrustedCertificate as UntrustedCertificate,
+    )
+    from askd.client.events import (
+        CancelledEvent as CancelledEvent,
+        EscalatedEvent as EscalatedEvent,
+        Event as Event,
+        ExtendedEvent as ExtendedEvent,
+        QuestionEvent as QuestionEvent,
+        SnapshotEvent as SnapshotEvent,
+    )
+    from askd.client.http import (
+        RetryPolicy as RetryPolicy,
+    )
+    from askd.client.results import (
+        Result as Result,
+        Status as Status,
+    )
+    from askd.client.user import (
+        UserClient as UserClient,
+    )
+    from askd.protocol.models import (
+        Option as Option,
+        Question as Question,
+    )
 
 # Each public name and the module that defines it.
 _HOMES = {

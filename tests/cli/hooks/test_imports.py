@@ -38,6 +38,9 @@ ASKD_MODULES = {
     "askd.state", "askd.protocol", "askd.protocol.codec", "askd.protocol.status",
 }
 HTTP_STACK = {"httpx", "httpcore", "h11", "anyio", "sniffio", "certifi", "idna", "orjson"}
+# httpx's optional content decoders: httpx imports them whenever they are
+# installed (the test extra's frameworks bring zstandard, through langsmith).
+HTTP_STACK |= {"zstandard", "brotli", "brotlicffi"}
 # What the interpreter's start brings whatever runs (setuptools' hook, the
 # editable install's finder).
 STARTUP = {"_distutils_hack", "sitecustomize", "usercustomize"}
