@@ -44,7 +44,7 @@ class Pipeline:
         self._online_elsewhere = online_elsewhere  # Connections.online_elsewhere(*users)
         self._defer = defer  # the commit path's: written with the next commit
         self._spawn = spawn
-        # Takes each notice to every channel started (askd.channels.setup):
+        # Takes each notice to every channel started (askd.server.channels_setup):
         # the delivery worker's ``notify``; None without channels.
         self.sink: Callable[[Notice], object] | None = None
 

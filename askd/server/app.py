@@ -23,7 +23,6 @@ import tornado.netutil
 import tornado.web
 
 from askd import __version__, state
-from askd.channels import setup as channels_setup
 from askd.channels.mail.channel import MailChannel
 from askd.channels.slack.app import SlackApp
 from askd.channels.webhook.channel import WebhookChannel
@@ -41,6 +40,7 @@ from askd.server.http.health import HealthHandler, NotFoundHandler, WrongHostHan
 from askd.server.http.jwks import JwksHandler
 from askd.server.http.receipting import Receipts
 from askd.server.hub.hub import Hub
+from askd.server import channels_setup
 from askd.server.audit_retention import AuditRetention
 from askd.server.logs import get_logger
 from askd.server.metrics import AuditCollector

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from askd.channels.metrics import EmailMetrics, WebhookMetrics
 from askd.core.registry import Registry
 from askd.store.parts import AuditTrail
 
@@ -31,38 +32,6 @@ class _RegistryCollector(Collector):
         yield CounterMetricFamily("askd_questions_cancelled", "Questions cancelled with their session.", value=s["cancelled"])
         yield CounterMetricFamily("askd_questions_declined", "Questions the person declined to answer.", value=s["declined"])
         yield CounterMetricFamily("askd_questions_repushed", "Pending questions re-pushed on subscribe.", value=s["repushed"])
-
-
-class WebhookMetrics:
-    """Counted by ``askd.server.notify`` as deliveries happen."""
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.delivered = Counter("askd_webhook_delivered", "Webhook deliveries the receiver accepted (2xx).", registry=registry)
-        self.retried = Counter("askd_webhook_retried", "Failed webhook attempts that will be tried again.", registry=registry)
-        self.failed = Counter(
-            "askd_webhook_failed",
-            "Webhook deliveries given up: rejected (a 4xx), exhausted (every attempt failed), or dropped (queue full).",
-            ["reason"],
-            registry=registry,
-        )
-        for reason in ("rejected", "exhausted", "dropped"):
-            self.failed.labels(reason)  # exported as 0 from the start
-
-
-class EmailMetrics:
-    """Counted by ``askd.server.mailer``, one per mail as it ends."""
-
-    RESULTS = ("sent", "failed", "dropped")
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.emails = Counter(
-            "askd_emails",
-            "Notification mails: sent (the server took it), failed (refused, or every attempt failed), dropped (too many at once).",
-            ["result"],
-            registry=registry,
-        )
-        for result in self.RESULTS:
-            self.emails.labels(result)  # exported as 0 from the start
 
 
 class AuditCollector(Collector):

@@ -28,7 +28,7 @@ from askd.store import StoreUnavailable
 
 if TYPE_CHECKING:
     from askd.core import Request
-    from askd.server.metrics import EmailMetrics
+    from askd.channels.metrics import EmailMetrics
 
 log = structlog.get_logger("askd.mail")
 

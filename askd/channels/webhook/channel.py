@@ -23,7 +23,7 @@ from askd.channels.channel import ASKED, REMINDER, Channel, OnceKey, Delivery, N
 from askd.channels.retry import Retry
 
 if TYPE_CHECKING:
-    from askd.server.metrics import WebhookMetrics
+    from askd.channels.metrics import WebhookMetrics
 
 log = structlog.get_logger("askd.notify")
 

@@ -1,5 +1,7 @@
 """The notification channels a daemon starts from its settings: the webhook,
-e-mail and the Slack app, on one delivery worker fed by the hub's pipeline."""
+e-mail and the Slack app, on one delivery worker fed by the hub's pipeline.
+The daemon's wiring of ``askd.channels`` to its hub, so it lives with the
+daemon: the channels themselves know nothing of the hub."""
 
 from __future__ import annotations
 
@@ -18,11 +20,12 @@ from askd.channels.slack.app import SlackApp
 from askd.channels.webhook.channel import WebhookChannel
 from askd.channels.webhook.request import redact_url
 from askd.channels.worker import Worker
+from askd.server.hub.hub import Hub
 from askd.store.parts import EMAIL, SLACK
 
 if TYPE_CHECKING:
     from askd.config import Settings
-    from askd.server.hub.hub import Hub
+
 
 log = structlog.get_logger("askd.daemon")
 
