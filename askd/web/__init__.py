@@ -4,4 +4,5 @@ and what pages rendered on the server share with it: Markdown
 
 from pathlib import Path
 
-STATIC_DIR = Path(__file__).resolve().parent / "static"
+WEB_DIR = Path(__file__).resolve().parent
+STATIC_DIR = WEB_DIR / "static"

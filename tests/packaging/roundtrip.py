@@ -94,7 +94,7 @@ def static_files() -> dict[str, bytes]:
 
 
 def check_web_page(public: str, static: dict[str, bytes]) -> None:
-    """Every file of the web page is served, byte for byte."""
+    """Every file of the web page is served, byte for byte, and its service worker."""
     assert "index.html" in static
     with httpx.Client(base_url=public, timeout=10) as http:
         page = http.get("/")
@@ -104,6 +104,9 @@ def check_web_page(public: str, static: dict[str, bytes]) -> None:
             r = http.get(f"/static/{rel}")
             assert r.status_code == 200, rel
             assert r.content == content, rel
+        # The service worker is made from a file outside static/: shipped too.
+        worker = http.get("/sw.js")
+        assert worker.status_code == 200 and b"askd-shell-" in worker.content
 
 
 SESSION, USER, QUESTION = "pkg-session", "pkg-user", "Ship it?"

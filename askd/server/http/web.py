@@ -3,13 +3,17 @@ with strict security headers (no inline script, no framing, no referrer)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from typing import Any
 
 import tornado.web
 from pydantic import BaseModel, ConfigDict, Field
 
+import askd
 from askd import tokens
-from askd.web import STATIC_DIR
+from askd.web import STATIC_DIR, WEB_DIR
 from askd.server.context import Context
 from askd.server.front_door.revocation import not_before_now
 from askd.server.http.base import ApiError, ApiHandler, house_headers
@@ -19,7 +23,8 @@ from askd.store import StoreUnavailable
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+        "connect-src 'self'; manifest-src 'self'; worker-src 'self'; "
+        "form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -41,6 +46,12 @@ class StaticHandler(tornado.web.StaticFileHandler):
     def set_extra_headers(self, path: str) -> None:
         self.set_header("Cache-Control", "no-cache")
 
+    def get_content_type(self) -> str:
+        # Python's mimetypes does not know the manifest's own type.
+        if self.absolute_path.endswith(".webmanifest"):
+            return "application/manifest+json"
+        return super().get_content_type()
+
 
 class PageHandler(tornado.web.RequestHandler):
     """``/``: the inbox page. It signs in with a one-time code in the
@@ -55,6 +66,47 @@ class PageHandler(tornado.web.RequestHandler):
     def get(self) -> None:
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.finish((STATIC_DIR / "index.html").read_bytes())
+
+
+#: The static files the page loads: the service worker's shell.
+SHELL_SUFFIXES = (".js", ".css", ".json", ".svg", ".png", ".webmanifest")
+
+
+def shell_files() -> list[str]:
+    """The page's shell, relative to the page: the page itself, then every
+    static file it may load (nothing the daemon makes per user)."""
+    files = sorted(p.relative_to(STATIC_DIR).as_posix() for p in STATIC_DIR.rglob("*") if p.is_file() and p.suffix in SHELL_SUFFIXES)
+    return ["./", *(f"static/{f}" for f in files)]
+
+
+@functools.cache
+def service_worker_script() -> bytes:
+    """``service_worker.js`` with its shell and its cache's version filled
+    in: askd's version and a digest of the files it keeps, so that an
+    upgrade, or any change to them, replaces the cache (docs/web.md)."""
+    files = shell_files()
+    digest = hashlib.sha256()
+    template = (WEB_DIR / "service_worker.js").read_bytes()
+    digest.update(template)
+    for name in ["index.html", *(f.removeprefix("static/") for f in files[1:])]:
+        digest.update(name.encode() + b"\0" + (STATIC_DIR / name).read_bytes())
+    version = f"{askd.__version__}-{digest.hexdigest()[:12]}"
+    text = template.decode().replace("__ASKD_SHELL_VERSION__", json.dumps(version)).replace("__ASKD_SHELL_FILES__", json.dumps(files))
+    return text.encode()
+
+
+class ServiceWorkerHandler(tornado.web.RequestHandler):
+    """``/sw.js``: the page's service worker, at the page's own folder so
+    that its scope is the page's folder and no wider (protocol section 23)."""
+
+    def set_default_headers(self) -> None:
+        _secure(self)
+        # Checked with askd at each page load: a new version takes over.
+        self.set_header("Cache-Control", "no-cache")
+
+    def get(self) -> None:
+        self.set_header("Content-Type", "text/javascript; charset=utf-8")
+        self.finish(service_worker_script())
 
 
 #: The store's claim of a code's use: its kind, then its jti.
@@ -104,5 +156,6 @@ def routes(ctx: Context) -> list[tuple[str, type, dict[str, Any]]]:
     return [
         (r"/v1/open", OpenCodeHandler, {"ctx": ctx}),
         (r"/", PageHandler, {}),
+        (r"/sw.js", ServiceWorkerHandler, {}),
         (r"/static/(.*)", StaticHandler, {"path": str(STATIC_DIR)}),
     ]

@@ -12,6 +12,7 @@ import { Panel } from './panel.js';
 import { h } from './dom.js';
 import { formatClock, loadLanguage, t, translatePage } from './i18n.js';
 import { NOTES, noteText } from './notes.js';
+import { forgetSeen, LastSeen, registerServiceWorker, showSeen } from './offline.js';
 import { ApprovalPanel } from './approval.js';
 import { HistoryView } from './history.js';
 import { claims, takeToken, TOKEN_KEY } from './token.js';
@@ -54,6 +55,11 @@ class InboxView {
     this.groups = new Map(); // sessionId -> {section, list, count}
     this.sending = new Map(); // requestId -> the status text of its answer or decline, waiting for askd's verdict
     this.connState = { state: 'connecting' };
+    // Until askd is first reached, the page may be the service worker's
+    // shell: the questions last seen are shown read-only (offline.js).
+    this.everConnected = false;
+    this.failedToConnect = false;
+    this.seen = new LastSeen(me);
     this.arrived = []; // the panels not yet announced
     this.announceTimer = undefined;
     this.inboxEl = $('inbox');
@@ -68,6 +74,9 @@ class InboxView {
     this.client.on('refused', (err) => showBanner(t('focus.error', { session: this.focus, message: err.message })));
     this.client.on('error', (err) => console.warn('askd:', err.code, err.message));
     $('retry').addEventListener('click', () => this.client.retryNow());
+    // The pill says "Offline" as the browser does (the client itself retries on `online`).
+    addEventListener('offline', () => this.renderConn());
+    addEventListener('online', () => this.renderConn());
     setInterval(() => this.tick(), 1000);
     this.render();
   }
@@ -86,7 +95,18 @@ class InboxView {
       this.panels.get(requestId)?.setState(state, t(key));
     }
     if (s.state === 'rejected') showTokenForm(rejection(s.error));
+    if (s.state === 'connected') {
+      // askd sends every pending question on connecting: they replace the note.
+      this.everConnected = true;
+      this.failedToConnect = false;
+      $('offline').hidden = true;
+      this.seen.save();
+    } else if (s.state === 'waiting') {
+      this.failedToConnect = true;
+      if (!this.everConnected) showSeen($('offline'), this.seen.load());
+    }
     this.renderConn();
+    this.render();
   }
 
   onAsk(sessionId, payload) {
@@ -100,6 +120,7 @@ class InboxView {
       onDecline: (p, reason) => this.decline(p, reason),
     });
     this.panels.set(requestId, panel);
+    this.seen.add(panel, Kind === ApprovalPanel);
     const group = this.group(sessionId);
     group.list.append(panel.form);
     this.arrived.push(panel);
@@ -228,6 +249,7 @@ class InboxView {
   close(requestId, closed) {
     const panel = this.panels.get(requestId);
     this.alerts.ended(requestId);
+    this.seen.remove(requestId);
     if (!panel) return;
     this.panels.delete(requestId);
     this.sending.delete(requestId);
@@ -299,7 +321,7 @@ class InboxView {
       group.count.textContent = waiting ? t('session.waiting', { n: waiting }) : '';
     }
     const n = this.panels.size;
-    $('empty').hidden = this.groups.size > 0;
+    $('empty').hidden = this.groups.size > 0 || !$('offline').hidden;
     showCount(n);
   }
 
@@ -307,10 +329,18 @@ class InboxView {
     const { state, retryAt } = this.connState;
     const box = $('conn');
     box.dataset.state = state === 'closed' ? 'stopped' : state;
-    $('conn-text').textContent = t(`conn.${CONN_TEXT[state] ?? state}`);
+    $('conn-text').textContent = this.offline() ? t('conn.offline') : t(`conn.${CONN_TEXT[state] ?? state}`);
     const secs = state === 'waiting' ? Math.max(0, Math.ceil((retryAt - Date.now()) / 1000)) : null;
     $('conn-wait').textContent = secs === null ? '' : t('conn.wait', { n: secs });
-    $('retry').hidden = state !== 'waiting';
+    // Without a network *Reconnect now* could not help: the client reconnects on the browser's `online`.
+    $('retry').hidden = state !== 'waiting' || !navigator.onLine;
+  }
+
+  /** Trying to reach askd without a network, or not reached once since the page loaded (the shell offline). */
+  offline() {
+    const { state } = this.connState;
+    if (state !== 'waiting' && state !== 'connecting') return false;
+    return !navigator.onLine || (!this.everConnected && this.failedToConnect);
   }
 
   tick() {
@@ -358,6 +388,7 @@ async function main() {
     const hash = new URLSearchParams(location.hash.slice(1));
     if (hash.has('code') || hash.has('token')) location.reload();
   });
+  registerServiceWorker();
   const params = new URLSearchParams(location.search);
   const focus = params.get('session') || null;
   const backoff = backoffFrom(params);
@@ -371,6 +402,7 @@ async function main() {
   }
   $('signout').addEventListener('click', () => {
     localStorage.removeItem(TOKEN_KEY);
+    forgetSeen();
     location.reload();
   });
   $('token-form').addEventListener('submit', (event) => {

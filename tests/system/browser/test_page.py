@@ -141,7 +141,7 @@ async def test_an_answer_given_offline_is_sent_when_the_connection_is_back(daemo
     await tab.page.context.set_offline(True)  # new connections fail from here on
     await daemon.admin("POST", "/admin/v1/disconnect", json={"userId": "alice", "mode": "abort"})
     await expect(tab.conn).not_to_have_attribute("data-state", "connected")
-    await expect(tab.page.locator("#conn-text")).to_have_text("Reconnecting")
+    await expect(tab.page.locator("#conn-text")).to_have_text("Offline, reconnecting")  # the browser says it is offline
     await panel.get_by_label("no").check()
     await panel.get_by_role("button", name="Submit").click()
     await expect(panel.locator(".status")).to_contain_text("will be sent when the connection is back")
