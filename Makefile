@@ -94,11 +94,14 @@ bench: $(STAMP)  ## run the benchmarks of docs/performance.md (BENCH_ARGS="b1 --
 # model changes, `make js-types` regenerates both (tests/jsclient checks).
 # The page's copy leaves out the modules it never loads (JS_NOT_VENDORED:
 # the AI SDK adapter, which imports the `ai` package).
-.PHONY: test-js js-types
+.PHONY: test-js test-extras js-types
 
 JS        = clients/js
 JS_VENDOR = askd/web/static/vendor/askd-client
 JS_NOT_VENDORED = ai-sdk.js
+
+test-extras: $(STAMP)  ## the framework extras from the built wheel in fresh venvs (opt-in: several minutes of pip)
+	ASKD_TEST_EXTRAS=1 $(BIN)/python -m pytest -n 0 tests/packaging/test_extras.py
 
 test-js: $(STAMP)  ## the JavaScript client's own tests, against a real askd (npm ci && npm test)
 	cd $(JS) && npm ci --no-audit --no-fund && ASKD_BIN="$(abspath $(BIN))/askd" npm test

@@ -3,18 +3,28 @@ in fresh venvs that see nothing of the project's: each extra resolves on
 its own (pip's resolver, ``--dry-run``: no conflict among what it pulls
 in), and all of them install together, after which every adapter imports
 and ``import askd.client`` (or ``askd.integrations``) still loads no
-framework. Slow: pip resolves and installs from its cache or the index."""
+framework. Slow: pip resolves and installs from its cache or the index.
+
+Opt-in (``ASKD_TEST_EXTRAS=1``, or ``make test-extras``): on the two-core CI
+machine its six minutes of pip, beside the suite's four workers, starved
+the multi-node tests' daemons past their start timeout. The adapters'
+own tests (tests/integrations) run in every ``make test``."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import venv
 from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.packaging, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.packaging,
+    pytest.mark.slow,
+    pytest.mark.skipif(os.environ.get("ASKD_TEST_EXTRAS") != "1", reason="opt-in: ASKD_TEST_EXTRAS=1 (make test-extras)"),
+]
 
 # Each extra and the adapter module it serves.
 EXTRAS = {
