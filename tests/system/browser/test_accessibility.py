@@ -203,20 +203,26 @@ async def test_escape_closes_the_deny_reason_box(daemon: RunningDaemon, inbox: O
 
 @pytest.mark.parametrize(("lang", "summary"), [("en", "5 waiting, 3 approvals"), ("zh-CN", "5 个待处理，其中 3 个待审批")])
 async def test_the_live_region_announces_one_summary_on_load(
-    daemon: RunningDaemon, inbox: OpenInbox, lang: str, summary: str
+    daemon: RunningDaemon, inbox: OpenInbox, browser: Any, lang: str, summary: str
 ) -> None:
     await three_approvals(daemon)
     await daemon.ask("s6", "alice", [q("Ship it?", "yes", "no")])
     await daemon.ask("s7", "alice", [q("Why?")])
-    tab = await inbox("alice", query=f"lang={lang}", connected=False)
-    page = tab.page
-    await page.evaluate(
-        """() => {
-            window.__said = [];
-            new MutationObserver(() => window.__said.push(document.getElementById('announce').textContent))
-                .observe(document.getElementById('announce'), {childList: true, characterData: true, subtree: true});
-        }"""
+    # Every announcement is recorded from the page's first moment (an init
+    # script, before the page's own code): an observer added after the load
+    # raced the page's first summary.
+    stored = {"origins": [{"origin": daemon.url.rstrip("/"), "localStorage": [{"name": "askd.token", "value": daemon.token("user", "alice")}]}]}
+    ctx = await browser.new_context(viewport={"width": 1000, "height": 760}, storage_state=stored)
+    await ctx.add_init_script(
+        """window.__said = [];
+        document.addEventListener('DOMContentLoaded', () => {
+            const el = document.getElementById('announce');  // the inbox's; other pages have none
+            if (el) new MutationObserver(() => window.__said.push(el.textContent))
+                .observe(el, {childList: true, characterData: true, subtree: true});
+        });"""
     )
+    tab = await inbox("alice", query=f"lang={lang}", connected=False, context=ctx)
+    page = tab.page
     await expect(page.locator("form.panel")).to_have_count(5)
     await expect(page.locator("#announce")).to_have_text(summary)
     assert await page.evaluate("() => window.__said") == [summary]
@@ -225,3 +231,4 @@ async def test_the_live_region_announces_one_summary_on_load(
     await expect(tab.panel(asked["requestId"])).to_be_visible()
     new = "New question: Deploy now?" if lang == "en" else "新问题：Deploy now?"
     await expect(page.locator("#announce")).to_have_text(new)
+    await ctx.close()
