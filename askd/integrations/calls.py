@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, Self, TypedDict, Unpack
 
 from askd.client import AgentClient, ApiError, AsyncAgentClient, Result, Status
 from askd.protocol import codec
@@ -40,6 +40,7 @@ from askd.receipts import ReceiptError, verify
 
 __all__ = [
     "ApprovalGate",
+    "AsyncGated",
     "Approved",
     "AsyncApprovalGate",
     "Decision",
@@ -206,24 +207,29 @@ def _not_asked(err: ApiError) -> Denied | None:
     return Denied(f"Not asked: the arguments do not fit the tool's schema: {err.message}", "invalid", None)
 
 
-def settle(call: ToolCall, result: Result, jwks: Mapping[str, Any] | None, editable: bool) -> Outcome:
-    """The decision ``result`` holds for ``call``, its receipt checked
-    against ``jwks`` (None: receipt checks are off). What runs is what the
-    receipt signs: ``edited`` is whether those arguments differ from the
-    call's own, and where the call could not be edited (``editable``
-    false: the framework runs the call's own arguments) an approval of any
-    other is refused."""
+def settle(call: ToolCall, result: Result, refusal: str | None, editable: bool) -> Outcome:
+    """The decision ``result`` holds for ``call``, given ``refusal``: why
+    its receipt does not verify (:func:`receipt_refusal`), None when it
+    does or receipts are not checked. What runs is what the receipt signs:
+    ``edited`` is whether those arguments differ from the call's own, and
+    where the call could not be edited (``editable`` false: the framework
+    runs the call's own arguments) an approval of any other is refused."""
     outcome = outcome_of(result)
     if not isinstance(outcome, Approved):
         return outcome
-    why = receipt_refusal(result, call.name, jwks) if jwks is not None else None
-    if why is not None:
-        return _refused(call, result, why)
+    if refusal is not None:
+        return _refused(call, result, refusal)
     edited = outcome.arguments != dict(call.arguments)
     if edited and not editable:
         message = f"{call.name} was not run: askd approved other arguments than the call's, which this framework cannot change"
         return Denied(message, "refused", result.request_id, result.answered_by)
     return replace(outcome, edited=edited)
+
+
+def _checked(asking: _Asking, result: Result) -> bool:
+    """Whether ``result``'s receipt is checked before its call runs: an
+    approval, with receipt checks on."""
+    return asking.verify_receipts and result.approved is True
 
 
 def _unknown_kid(why: str | None) -> bool:
@@ -366,12 +372,12 @@ class ApprovalGate:
     def _settle(self, call: ToolCall, result: Result | Denied) -> Outcome:
         if isinstance(result, Denied):
             return result
-        if not self.asking.verify_receipts or not result.approved:
-            return settle(call, result, None, self.asking.editable_for(call))
-        jwks = self._keys()
-        if _unknown_kid(receipt_refusal(result, call.name, jwks)):
-            jwks = self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
-        return settle(call, result, jwks, self.asking.editable_for(call))
+        refusal = None
+        if _checked(self.asking, result):
+            refusal = receipt_refusal(result, call.name, self._keys())
+            if _unknown_kid(refusal):  # a key newer than the copy kept: fetch once more
+                refusal = receipt_refusal(result, call.name, self._keys(fresh=True))
+        return settle(call, result, refusal, self.asking.editable_for(call))
 
     def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:
@@ -433,14 +439,31 @@ class AsyncApprovalGate:
     async def _settle(self, call: ToolCall, result: Result | Denied) -> Outcome:
         if isinstance(result, Denied):
             return result
-        if not self.asking.verify_receipts or not result.approved:
-            return settle(call, result, None, self.asking.editable_for(call))
-        jwks = await self._keys()
-        if _unknown_kid(receipt_refusal(result, call.name, jwks)):
-            jwks = await self._keys(fresh=True)  # a key newer than the copy kept: fetch once more
-        return settle(call, result, jwks, self.asking.editable_for(call))
+        refusal = None
+        if _checked(self.asking, result):
+            refusal = receipt_refusal(result, call.name, await self._keys())
+            if _unknown_kid(refusal):  # a key newer than the copy kept: fetch once more
+                refusal = receipt_refusal(result, call.name, await self._keys(fresh=True))
+        return settle(call, result, refusal, self.asking.editable_for(call))
 
     async def _keys(self, fresh: bool = False) -> dict[str, Any]:
         if self._jwks is None or fresh:
             self._jwks = await self.client.jwks()
         return self._jwks
+
+
+class AsyncGated:
+    """What an asyncio adapter that owns an :class:`AsyncApprovalGate` is as
+    a context manager: ``async with`` closes the gate (and the client it
+    made)."""
+
+    gate: AsyncApprovalGate
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.gate.aclose()

@@ -64,13 +64,14 @@ from askd.integrations.calls import (
     ApprovalGate,
     Approved,
     AsyncApprovalGate,
+    AsyncGated,
+    call_key,
+    denial_message,
     Denied,
     GateOptions,
     Outcome,
     Pending,
     ToolCall,
-    call_key,
-    denial_message,
 )
 
 __all__ = ["AskdInterrupts", "AsyncAskdInterrupts", "NotAnswered", "answer_refusal", "tool_schema"]
@@ -316,7 +317,7 @@ class AskdInterrupts(_Interrupts):
         return self._jwks
 
 
-class AsyncAskdInterrupts(_Interrupts):
+class AsyncAskdInterrupts(_Interrupts, AsyncGated):
     """:class:`AskdInterrupts` for asyncio: the graph run with ``ainvoke``
     and ``aget_state``, askd reached with an ``AsyncAgentClient`` (``client``);
     the same parameters and methods, awaited."""
@@ -331,15 +332,6 @@ class AsyncAskdInterrupts(_Interrupts):
     ) -> None:
         super().__init__(tools, asking)
         self.gate = AsyncApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
-
-    async def __aenter__(self) -> AsyncAskdInterrupts:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self.gate.aclose()
 
     # -- inline --------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from typing import Any, Unpack
 from agents import Agent, FunctionTool, RunResult, RunState, Runner, ToolApprovalItem
 
 from askd.client import AsyncAgentClient
-from askd.integrations.calls import Approved, AsyncApprovalGate, Decision, GateOptions, Outcome, Pending, ToolCall
+from askd.integrations.calls import Approved, AsyncApprovalGate, AsyncGated, Decision, GateOptions, Outcome, Pending, ToolCall
 
 __all__ = ["FRAMEWORK", "AskdApprovals", "apply", "tool_call_of"]
 
@@ -83,7 +83,7 @@ def apply(state: RunState[Any, Any], item: ToolApprovalItem, decision: Decision)
         state.reject(item, rejection_message=decision.message)
 
 
-class AskdApprovals:
+class AskdApprovals(AsyncGated):
     """askd as the approver of one session's tool calls. ``session`` is one
     conversation; :class:`~askd.integrations.calls.GateOptions` says whom and
     how to ask (``user`` or ``to``, ``timeout``, ``quorum``,
@@ -95,15 +95,6 @@ class AskdApprovals:
             raise ValueError("the OpenAI Agents SDK runs a call with its own arguments: editable cannot be true")
         asking["editable"] = False
         self.gate = AsyncApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
-
-    async def __aenter__(self) -> AskdApprovals:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self.gate.aclose()
 
     async def run(self, agent: Agent[Any], input: str | list[Any] | RunState[Any, Any], **runner: Any) -> RunResult:
         """Inline: ``Runner.run(agent, input, **runner)``, each interruption

@@ -33,7 +33,7 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition, ToolDenied
 
 from askd.client import AsyncAgentClient
-from askd.integrations.calls import Approved, AsyncApprovalGate, Decision, GateOptions, Outcome, Pending, ToolCall
+from askd.integrations.calls import Approved, AsyncApprovalGate, AsyncGated, Decision, GateOptions, Outcome, Pending, ToolCall
 
 __all__ = ["FRAMEWORK", "AskdApprovals", "results_of", "tool_call_of"]
 
@@ -87,7 +87,7 @@ def _tool_defs(agent: Agent[Any, Any] | None) -> dict[str, ToolDefinition]:
     }
 
 
-class AskdApprovals:
+class AskdApprovals(AsyncGated):
     """askd as the approver of one session's deferred tool calls.
     ``session`` is one conversation; :class:`~askd.integrations.calls.GateOptions`
     says whom and how to ask (``user`` or ``to``, ``timeout``, ``quorum``,
@@ -101,15 +101,6 @@ class AskdApprovals:
             # Offering "Approve always" would promise what Pydantic AI cannot keep.
             raise ValueError("Pydantic AI approves one call at a time: allow_always cannot be true")
         self.gate = AsyncApprovalGate(session=session, framework=FRAMEWORK, client=client, **asking)
-
-    async def __aenter__(self) -> AskdApprovals:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self.gate.aclose()
 
     def capability(self) -> HandleDeferredToolCalls[Any]:
         """Inline: a ``HandleDeferredToolCalls`` that asks askd for every call
